@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Latchkey",
+    products: [
+        .library(name: "Latchkey", targets: ["Latchkey"]),
+        .library(name: "LatchkeyTesting", targets: ["LatchkeyTesting"]),
+        .executable(name: "latchkey", targets: ["latchkey"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSecret",
+            pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]
+        ),
+        .target(
+            name: "Latchkey",
+            dependencies: ["CSodium", "CSecret"]
+        ),
+        .target(
+            name: "LatchkeyTesting",
+            dependencies: ["Latchkey"]
+        ),
+        .executableTarget(
+            name: "latchkey",
+            dependencies: ["Latchkey"]
+        ),
+        .testTarget(
+            name: "LatchkeyTests",
+            dependencies: ["Latchkey", "LatchkeyTesting"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,51 @@
+/// The address of one item inside an app namespace: its kind, the account it
+/// belongs to, and its name.
+///
+/// The account may be empty for items that belong to the app rather than to an
+/// account (the remembered username, settings, internal keys).
+public struct ItemKey: Hashable, Sendable, CustomStringConvertible {
+    /// What sort of item this is.
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The kind's stable name, as stored by the backends.
+        public let rawValue: String
+
+        /// Creates a kind from its stable name.
+        /// - Parameter rawValue: The kind's name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The kind's stable name.
+        public var description: String { rawValue }
+
+        /// The remembered username.
+        public static let username = Kind(rawValue: "username")
+        /// A session token or cookie.
+        public static let session = Kind(rawValue: "session")
+        /// A user setting kept by Latchkey, such as the username opt-out.
+        public static let setting = Kind(rawValue: "setting")
+        /// A key Latchkey keeps for itself (pseudonyms, the audit chain).
+        public static let key = Kind(rawValue: "key")
+        /// The audit trail's anchor: its last sequence number and MAC.
+        public static let anchor = Kind(rawValue: "anchor")
+    }
+
+    /// What sort of item this is.
+    public let kind: Kind
+    /// The account the item belongs to; empty for app-wide items.
+    public let account: String
+    /// The item's name within its kind and account, such as `access`.
+    public let name: String
+
+    /// Creates an item key.
+    /// - Parameters:
+    ///   - kind: What sort of item this is.
+    ///   - account: The account; empty for app-wide items.
+    ///   - name: The item's name.
+    public init(kind: Kind, account: String = "", name: String) {
+        self.kind = kind
+        self.account = account
+        self.name = name
+    }
+
+    /// The kind and name; never the account, which may be personal data.
+    public var description: String { "\(kind.rawValue)/\(name)" }
+}

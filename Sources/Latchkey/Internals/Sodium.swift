@@ -1,0 +1,225 @@
+internal import CSodium
+
+// Every call into libsodium lives in this file. Nothing outside it sees an
+// unsafe pointer that libsodium produced or a libsodium constant.
+
+/// Thin, internal wrappers over libsodium, named after the C functions they call.
+enum Sodium {
+    /// Runs `sodium_init` exactly once per process.
+    ///
+    /// A negative result means the library cannot provide secure randomness; no
+    /// cryptography may run after that, so it stops the process.
+    static let initialized: Void = {
+        let result = sodium_init()
+        precondition(result >= 0, "sodium_init failed (\(result)); no secure random source is available")
+    }()
+
+    // MARK: Randomness
+
+    /// Random bytes from `randombytes_buf`.
+    static func randomBytes(count: Int) -> [UInt8] {
+        _ = initialized
+        var bytes = [UInt8](repeating: 0, count: count)
+        randombytes_buf(&bytes, count)
+        return bytes
+    }
+
+    /// A random secret from `randombytes_buf`, written straight into zeroing memory.
+    static func randomSecret(count: Int) -> SecretBytes {
+        _ = initialized
+        return SecretBytes(count: count, guarded: true) { out in
+            if let base = out.baseAddress { randombytes_buf(base, out.count) }
+        }
+    }
+
+    /// A uniformly random number below `upperBound`, from `randombytes_uniform`.
+    static func randomUniform(below upperBound: UInt32) -> UInt32 {
+        _ = initialized
+        return randombytes_uniform(upperBound)
+    }
+
+    // MARK: Memory
+
+    /// Zeroes memory with `sodium_memzero`, which the compiler may not optimise away.
+    static func memzero(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        sodium_memzero(base, buffer.count)
+    }
+
+    /// Constant-time comparison of two equally long buffers with `sodium_memcmp`.
+    static func constantTimeEqual(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        guard lhs.count > 0, let l = lhs.baseAddress, let r = rhs.baseAddress else { return true }
+        return sodium_memcmp(l, r, lhs.count) == 0
+    }
+
+    /// Memory owned by one object, zeroed before it is released.
+    ///
+    /// Guarded buffers come from `sodium_malloc` (guard pages, `mlock`, canary) and
+    /// suit long-lived keys; ordinary buffers come from the heap and are zeroed with
+    /// `sodium_memzero`, which keeps thousands of small values cheap.
+    final class Buffer: @unchecked Sendable {
+        // Sendable: the bytes are written only during `init` and read-only after it.
+        private let base: UnsafeMutableRawPointer?
+        let count: Int
+        private let guarded: Bool
+
+        init(count: Int, guarded: Bool, initialize: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
+            _ = Sodium.initialized
+            precondition(count >= 0, "negative secret length")
+            self.count = count
+            if count == 0 {
+                base = nil
+                self.guarded = false
+            } else if guarded, let memory = sodium_malloc(count) {
+                base = memory
+                self.guarded = true
+            } else {
+                base = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+                self.guarded = false
+            }
+            do {
+                try initialize(UnsafeMutableRawBufferPointer(start: base, count: count))
+            } catch {
+                release()
+                throw error
+            }
+        }
+
+        deinit { release() }
+
+        private var released = false
+
+        private func release() {
+            guard !released else { return }
+            released = true
+            let buffer = UnsafeMutableRawBufferPointer(start: base, count: count)
+            Sodium.memzero(buffer)
+            if let observer = SecretBytes.releaseObserver {
+                observer(buffer.elementsEqual(repeatElement(0, count: count)), count)
+            }
+            guard let base else { return }
+            if guarded { sodium_free(base) } else { base.deallocate() }
+        }
+
+        func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+            try body(UnsafeRawBufferPointer(start: base, count: count))
+        }
+    }
+
+    /// Calls `body` with a non-null pointer to `bytes`, even when `bytes` is empty,
+    /// for the libsodium parameters declared nonnull.
+    private static func nonNull<R>(_ bytes: UnsafeRawBufferPointer, _ body: (UnsafePointer<UInt8>) -> R) -> R {
+        if let base = bytes.baseAddress { return body(base.assumingMemoryBound(to: UInt8.self)) }
+        let placeholder: [UInt8] = [0]
+        return placeholder.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+
+    // MARK: Authenticated encryption (XChaCha20-Poly1305, IETF construction)
+
+    static let aeadKeyLength = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
+    static let aeadNonceLength = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
+    static let aeadTagLength = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
+
+    /// Encrypts with `crypto_aead_xchacha20poly1305_ietf_encrypt` under a fresh random nonce.
+    /// - Returns: the nonce and the ciphertext (message plus 16-byte tag).
+    static func seal(_ plaintext: SecretBytes, additionalData: [UInt8], key: SecretBytes) -> (nonce: [UInt8], ciphertext: [UInt8]) {
+        precondition(key.count == aeadKeyLength, "XChaCha20-Poly1305 needs a 32-byte key")
+        let nonce = randomBytes(count: aeadNonceLength)
+        var ciphertext = [UInt8](repeating: 0, count: plaintext.count + aeadTagLength)
+        var written: UInt64 = 0
+        let result = plaintext.withUnsafeBytes { message in
+            key.withUnsafeBytes { k in
+                nonNull(message) { m in
+                    crypto_aead_xchacha20poly1305_ietf_encrypt(
+                        &ciphertext, &written, m, UInt64(message.count),
+                        additionalData, UInt64(additionalData.count),
+                        nil, nonce, k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+        }
+        precondition(result == 0 && Int(written) == ciphertext.count, "crypto_aead_xchacha20poly1305_ietf_encrypt failed")
+        return (nonce, ciphertext)
+    }
+
+    /// Decrypts and authenticates with `crypto_aead_xchacha20poly1305_ietf_decrypt`.
+    /// - Returns: the plaintext, or nil when the tag does not verify (wrong key or altered data).
+    static func open(_ ciphertext: ArraySlice<UInt8>, nonce: ArraySlice<UInt8>, additionalData: ArraySlice<UInt8>, key: SecretBytes) -> SecretBytes? {
+        guard key.count == aeadKeyLength, nonce.count == aeadNonceLength, ciphertext.count >= aeadTagLength else { return nil }
+        var ok = false
+        let plaintext = SecretBytes(count: ciphertext.count - aeadTagLength) { out in
+            var written: UInt64 = 0
+            var placeholder: [UInt8] = [0]
+            let result = ciphertext.withUnsafeBytes { c in
+                nonce.withUnsafeBytes { n in
+                    additionalData.withUnsafeBytes { ad in
+                        key.withUnsafeBytes { k in
+                            placeholder.withUnsafeMutableBufferPointer { spare in
+                                nonNull(UnsafeRawBufferPointer(ad)) { adPointer in
+                                    crypto_aead_xchacha20poly1305_ietf_decrypt(
+                                        out.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? spare.baseAddress!,
+                                        &written, nil,
+                                        c.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(c.count),
+                                        adPointer, UInt64(ad.count),
+                                        n.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                        k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            ok = result == 0 && Int(written) == out.count
+        }
+        return ok ? plaintext : nil
+    }
+
+    // MARK: Password hashing (Argon2id)
+
+    static let pwhashSaltLength = Int(crypto_pwhash_SALTBYTES)
+    static let pwhashMinimumOps = UInt64(crypto_pwhash_OPSLIMIT_MIN)
+    static let pwhashMinimumMemory = Int(crypto_pwhash_MEMLIMIT_MIN)
+    static let pwhashInteractiveOps = UInt64(crypto_pwhash_OPSLIMIT_INTERACTIVE)
+    static let pwhashInteractiveMemory = Int(crypto_pwhash_MEMLIMIT_INTERACTIVE)
+
+    /// Derives a key from a passphrase with `crypto_pwhash` (Argon2id v1.3).
+    /// - Throws: `LatchkeyError` `.internal` when libsodium refuses (out of memory, parameters out of range).
+    static func deriveKey(length: Int, passphrase: SecretBytes, salt: [UInt8], opsLimit: UInt64, memoryLimit: Int) throws -> SecretBytes {
+        precondition(salt.count == pwhashSaltLength, "Argon2id needs a 16-byte salt")
+        precondition(length >= 16, "derived keys are at least 16 bytes")
+        var result: Int32 = 0
+        let emptyPassphrase: [CChar] = [0]
+        let key = SecretBytes(count: length, guarded: true) { out in
+            result = passphrase.withUnsafeBytes { p in
+                emptyPassphrase.withUnsafeBufferPointer { empty in
+                    crypto_pwhash(
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(length),
+                        p.baseAddress?.assumingMemoryBound(to: CChar.self) ?? empty.baseAddress!, UInt64(p.count),
+                        salt, opsLimit, memoryLimit, crypto_pwhash_ALG_ARGON2ID13)
+                }
+            }
+        }
+        guard result == 0 else {
+            throw LatchkeyError(.internal, "key derivation failed (out of memory or parameters out of range)", cFunction: "crypto_pwhash")
+        }
+        return key
+    }
+
+    // MARK: Keyed hashing (BLAKE2b)
+
+    static let genericHashKeyLength = Int(crypto_generichash_KEYBYTES)
+
+    /// A keyed BLAKE2b digest from `crypto_generichash`.
+    /// - Parameter length: 16 to 64 bytes.
+    static func keyedHash(_ message: [UInt8], key: SecretBytes, length: Int = 32) -> [UInt8] {
+        _ = initialized
+        precondition((Int(crypto_generichash_BYTES_MIN)...Int(crypto_generichash_BYTES_MAX)).contains(length))
+        var digest = [UInt8](repeating: 0, count: length)
+        let result = key.withUnsafeBytes { k in
+            crypto_generichash(&digest, length, message, UInt64(message.count),
+                               k.baseAddress?.assumingMemoryBound(to: UInt8.self), k.count)
+        }
+        precondition(result == 0, "crypto_generichash failed")
+        return digest
+    }
+}

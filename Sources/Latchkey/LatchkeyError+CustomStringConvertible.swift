@@ -1,0 +1,7 @@
+extension LatchkeyError: CustomStringConvertible {
+    /// The message, followed by the failing C function where there is one.
+    public var description: String {
+        guard let cFunction else { return message }
+        return "\(message) (\(cFunction))"
+    }
+}

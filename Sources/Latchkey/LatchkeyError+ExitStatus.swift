@@ -1,0 +1,35 @@
+extension LatchkeyError.Code {
+    /// The one table from error codes to the `latchkey` command's exit statuses
+    /// (the values of BSD's `sysexits.h`).
+    ///
+    /// | status | meaning |
+    /// |---|---|
+    /// | 0 | success |
+    /// | 1 | not found |
+    /// | 64 | usage error |
+    /// | 65 | tampered or malformed input |
+    /// | 69 | unavailable |
+    /// | 70 | internal error |
+    /// | 73 | cannot create |
+    /// | 74 | I/O error |
+    /// | 75 | locked or timed out |
+    /// | 77 | wrong key, insecure permissions or policy denied |
+    static let exitStatusTable: [LatchkeyError.Code: Int32] = [
+        .notFound: 1,
+        .usage: 64,
+        .tampered: 65,
+        .invalidInput: 65,
+        .unavailable: 69,
+        .internal: 70,
+        .cannotCreate: 73,
+        .io: 74,
+        .locked: 75,
+        .timedOut: 75,
+        .wrongKey: 77,
+        .insecurePermissions: 77,
+        .policyDenied: 77,
+    ]
+
+    /// The exit status the `latchkey` command reports for this code; 70 for a code it does not know.
+    public var exitStatus: Int32 { Self.exitStatusTable[self] ?? 70 }
+}

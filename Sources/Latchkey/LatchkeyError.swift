@@ -1,0 +1,70 @@
+/// The one error type Latchkey throws.
+///
+/// Callers act on ``code``, which is stable and extensible; two errors are equal
+/// when their codes are. The ``message`` is for people and never contains a
+/// secret; ``cFunction`` names the C call that failed, where there is one.
+public struct LatchkeyError: Error, Sendable, Equatable, Hashable {
+    /// What went wrong, as a stable identifier.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable name, as used in JSON output and logs.
+        public let rawValue: String
+
+        /// Creates a code from its stable name.
+        /// - Parameter rawValue: The code's name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The code's stable name.
+        public var description: String { rawValue }
+
+        /// The item, vault or file does not exist.
+        public static let notFound = Code(rawValue: "notFound")
+        /// The store cannot be reached: no Secret Service, no session bus, or a fallback the policy forbids.
+        public static let unavailable = Code(rawValue: "unavailable")
+        /// The store is locked and cannot be unlocked without a prompt.
+        public static let locked = Code(rawValue: "locked")
+        /// The store did not answer within its deadline.
+        public static let timedOut = Code(rawValue: "timedOut")
+        /// Stored data failed authentication: it was altered, truncated or spliced.
+        public static let tampered = Code(rawValue: "tampered")
+        /// The passphrase or key file does not open the vault.
+        public static let wrongKey = Code(rawValue: "wrongKey")
+        /// A file or directory is accessible to other users or owned by someone else.
+        public static let insecurePermissions = Code(rawValue: "insecurePermissions")
+        /// The policy forbids the operation.
+        public static let policyDenied = Code(rawValue: "policyDenied")
+        /// An argument, a policy or stored data is malformed.
+        public static let invalidInput = Code(rawValue: "invalidInput")
+        /// A command line could not be understood.
+        public static let usage = Code(rawValue: "usage")
+        /// A file or directory could not be created.
+        public static let cannotCreate = Code(rawValue: "cannotCreate")
+        /// Reading or writing failed.
+        public static let io = Code(rawValue: "io")
+        /// A bug or an impossible state inside Latchkey.
+        public static let `internal` = Code(rawValue: "internal")
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// A human explanation that never contains a secret.
+    public let message: String
+    /// The C function whose failure caused this error, if any.
+    public let cFunction: String?
+
+    /// Creates an error.
+    /// - Parameters:
+    ///   - code: What went wrong.
+    ///   - message: A human explanation; it must not contain a secret.
+    ///   - cFunction: The failing C function, if any.
+    public init(_ code: Code, _ message: String, cFunction: String? = nil) {
+        self.code = code
+        self.message = message
+        self.cFunction = cFunction
+    }
+
+    /// Compares the codes only.
+    public static func == (lhs: LatchkeyError, rhs: LatchkeyError) -> Bool { lhs.code == rhs.code }
+
+    /// Hashes the code only.
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

@@ -1,0 +1,81 @@
+import Testing
+import Synchronization
+@testable import Latchkey
+
+@Suite("SecretBytes")
+struct SecretBytesTests {
+    static let canary = "canary-7f3a-SECRET-value"
+
+    @Test("released memory is zeroed before it is freed")
+    func zeroedOnRelease() {
+        let seen = Mutex<[(zeroed: Bool, count: Int)]>([])
+        SecretBytes.$releaseObserver.withValue({ zeroed, count in seen.withLock { $0.append((zeroed, count)) } }) {
+            do {
+                let secret = SecretBytes(utf8: Self.canary)
+                let copy = secret
+                #expect(copy.count == Self.canary.utf8.count)
+            }
+            do {
+                _ = SecretBytes.random(count: 32)
+            }
+        }
+        let releases = seen.withLock { $0 }
+        #expect(releases.map(\.count).sorted() == [32, Self.canary.utf8.count].sorted())
+        #expect(releases.allSatisfy { $0.zeroed })
+    }
+
+    @Test("a copy keeps the bytes alive until the last owner lets go")
+    func copiesShareStorage() {
+        let released = Mutex(0)
+        var survivor: SecretBytes?
+        SecretBytes.$releaseObserver.withValue({ _, _ in released.withLock { $0 += 1 } }) {
+            let secret = SecretBytes(utf8: Self.canary)
+            survivor = secret
+        }
+        #expect(released.withLock { $0 } == 0)
+        #expect(survivor?.utf8String() == Self.canary)
+    }
+
+    @Test("description, interpolation, debugDescription and dump never show the secret")
+    func neverPrinted() {
+        let secret = SecretBytes(utf8: Self.canary)
+        var dumped = ""
+        dump(secret, to: &dumped)
+        let renderings = [
+            String(describing: secret),
+            "\(secret)",
+            String(reflecting: secret),
+            secret.debugDescription,
+            dumped,
+            String(describing: [secret]),
+            String(describing: Optional(secret)),
+            String(describing: StoredItem(value: secret)),
+        ]
+        for text in renderings {
+            #expect(!text.contains(Self.canary), "leaked in: \(text)")
+            #expect(!text.contains("canary"), "leaked in: \(text)")
+        }
+        #expect(String(describing: secret).contains("redacted"))
+    }
+
+    @Test("equality", arguments: [
+        ("same", "same", true),
+        ("same", "sane", false),
+        ("short", "shorter", false),
+        ("", "", true),
+        ("", "x", false),
+    ])
+    func equality(lhs: String, rhs: String, equal: Bool) {
+        #expect((SecretBytes(utf8: lhs) == SecretBytes(utf8: rhs)) == equal)
+    }
+
+    @Test("round trips bytes and UTF-8 text at the edges")
+    func conversions() {
+        let all = (0...255).map(UInt8.init)
+        #expect(SecretBytes(all).copyBytes() == all)
+        #expect(SecretBytes(all).utf8String() == nil)
+        #expect(SecretBytes(utf8: "Grüße, 世界").utf8String() == "Grüße, 世界")
+        #expect(SecretBytes().isEmpty)
+        #expect(SecretBytes.random(count: 32) != SecretBytes.random(count: 32))
+    }
+}
