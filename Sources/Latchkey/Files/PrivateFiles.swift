@@ -1,0 +1,100 @@
+/// File-system rules every Latchkey file follows: private directories (0700)
+/// and files (0600) owned by the current user, locking, and atomic, durable
+/// replacement. Built on the wrappers in `Internals/POSIX.swift`.
+enum PrivateFiles {
+    /// Creates `path` (and its missing parents) as private directories, then
+    /// checks that `path` is private.
+    /// - Throws: `.insecurePermissions` naming the path when it is accessible to
+    ///   others or owned by someone else; `.cannotCreate` when it cannot be made.
+    static func prepareDirectory(_ path: String) throws {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            try POSIX.makeDirectory(prefix, permissions: 0o700)
+        }
+        try requirePrivate(path, directory: true)
+    }
+
+    /// Checks that `path` is owned by this user and not accessible to its group or others.
+    /// - Parameters:
+    ///   - path: The file or directory.
+    ///   - directory: Whether it must be a directory (otherwise a regular file).
+    /// - Returns: The path's status, or nil when it does not exist.
+    /// - Throws: `.insecurePermissions` naming the path; `.invalidInput` when it
+    ///   is of the wrong type (a symbolic link, say).
+    @discardableResult
+    static func requirePrivate(_ path: String, directory: Bool) throws -> POSIX.Status? {
+        guard let status = try POSIX.status(of: path) else { return nil }
+        try requirePrivate(status, path: path, directory: directory)
+        return status
+    }
+
+    /// Checks an already obtained status; see ``requirePrivate(_:directory:)``.
+    static func requirePrivate(_ status: POSIX.Status, path: String, directory: Bool) throws {
+        guard directory ? status.isDirectory : status.isRegularFile else {
+            throw LatchkeyError(.invalidInput, "\(path) is not a \(directory ? "directory" : "regular file")")
+        }
+        guard status.owner == POSIX.effectiveUserID else {
+            throw LatchkeyError(.insecurePermissions, "\(path) is owned by user \(status.owner), not by this user (\(POSIX.effectiveUserID))")
+        }
+        guard status.permissions & 0o077 == 0 else {
+            let mode = String(status.permissions, radix: 8)
+            let wanted = directory ? "0700" : "0600"
+            throw LatchkeyError(.insecurePermissions, "\(path) has mode 0\(mode); it must not be accessible to group or others (chmod \(wanted))")
+        }
+    }
+
+    /// Runs `body` while holding an exclusive `flock` on `lockPath` (created 0600).
+    /// The lock is released when `body` returns or throws, and when the process dies.
+    static func withExclusiveLock<R>(_ lockPath: String, _ body: () throws -> R) throws -> R {
+        let lock = try POSIX.File.open(lockPath, .readWriteCreate(permissions: 0o600))
+        try requirePrivate(lock.status(), path: lockPath, directory: false)
+        try lock.lockExclusively()
+        return try withExtendedLifetime(lock) { try body() }
+    }
+
+    /// The name prefix of temporary files, so leftovers of a crashed writer can be found.
+    static let temporaryPrefix = ".latchkey-tmp-"
+
+    /// Replaces `path` atomically and durably with `bytes`: a new 0600 file in the
+    /// same directory (`O_EXCL`), write, `fsync`, `rename` over `path`, `fsync`
+    /// of the directory. A crash at any point leaves the old or the new file, whole.
+    /// Call it while holding the file's lock.
+    static func replace(_ path: String, with bytes: [UInt8]) throws {
+        let directory = directoryName(of: path)
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let suffix = Sodium.randomBytes(count: 8).map { String($0, radix: 16) }.joined()
+        let temporary = directory + "/" + temporaryPrefix + name + "." + suffix
+        do {
+            let file = try POSIX.File.open(temporary, .createNew(permissions: 0o600))
+            try file.writeAll(bytes)
+            try file.sync()
+            try POSIX.rename(temporary, to: path)
+        } catch {
+            try? POSIX.removeFile(temporary) // best effort: the original error is the one to report
+            throw error
+        }
+        try POSIX.syncDirectory(directory)
+    }
+
+    /// Removes temporary files a crashed writer left for `path`. Call it while holding the lock.
+    static func removeLeftovers(of path: String) throws {
+        let directory = directoryName(of: path)
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        for entry in try POSIX.directoryEntries(directory) where entry.hasPrefix(temporaryPrefix + name + ".") {
+            try POSIX.removeFile(directory + "/" + entry)
+        }
+    }
+
+    /// Removes `path` durably (`unlink` and `fsync` of the directory); absent is fine.
+    static func remove(_ path: String) throws {
+        try POSIX.removeFile(path)
+        try POSIX.syncDirectory(directoryName(of: path))
+    }
+
+    /// The directory part of `path`.
+    static func directoryName(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

@@ -1,0 +1,254 @@
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
+#endif
+
+// Every POSIX file-system call lives in this file. Failures become
+// `LatchkeyError`s in `POSIX.check`, which also retries EINTR, and keep the
+// failing call's name; nothing outside sees a raw descriptor's C API or errno.
+
+/// Thin, internal wrappers over the POSIX file calls Latchkey needs.
+enum POSIX {
+    /// What `stat` reports about a path, in the parts Latchkey uses.
+    struct Status: Equatable, Sendable {
+        /// Permission bits (the low 12 bits of `st_mode`).
+        var permissions: UInt32
+        /// The owner's user id.
+        var owner: UInt32
+        /// Whether the path is a directory.
+        var isDirectory: Bool
+        /// Whether the path is a regular file.
+        var isRegularFile: Bool
+        /// Size in bytes.
+        var size: Int
+        /// Device and inode, which identify the file.
+        var device: UInt64
+        var inode: UInt64
+        /// Last modification, in nanoseconds since the epoch.
+        var modified: Int64
+    }
+
+    /// The effective user id of this process (`geteuid`).
+    static var effectiveUserID: UInt32 { UInt32(geteuid()) }
+
+    /// The id of this process (`getpid`).
+    static var processID: Int32 { getpid() }
+
+    /// Runs `call` until it does not fail with EINTR, and converts a failure
+    /// (a negative result) into a `LatchkeyError` naming `function` and `path`.
+    @discardableResult
+    static func check<T: BinaryInteger>(_ function: String, path: String, _ call: () -> T) throws -> T {
+        while true {
+            let result = call()
+            if result >= 0 { return result }
+            let code = errno
+            if code == EINTR { continue }
+            throw error(errno: code, function: function, path: path)
+        }
+    }
+
+    /// The `LatchkeyError` for an errno value.
+    static func error(errno code: Int32, function: String, path: String) -> LatchkeyError {
+        let reason = String(cString: strerror(code))
+        switch code {
+        case ENOENT, ENOTDIR:
+            return LatchkeyError(.notFound, "\(path): \(reason)", cFunction: function)
+        case EACCES, EPERM:
+            return LatchkeyError(.insecurePermissions, "\(path): \(reason)", cFunction: function)
+        case EEXIST, ENOSPC, EROFS, EDQUOT, EMFILE, ENFILE:
+            let code: LatchkeyError.Code = function == "open" || function == "mkdir" ? .cannotCreate : .io
+            return LatchkeyError(code, "\(path): \(reason)", cFunction: function)
+        default:
+            return LatchkeyError(.io, "\(path): \(reason)", cFunction: function)
+        }
+    }
+
+    /// An open file descriptor, closed when the owner is released.
+    final class File: @unchecked Sendable {
+        // Sendable: the descriptor is immutable; the kernel serialises calls on it.
+        let descriptor: Int32
+        let path: String
+
+        private init(descriptor: Int32, path: String) {
+            self.descriptor = descriptor
+            self.path = path
+        }
+
+        deinit { close(descriptor) }
+
+        /// How to open a file.
+        enum Mode {
+            /// Read only; the file must exist.
+            case read
+            /// Read and write, creating it with `permissions` when absent.
+            case readWriteCreate(permissions: UInt32)
+            /// Write only, failing when the file exists (`O_EXCL`).
+            case createNew(permissions: UInt32)
+            /// Append only, creating it with `permissions` when absent.
+            case appendCreate(permissions: UInt32)
+        }
+
+        /// Opens `path` (`open`, with `O_CLOEXEC` and `O_NOFOLLOW`).
+        /// - Throws: `.notFound` when it does not exist, `.cannotCreate` or `.io` otherwise.
+        static func open(_ path: String, _ mode: Mode) throws -> File {
+            var flags = O_CLOEXEC | O_NOFOLLOW
+            var permissions: mode_t = 0
+            switch mode {
+            case .read:
+                flags |= O_RDONLY
+            case .readWriteCreate(let p):
+                flags |= O_RDWR | O_CREAT
+                permissions = mode_t(p)
+            case .createNew(let p):
+                flags |= O_WRONLY | O_CREAT | O_EXCL
+                permissions = mode_t(p)
+            case .appendCreate(let p):
+                flags |= O_WRONLY | O_CREAT | O_APPEND
+                permissions = mode_t(p)
+            }
+            let descriptor = try POSIX.check("open", path: path) { Glibc.open(path, flags, permissions) }
+            return File(descriptor: descriptor, path: path)
+        }
+
+        /// Reads the whole file from the start (`pread`).
+        func readAll() throws -> [UInt8] {
+            var result: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+            while true {
+                let offset = off_t(result.count)
+                let count = try chunk.withUnsafeMutableBytes { buffer in
+                    try POSIX.check("pread", path: path) { pread(descriptor, buffer.baseAddress, buffer.count, offset) }
+                }
+                if count == 0 { return result }
+                result.append(contentsOf: chunk[..<count])
+            }
+        }
+
+        /// Writes all of `bytes` (`write`), continuing after short writes.
+        func writeAll(_ bytes: [UInt8]) throws {
+            try bytes.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = try POSIX.check("write", path: path) {
+                        write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    }
+                    offset += written
+                }
+            }
+        }
+
+        /// Writes all bytes of a secret (`write`), continuing after short writes.
+        func writeAll(_ secret: SecretBytes) throws {
+            try secret.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = try POSIX.check("write", path: path) {
+                        write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    }
+                    offset += written
+                }
+            }
+        }
+
+        /// Flushes data and metadata to the disk (`fsync`).
+        func sync() throws {
+            try POSIX.check("fsync", path: path) { fsync(descriptor) }
+        }
+
+        /// Truncates the file to `length` bytes (`ftruncate`).
+        func truncate(to length: Int) throws {
+            try POSIX.check("ftruncate", path: path) { ftruncate(descriptor, off_t(length)) }
+        }
+
+        /// Waits for an exclusive lock on the whole file (`flock(LOCK_EX)`); it
+        /// is released when the descriptor is closed.
+        func lockExclusively() throws {
+            try POSIX.check("flock", path: path) { flock(descriptor, LOCK_EX) }
+        }
+
+        /// Waits for a shared lock on the whole file (`flock(LOCK_SH)`).
+        func lockShared() throws {
+            try POSIX.check("flock", path: path) { flock(descriptor, LOCK_SH) }
+        }
+
+        /// What `fstat` reports about the open file.
+        func status() throws -> Status {
+            var info = stat()
+            try POSIX.check("fstat", path: path) { fstat(descriptor, &info) }
+            return Status(info)
+        }
+    }
+
+    /// What `lstat` reports about `path`, or nil when it does not exist.
+    static func status(of path: String) throws -> Status? {
+        var info = stat()
+        while lstat(path, &info) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            if code == ENOENT || code == ENOTDIR { return nil }
+            throw error(errno: code, function: "lstat", path: path)
+        }
+        return Status(info)
+    }
+
+    /// Creates a directory with `permissions` (`mkdir`); an existing one is left as it is.
+    static func makeDirectory(_ path: String, permissions: UInt32) throws {
+        if mkdir(path, mode_t(permissions)) == 0 { return }
+        let code = errno
+        if code == EEXIST { return }
+        throw error(errno: code, function: "mkdir", path: path)
+    }
+
+    /// Renames `source` over `destination` atomically (`rename`).
+    static func rename(_ source: String, to destination: String) throws {
+        try check("rename", path: destination) { Glibc.rename(source, destination) }
+    }
+
+    /// Removes a file (`unlink`); a missing file is not an error.
+    static func removeFile(_ path: String) throws {
+        if unlink(path) == 0 { return }
+        let code = errno
+        if code == ENOENT { return }
+        throw error(errno: code, function: "unlink", path: path)
+    }
+
+    /// Flushes a directory's entries to the disk (`open` + `fsync`), so a rename
+    /// or an unlink inside it survives a crash.
+    static func syncDirectory(_ path: String) throws {
+        let descriptor = try check("open", path: path) { Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        defer { close(descriptor) }
+        try check("fsync", path: path) { fsync(descriptor) }
+    }
+
+    /// The names in a directory (`opendir`/`readdir`), without `.` and `..`.
+    static func directoryEntries(_ path: String) throws -> [String] {
+        guard let directory = opendir(path) else {
+            throw error(errno: errno, function: "opendir", path: path)
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}
+
+extension POSIX.Status {
+    fileprivate init(_ info: stat) {
+        let type = info.st_mode & S_IFMT
+        self.init(
+            permissions: UInt32(info.st_mode & 0o7777),
+            owner: UInt32(info.st_uid),
+            isDirectory: type == S_IFDIR,
+            isRegularFile: type == S_IFREG,
+            size: Int(info.st_size),
+            device: UInt64(info.st_dev),
+            inode: UInt64(info.st_ino),
+            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    }
+}
