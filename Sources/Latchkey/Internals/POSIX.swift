@@ -238,6 +238,58 @@ enum POSIX {
     }
 }
 
+extension POSIX {
+    /// Whether `descriptor` is a terminal (`isatty`).
+    static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
+
+    /// Reads bytes from `descriptor` (`read`) into zeroing memory until end of
+    /// input (`untilEnd`) or a newline (not kept). With `echoOff`, terminal echo is
+    /// switched off (`tcgetattr`/`tcsetattr`) while reading and restored after.
+    /// - Returns: the bytes, and whether input ended before any byte was read.
+    /// - Throws: `.invalidInput` when the input exceeds `limit`; `.io` on a read failure.
+    static func readSecretLine(from descriptor: Int32, limit: Int, echoOff: Bool, untilEnd: Bool) throws -> (secret: SecretBytes, atEnd: Bool) {
+        var saved = termios()
+        let restoreEcho = echoOff && tcgetattr(descriptor, &saved) == 0
+        if restoreEcho {
+            var quiet = saved
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            quiet.c_lflag |= tcflag_t(ECHONL)
+            try check("tcsetattr", path: "terminal") { tcsetattr(descriptor, TCSAFLUSH, &quiet) }
+        }
+        defer { if restoreEcho { _ = tcsetattr(descriptor, TCSAFLUSH, &saved) } }
+        var buffer = Sodium.Buffer(count: 256, guarded: false) { _ in }
+        var length = 0
+        var sawEnd = false
+        var chunk = Sodium.Buffer(count: untilEnd ? 4096 : 1, guarded: false) { _ in }
+        reading: while true {
+            let count = try chunk.withUnsafeBytes { bytes in
+                try check("read", path: "file descriptor \(descriptor)") {
+                    read(descriptor, UnsafeMutableRawPointer(mutating: bytes.baseAddress!), bytes.count)
+                }
+            }
+            if count == 0 { sawEnd = true; break }
+            for offset in 0..<count {
+                let byte = chunk.withUnsafeBytes { $0[offset] }
+                if byte == UInt8(ascii: "\n") && !untilEnd { break reading }
+                guard length < limit else {
+                    throw LatchkeyError(.invalidInput, "input on file descriptor \(descriptor) is longer than \(limit) bytes")
+                }
+                if length == buffer.count {
+                    let old = buffer
+                    buffer = Sodium.Buffer(count: min(old.count * 2, limit), guarded: false) { grown in
+                        old.withUnsafeBytes { grown.copyMemory(from: $0) }
+                    }
+                }
+                buffer.store(byte, at: length)
+                length += 1
+            }
+        }
+        chunk = Sodium.Buffer(count: 0, guarded: false) { _ in }
+        let secret = buffer.withUnsafeBytes { SecretBytes(UnsafeRawBufferPointer(rebasing: $0[..<length])) }
+        return (secret, sawEnd && length == 0)
+    }
+}
+
 extension POSIX.Status {
     fileprivate init(_ info: stat) {
         let type = info.st_mode & S_IFMT

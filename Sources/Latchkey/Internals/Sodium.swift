@@ -105,6 +105,12 @@ enum Sodium {
         func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
             try body(UnsafeRawBufferPointer(start: base, count: count))
         }
+
+        /// Writes one byte; only for buffers still being filled by their single owner.
+        func store(_ byte: UInt8, at offset: Int) {
+            precondition(offset >= 0 && offset < count, "secret buffer index out of range")
+            base!.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self)
+        }
     }
 
     /// Calls `body` with a non-null pointer to `bytes`, even when `bytes` is empty,

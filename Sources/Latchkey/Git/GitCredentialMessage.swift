@@ -1,0 +1,154 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One message of git's credential-helper protocol: `key=value` lines ended by
+/// a blank line or the end of input (see the git-credential manual page).
+///
+/// Secrets (`password`, `oauth_refresh_token`) are held in ``SecretBytes``.
+/// Keys git may add in future versions are kept in ``otherAttributes`` and
+/// otherwise ignored, as the protocol asks of helpers.
+public struct GitCredentialMessage: Sendable {
+    /// The protocol, such as `https`.
+    public var protocolName: String?
+    /// The host, with a port when there is one.
+    public var host: String?
+    /// The path, when `credential.useHttpPath` is set.
+    public var path: String?
+    /// The username.
+    public var username: String?
+    /// The password or token.
+    public var password: SecretBytes?
+    /// When the password stops being valid (`password_expiry_utc`).
+    public var passwordExpiry: Date?
+    /// An OAuth refresh token.
+    public var oauthRefreshToken: SecretBytes?
+    /// `capability[]` values git announced.
+    public var capabilities: [String] = []
+    /// `wwwauth[]` values: the server's `WWW-Authenticate` headers.
+    public var wwwAuthenticate: [String] = []
+    /// Any other attributes, in order; never secrets that Latchkey knows of.
+    public var otherAttributes: [(key: String, value: String)] = []
+
+    /// Creates an empty message.
+    public init() {}
+
+    /// The longest message accepted.
+    public static let maximumLength = 1 << 20
+
+    /// Parses a message.
+    /// - Parameter input: The bytes git wrote to the helper's standard input.
+    /// - Returns: The message.
+    /// - Throws: `LatchkeyError` `.invalidInput` naming the line number (never
+    ///   its value) when a line has no `=`, a key is empty, a value holds a NUL,
+    ///   a timestamp is not a number, or the text is not UTF-8.
+    public static func parse(_ input: SecretBytes) throws -> GitCredentialMessage {
+        guard input.count <= maximumLength else {
+            throw LatchkeyError(.invalidInput, "credential input is longer than \(maximumLength) bytes")
+        }
+        var message = GitCredentialMessage()
+        try input.withUnsafeBytes { bytes in
+            var lineNumber = 0
+            for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+                lineNumber += 1
+                var line = line[...]
+                if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+                if line.isEmpty { break }
+                guard let equals = line.firstIndex(of: UInt8(ascii: "=")) else {
+                    throw LatchkeyError(.invalidInput, "credential line \(lineNumber) has no '='")
+                }
+                let keyBytes = line[..<equals]
+                let valueBytes = line[line.index(after: equals)...]
+                guard let key = String(validating: keyBytes, as: UTF8.self), !key.isEmpty else {
+                    throw LatchkeyError(.invalidInput, "credential line \(lineNumber) has an empty or non-UTF-8 key")
+                }
+                guard !valueBytes.contains(0) else {
+                    throw LatchkeyError(.invalidInput, "credential attribute '\(key)' contains a NUL byte")
+                }
+                try message.set(key: key, value: valueBytes, line: lineNumber)
+            }
+        }
+        return message
+    }
+
+    private mutating func set(key: String, value: Slice<UnsafeRawBufferPointer>, line: Int) throws {
+        switch key {
+        case "password":
+            password = SecretBytes(value)
+            return
+        case "oauth_refresh_token":
+            oauthRefreshToken = SecretBytes(value)
+            return
+        default:
+            break
+        }
+        guard let text = String(validating: value, as: UTF8.self) else {
+            throw LatchkeyError(.invalidInput, "credential attribute '\(key)' is not UTF-8")
+        }
+        switch key {
+        case "protocol": protocolName = text
+        case "host": host = text
+        case "path": path = text
+        case "username": username = text
+        case "password_expiry_utc":
+            guard let seconds = Int64(text) else {
+                throw LatchkeyError(.invalidInput, "credential attribute 'password_expiry_utc' is not a Unix time")
+            }
+            passwordExpiry = Date(timeIntervalSince1970: TimeInterval(seconds))
+        case "url": applyURL(text)
+        case "capability[]": text.isEmpty ? capabilities.removeAll() : capabilities.append(text)
+        case "wwwauth[]": text.isEmpty ? wwwAuthenticate.removeAll() : wwwAuthenticate.append(text)
+        default: otherAttributes.append((key, text))
+        }
+    }
+
+    /// Fills protocol, username, host and path from a `url` attribute, as git
+    /// itself does before it calls a helper.
+    private mutating func applyURL(_ url: String) {
+        guard let schemeEnd = url.firstRange(of: "://") else { return }
+        protocolName = String(url[..<schemeEnd.lowerBound])
+        var rest = url[schemeEnd.upperBound...]
+        if let slash = rest.firstIndex(of: "/") {
+            let pathPart = rest[rest.index(after: slash)...]
+            path = pathPart.isEmpty ? nil : String(pathPart)
+            rest = rest[..<slash]
+        }
+        if let at = rest.lastIndex(of: "@") {
+            let user = rest[..<at]
+            username = String(user.split(separator: ":", maxSplits: 1).first ?? user)
+            rest = rest[rest.index(after: at)...]
+        }
+        host = rest.isEmpty ? nil : String(rest)
+    }
+
+    /// The message as protocol lines, for a helper's answer to `get`: only the
+    /// attributes that are set, secrets included; no blank line at the end.
+    /// - Returns: The bytes, in zeroing memory since they hold the password.
+    public func serialized() -> SecretBytes {
+        var lines: [(String, SecretBytes)] = []
+        func add(_ key: String, _ value: String?) {
+            if let value { lines.append((key, SecretBytes(utf8: value))) }
+        }
+        add("protocol", protocolName)
+        add("host", host)
+        add("path", path)
+        add("username", username)
+        if let password { lines.append(("password", password)) }
+        if let passwordExpiry { add("password_expiry_utc", String(Int64(passwordExpiry.timeIntervalSince1970))) }
+        if let oauthRefreshToken { lines.append(("oauth_refresh_token", oauthRefreshToken)) }
+        let total = lines.reduce(0) { $0 + $1.0.utf8.count + 2 + $1.1.count }
+        return SecretBytes(count: total) { out in
+            var offset = 0
+            for (key, value) in lines {
+                for byte in key.utf8 + [UInt8(ascii: "=")] { out[offset] = byte; offset += 1 }
+                value.withUnsafeBytes { v in
+                    for byte in v { out[offset] = byte; offset += 1 }
+                }
+                out[offset] = UInt8(ascii: "\n")
+                offset += 1
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+/// Reads secrets (passphrases, tokens) from where a command-line tool may take
+/// them: a file descriptor, a file, or a no-echo terminal prompt. Never from
+/// argv or the environment, where other processes can see them.
+public enum SecretInput {
+    /// The largest secret accepted, so a wrong file cannot exhaust memory.
+    public static let maximumLength = 1 << 20
+
+    /// Reads a secret from an open file descriptor, up to its end.
+    /// - Parameters:
+    ///   - descriptor: The descriptor, such as 0 for standard input or one
+    ///     given with `--passphrase-fd`.
+    ///   - stripOneTrailingNewline: Whether to drop one final `\n`, as shells add.
+    /// - Returns: The secret.
+    /// - Throws: `LatchkeyError` `.invalidInput` when it is longer than
+    ///   ``maximumLength``; `.io` when reading fails (`read`).
+    public static func read(fromDescriptor descriptor: Int32, stripOneTrailingNewline: Bool = true) throws -> SecretBytes {
+        let (secret, _) = try POSIX.readSecretLine(from: descriptor, limit: maximumLength, echoOff: false, untilEnd: true)
+        guard stripOneTrailingNewline, secret.count > 0 else { return secret }
+        return secret.withUnsafeBytes { bytes in
+            bytes.last == UInt8(ascii: "\n") ? SecretBytes(UnsafeRawBufferPointer(rebasing: bytes.dropLast())) : secret
+        }
+    }
+
+    /// Reads a secret from a file, which must be a private (0600) regular file
+    /// of this user. One trailing newline is dropped.
+    /// - Parameter path: The file.
+    /// - Returns: The secret.
+    /// - Throws: `LatchkeyError` `.notFound`, `.insecurePermissions` naming the
+    ///   path, `.invalidInput` when too long, `.io`.
+    public static func read(fromFile path: String) throws -> SecretBytes {
+        let file = try POSIX.File.open(path, .read)
+        try PrivateFiles.requirePrivate(file.status(), path: path, directory: false)
+        return try read(fromDescriptor: file.descriptor)
+    }
+
+    /// Whether standard input is a terminal, where a prompt can ask for a secret.
+    public static var standardInputIsTerminal: Bool { POSIX.isTerminal(0) }
+
+    /// Reads one line from the terminal on standard input with echo switched off
+    /// (`tcsetattr`). The caller prints the prompt (to standard error) first.
+    /// - Returns: The line without its newline.
+    /// - Throws: `LatchkeyError` `.unavailable` when standard input is not a
+    ///   terminal; `.invalidInput` when input ends before a line; `.io`.
+    public static func readFromTerminal() throws -> SecretBytes {
+        guard standardInputIsTerminal else {
+            throw LatchkeyError(.unavailable, "standard input is not a terminal, so no passphrase prompt can be shown")
+        }
+        let (secret, atEnd) = try POSIX.readSecretLine(from: 0, limit: maximumLength, echoOff: true, untilEnd: false)
+        if atEnd { throw LatchkeyError(.invalidInput, "input ended before a passphrase was entered") }
+        return secret
+    }
+}

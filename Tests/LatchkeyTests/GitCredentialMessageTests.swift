@@ -1,0 +1,84 @@
+import Testing
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+@testable import Latchkey
+
+@Suite("Git credential messages")
+struct GitCredentialMessageTests {
+    @Test("parses every attribute git sends and tolerates unknown ones")
+    func parsesAttributes() throws {
+        let input = """
+        capability[]=authtype
+        capability[]=state
+        protocol=https
+        host=example.com:8443
+        path=org/repo.git
+        username=alice
+        password=s3cr=t
+        password_expiry_utc=1700000000
+        oauth_refresh_token=refresh-xyz
+        wwwauth[]=Basic realm="x"
+        wwwauth[]=Bearer
+        future_key=whatever
+
+        ignored=after-blank-line
+        """
+        let message = try GitCredentialMessage.parse(SecretBytes(utf8: input))
+        #expect(message.protocolName == "https")
+        #expect(message.host == "example.com:8443")
+        #expect(message.path == "org/repo.git")
+        #expect(message.username == "alice")
+        #expect(message.password == SecretBytes(utf8: "s3cr=t"))
+        #expect(message.passwordExpiry == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(message.oauthRefreshToken == SecretBytes(utf8: "refresh-xyz"))
+        #expect(message.capabilities == ["authtype", "state"])
+        #expect(message.wwwAuthenticate == ["Basic realm=\"x\"", "Bearer"])
+        #expect(message.otherAttributes.map(\.key) == ["future_key"])
+    }
+
+    @Test("an empty array value resets the list, as git specifies")
+    func arrayReset() throws {
+        let message = try GitCredentialMessage.parse(SecretBytes(utf8: "wwwauth[]=a\nwwwauth[]=\nwwwauth[]=b\n"))
+        #expect(message.wwwAuthenticate == ["b"])
+    }
+
+    @Test("a url attribute is broken into its parts")
+    func url() throws {
+        let message = try GitCredentialMessage.parse(SecretBytes(utf8: "url=https://bob@git.example.org/team/x.git\n"))
+        #expect(message.protocolName == "https")
+        #expect(message.username == "bob")
+        #expect(message.host == "git.example.org")
+        #expect(message.path == "team/x.git")
+    }
+
+    @Test("malformed input is refused without echoing values", arguments: [
+        "protocol=https\nthis line has no equals sign\n",
+        "=value-without-key\n",
+        "password_expiry_utc=tomorrow\n",
+        "host=a\u{0}b\n",
+    ])
+    func malformed(input: String) {
+        let error = #expect(throws: LatchkeyError.self) { try GitCredentialMessage.parse(SecretBytes(utf8: input)) }
+        #expect(error?.code == .invalidInput)
+        #expect(error?.message.contains("value-without-key") == false)
+        #expect(error?.message.contains("tomorrow") == false)
+    }
+
+    @Test("serialises what is set, secrets included, and parses back the same")
+    func roundTrip() throws {
+        var message = GitCredentialMessage()
+        message.protocolName = "https"
+        message.host = "example.com"
+        message.username = "alice"
+        message.password = SecretBytes(utf8: "pässword")
+        message.passwordExpiry = Date(timeIntervalSince1970: 1_800_000_000)
+        let text = message.serialized().utf8String()
+        #expect(text == "protocol=https\nhost=example.com\nusername=alice\npassword=pässword\npassword_expiry_utc=1800000000\n")
+        let back = try GitCredentialMessage.parse(message.serialized())
+        #expect(back.password == message.password)
+        #expect(back.passwordExpiry == message.passwordExpiry)
+    }
+}
