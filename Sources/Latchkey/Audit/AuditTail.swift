@@ -30,16 +30,22 @@ struct AuditTail {
             guard (anchor?.sequence ?? 0) == 0 else { throw tampered("it is empty but the anchor records seq \(anchor?.sequence ?? 0)") }
             return (0, AuditEntry.genesisMAC)
         }
+        guard let anchor else { throw tampered("the anchor is missing from the backend") }
         var pieces = chunk.split(separator: 10)
         if start > 0 { pieces.removeFirst() } // may begin mid-line
-        let entries = try pieces.map { try AuditEntry(line: $0, source: path) }
-        guard let anchor else { throw tampered("the anchor is missing from the backend") }
-        guard let last = entries.last, anchor.sequence <= last.sequence else {
+        // Parse from the end back to the anchored entry only (usually the last line).
+        var entries: [AuditEntry] = []
+        for piece in pieces.reversed() {
+            let entry = try AuditEntry(line: piece, source: path)
+            entries.insert(entry, at: 0)
+            if entry.sequence <= anchor.sequence { break }
+        }
+        guard let last = entries.last, let first = entries.first, anchor.sequence <= last.sequence else {
             throw tampered("it ends at seq \(entries.last?.sequence ?? 0) but the anchor records seq \(anchor.sequence)")
         }
         var previous: [UInt8]
         var rest: ArraySlice<AuditEntry>
-        if anchor.sequence == 0, start == 0, entries[0].sequence == 1, entries[0].event != .checkpoint {
+        if anchor.sequence == 0, start == 0, first.sequence == 1, first.event != .checkpoint {
             previous = AuditEntry.genesisMAC
             rest = entries[...]
         } else if let index = entries.firstIndex(where: { $0.sequence == anchor.sequence && $0.event != .checkpoint }) {
