@@ -31,6 +31,10 @@ let package = Package(
             name: "latchkey",
             dependencies: ["Latchkey"]
         ),
+        .executableTarget(
+            name: "latchkey-audit-testhelper",
+            dependencies: ["Latchkey"]
+        ),
         .testTarget(
             name: "LatchkeyTests",
             dependencies: ["Latchkey", "LatchkeyTesting"]

@@ -87,6 +87,8 @@ enum POSIX {
             case createNew(permissions: UInt32)
             /// Append only, creating it with `permissions` when absent.
             case appendCreate(permissions: UInt32)
+            /// Read anywhere and append, creating it with `permissions` when absent.
+            case readAppendCreate(permissions: UInt32)
         }
 
         /// Opens `path` (`open`, with `O_CLOEXEC` and `O_NOFOLLOW`).
@@ -106,6 +108,9 @@ enum POSIX {
             case .appendCreate(let p):
                 flags |= O_WRONLY | O_CREAT | O_APPEND
                 permissions = mode_t(p)
+            case .readAppendCreate(let p):
+                flags |= O_RDWR | O_CREAT | O_APPEND
+                permissions = mode_t(p)
             }
             let descriptor = try POSIX.check("open", path: path) { Glibc.open(path, flags, permissions) }
             return File(descriptor: descriptor, path: path)
@@ -123,6 +128,22 @@ enum POSIX {
                 if count == 0 { return result }
                 result.append(contentsOf: chunk[..<count])
             }
+        }
+
+        /// Reads up to `count` bytes starting at `offset` (`pread`); fewer only at the end of the file.
+        func read(count: Int, at offset: Int) throws -> [UInt8] {
+            var result = [UInt8](repeating: 0, count: count)
+            var filled = 0
+            while filled < count {
+                let got = try result.withUnsafeMutableBytes { buffer in
+                    try POSIX.check("pread", path: path) {
+                        pread(descriptor, buffer.baseAddress! + filled, count - filled, off_t(offset + filled))
+                    }
+                }
+                if got == 0 { break }
+                filled += got
+            }
+            return Array(result[..<filled])
         }
 
         /// Writes all of `bytes` (`write`), continuing after short writes.

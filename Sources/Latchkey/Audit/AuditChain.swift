@@ -1,0 +1,88 @@
+/// Checks a whole trail file against its key and anchor. Pure: it reads
+/// nothing and writes nothing, so ``AuditTrail/verify()`` and trimming share it.
+struct AuditChain {
+    /// One parsed line and its bytes (without the newline).
+    struct Line {
+        let entry: AuditEntry
+        let bytes: ArraySlice<UInt8>
+    }
+
+    let appID: AppID
+    let path: String
+    let key: SecretBytes
+
+    /// Splits `bytes` into lines, checks every entry's form, sequence and MAC,
+    /// and the end against `anchor`.
+    /// - Returns: The verdict, and the lines read (all of them when intact).
+    func check(_ bytes: [UInt8], anchor: AuditAnchor?) -> (AuditVerification, [Line]) {
+        var lines: [Line] = []
+        var pieces = bytes.split(separator: 10, omittingEmptySubsequences: false)
+        let incomplete = pieces.last.map { !$0.isEmpty } ?? false
+        pieces.removeLast()
+        var previous = AuditEntry.genesisMAC
+        var expected: UInt64 = 1
+        for (index, piece) in pieces.enumerated() {
+            let source = "\(path) line \(index + 1)"
+            let entry: AuditEntry
+            do {
+                entry = try AuditEntry(line: piece, source: source)
+            } catch let error as LatchkeyError {
+                return (.broken(sequence: expected, reason: error.message), lines)
+            } catch {
+                return (.broken(sequence: expected, reason: "\(source): unreadable"), lines)
+            }
+            let isCheckpoint = entry.event == .checkpoint || entry.continuesFrom != nil
+            if index == 0 && isCheckpoint {
+                guard entry.event == .checkpoint, let from = entry.continuesFrom.flatMap(Hex.decode) else {
+                    return (.broken(sequence: entry.sequence, reason: "\(source): a checkpoint needs both its event and continuesFrom"), lines)
+                }
+                previous = from
+                expected = entry.sequence
+            } else if isCheckpoint {
+                return (.broken(sequence: expected, reason: "\(source): a checkpoint may only be the first line"), lines)
+            } else if entry.sequence != expected {
+                let reason = index == 0
+                    ? "\(source): the trail starts at seq \(entry.sequence) without a checkpoint: earlier entries were removed"
+                    : "\(source): seq \(entry.sequence) where \(expected) was expected: entries were removed, inserted or reordered"
+                return (.broken(sequence: expected, reason: reason), lines)
+            }
+            guard Hex.encode(entry.computeMAC(previous: previous, key: key, appID: appID)) == entry.mac else {
+                return (.broken(sequence: entry.sequence, reason: "\(source): the MAC does not match: this entry was altered or forged, or the one before it was removed or replaced"), lines)
+            }
+            lines.append(Line(entry: entry, bytes: piece))
+            previous = entry.chainValue
+            expected = entry.sequence + 1
+        }
+        if incomplete {
+            return (.broken(sequence: expected, reason: "\(path) line \(pieces.count + 1): incomplete (no newline): a write was cut short or the file was altered"), lines)
+        }
+        return (checkAnchor(anchor, lines: lines), lines)
+    }
+
+    private func checkAnchor(_ anchor: AuditAnchor?, lines: [Line]) -> AuditVerification {
+        guard let last = lines.last?.entry, let first = lines.first?.entry else {
+            if let anchor, anchor.sequence > 0 {
+                return .broken(sequence: 1, reason: "\(path) is empty or missing, but the anchor in the backend records seq \(anchor.sequence)")
+            }
+            return .intact(entryCount: 0, lastSequence: 0)
+        }
+        guard let anchor else {
+            return .broken(sequence: last.sequence, reason: "the anchor is missing from the backend, so the end of \(path) cannot be vouched for")
+        }
+        if anchor.sequence > last.sequence {
+            return .broken(sequence: last.sequence + 1, reason: "\(path) ends at seq \(last.sequence) but the anchor in the backend records seq \(anchor.sequence): the last \(anchor.sequence - last.sequence) entries were cut")
+        }
+        let anchored: [UInt8]
+        if anchor.sequence == 0 && first.sequence == 1 && first.event != .checkpoint {
+            anchored = AuditEntry.genesisMAC
+        } else if let line = lines.first(where: { $0.entry.sequence == anchor.sequence && $0.entry.event != .checkpoint }) {
+            anchored = Hex.decode(line.entry.mac) ?? []
+        } else {
+            return .broken(sequence: first.sequence, reason: "the anchor in the backend (seq \(anchor.sequence)) is older than the first entry of \(path)")
+        }
+        guard anchored == anchor.mac else {
+            return .broken(sequence: anchor.sequence, reason: "entry \(anchor.sequence) does not match the anchor in the backend: the trail from there on was replaced")
+        }
+        return .intact(entryCount: lines.count, lastSequence: last.sequence)
+    }
+}

@@ -1,0 +1,79 @@
+/// The end of a trail file, read before an append: where the chain continues,
+/// checked against the anchor so that an append never hides a cut tail or an
+/// altered last entry.
+struct AuditTail {
+    let file: POSIX.File
+    let path: String
+    let appID: AppID
+    let key: SecretBytes
+
+    /// How much of the file's end is read; far more than the few lines a
+    /// crash can leave after the anchor.
+    static let window = 64 * 1024
+
+    /// The last sequence number and the MAC the next entry chains from.
+    ///
+    /// A partial last line (a write cut short by a crash, never acknowledged)
+    /// is truncated away first. Call it while holding the lock.
+    /// - Throws: `.tampered` when the end does not match `anchor`; file errors.
+    func continuation(anchor: AuditAnchor?) throws -> (sequence: UInt64, mac: [UInt8]) {
+        var (start, chunk) = try readEnd()
+        if let last = chunk.last, last != 10 {
+            guard let newline = chunk.lastIndex(of: 10) ?? (start == 0 ? -1 : nil) else {
+                throw tampered("its last line is longer than \(Self.window) bytes")
+            }
+            try file.truncate(to: start + newline + 1)
+            try file.sync()
+            (start, chunk) = try readEnd()
+        }
+        guard !chunk.isEmpty else {
+            guard (anchor?.sequence ?? 0) == 0 else { throw tampered("it is empty but the anchor records seq \(anchor?.sequence ?? 0)") }
+            return (0, AuditEntry.genesisMAC)
+        }
+        guard let anchor else { throw tampered("the anchor is missing from the backend") }
+        var pieces = chunk.split(separator: 10)
+        if start > 0 { pieces.removeFirst() } // may begin mid-line
+        // Parse from the end back to the anchored entry only (usually the last line).
+        var entries: [AuditEntry] = []
+        for piece in pieces.reversed() {
+            let entry = try AuditEntry(line: piece, source: path)
+            entries.insert(entry, at: 0)
+            if entry.sequence <= anchor.sequence { break }
+        }
+        guard let last = entries.last, let first = entries.first, anchor.sequence <= last.sequence else {
+            throw tampered("it ends at seq \(entries.last?.sequence ?? 0) but the anchor records seq \(anchor.sequence)")
+        }
+        var previous: [UInt8]
+        var rest: ArraySlice<AuditEntry>
+        if anchor.sequence == 0, start == 0, first.sequence == 1, first.event != .checkpoint {
+            previous = AuditEntry.genesisMAC
+            rest = entries[...]
+        } else if let index = entries.firstIndex(where: { $0.sequence == anchor.sequence && $0.event != .checkpoint }) {
+            guard Hex.decode(entries[index].mac) == anchor.mac else { throw tampered("entry \(anchor.sequence) does not match the anchor") }
+            previous = entries[index].chainValue
+            rest = entries[(index + 1)...]
+        } else {
+            throw tampered("entry \(anchor.sequence), which the anchor records, is not among its last lines")
+        }
+        var expected = anchor.sequence + 1
+        for entry in rest {
+            guard entry.sequence == expected, entry.event != .checkpoint,
+                  Hex.encode(entry.computeMAC(previous: previous, key: key, appID: appID)) == entry.mac else {
+                throw tampered("entry \(entry.sequence) after the anchor does not verify")
+            }
+            previous = entry.chainValue
+            expected += 1
+        }
+        return (last.sequence, previous)
+    }
+
+    private func readEnd() throws -> (start: Int, bytes: [UInt8]) {
+        let size = try file.status().size
+        let start = max(0, size - Self.window)
+        return (start, try file.read(count: size - start, at: start))
+    }
+
+    private func tampered(_ what: String) -> LatchkeyError {
+        LatchkeyError(.tampered, "\(path) does not match its anchor: \(what); not appending (run verify)")
+    }
+}

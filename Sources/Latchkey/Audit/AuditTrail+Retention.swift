@@ -1,0 +1,57 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension AuditTrail {
+    /// How many bytes of the file's start are read to judge whether to trim;
+    /// lines are far shorter, so the first two are always inside.
+    static let headWindow = 16 * 1024
+
+    /// Trims the trail when it has outgrown ``retention``: more lines than
+    /// `maxEntries` (trimmed to 90 % of it), or a first entry older than `maxAge`.
+    /// The file is verified first (a broken trail is never trimmed, so no
+    /// evidence is lost) and then replaced atomically by a checkpoint entry
+    /// followed by the kept entries. Call it while holding the lock, after the
+    /// anchor has moved to `lastSequence`.
+    /// - Throws: `.tampered` when the trail does not verify; file errors.
+    func trimIfNeeded(file: POSIX.File, key: SecretBytes, lastSequence: UInt64, now: Date) throws {
+        guard retention.maxEntries != nil || retention.maxAge != nil else { return }
+        let head = try file.read(count: Self.headWindow, at: 0).split(separator: 10).prefix(2)
+        let firstLines = try head.map { try AuditEntry(line: $0, source: path) }
+        guard let first = firstLines.first else { return }
+        let oldest = first.event == .checkpoint ? firstLines.dropFirst().first : first
+        let nowMilliseconds = Self.milliseconds(now)
+        let cutoff = retention.maxAge.map { nowMilliseconds - Int64($0 * 1_000) }
+        let tooMany = retention.maxEntries.map { lastSequence - first.sequence + 1 > UInt64($0) } ?? false
+        let tooOld = cutoff.map { cutoff in oldest.map { $0.milliseconds < cutoff } ?? false } ?? false
+        guard tooMany || tooOld else { return }
+
+        let (verdict, lines) = AuditChain(appID: appID, path: path, key: key).check(try file.readAll(), anchor: try readAnchor())
+        if case .broken(let sequence, let reason) = verdict {
+            throw LatchkeyError(.tampered, "not trimming \(path), which fails verification at seq \(sequence): \(reason)")
+        }
+        let entries = lines.first?.entry.event == .checkpoint ? Array(lines.dropFirst()) : lines
+        var keepFrom = cutoff.map { cutoff in entries.firstIndex { $0.entry.milliseconds >= cutoff } ?? entries.count } ?? 0
+        if let maxEntries = retention.maxEntries {
+            let target = maxEntries - max(1, maxEntries / 10) // lines kept, the checkpoint included
+            keepFrom = max(keepFrom, entries.count - (target - 1))
+        }
+        keepFrom = min(keepFrom, entries.count - 1) // the last entry, which the anchor names, always stays
+        guard keepFrom > 0 else { return }
+
+        let continued = entries[keepFrom - 1].entry.chainValue
+        let checkpoint = AuditEntry(
+            sequence: entries[keepFrom].entry.sequence - 1, milliseconds: nowMilliseconds, event: .checkpoint, outcome: .ok,
+            backend: backend.kind, account: nil,
+            detail: "retention dropped seq \(entries[0].entry.sequence)-\(entries[keepFrom - 1].entry.sequence)",
+            continuesFrom: Hex.encode(continued), mac: "")
+        var bytes = Array((checkpoint.withMAC(checkpoint.computeMAC(previous: continued, key: key, appID: appID)).jsonLine + "\n").utf8)
+        for line in entries[keepFrom...] {
+            bytes += line.bytes
+            bytes.append(10)
+        }
+        try PrivateFiles.replace(path, with: bytes)
+    }
+}

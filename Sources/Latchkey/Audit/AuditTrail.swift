@@ -1,0 +1,201 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An app namespace's audit trail: an append-only JSON Lines file
+/// (`<directory>/<appid>.audit.jsonl`, 0600 in a 0700 directory) whose entries
+/// are chained by a keyed BLAKE2b MAC, with the key and the last sequence
+/// number and MAC (the anchor) kept in a `CredentialBackend`, never beside the
+/// file. The format is specified in `docs/AUDIT-TRAIL.md`.
+///
+/// Appends are locked (`flock` on `<appid>.audit.lock`) and durable (`fsync`),
+/// so writers in several threads or processes never interleave partial lines.
+/// ``verify()`` is read-only. No secret is ever written: the account appears
+/// only as a keyed pseudonym and the detail is non-secret text.
+///
+/// Safe to share across tasks: it holds no mutable state.
+public final class AuditTrail: Sendable {
+    /// The app namespace.
+    public let appID: AppID
+    /// The directory holding the trail.
+    public let directory: String
+    /// The trail file's path.
+    public let path: String
+    /// The lock file's path.
+    let lockPath: String
+    /// The store that keeps the MAC key and the anchor.
+    public let backend: any CredentialBackend
+    /// How much of the trail is kept.
+    public let retention: AuditRetention
+    /// The clock entries are stamped with (a seam for retention tests).
+    let clock: @Sendable () -> Date
+
+    /// The backend item holding the 32-byte MAC and pseudonym key.
+    public static let keyItem = ItemKey(kind: .key, name: "audit")
+    /// The backend item holding the anchor: the last sequence number and MAC.
+    public static let anchorItem = ItemKey(kind: .anchor, name: "audit")
+    /// The length of an account pseudonym in bytes (it is written as twice as many hex digits).
+    static let pseudonymLength = 8
+
+    /// Opens (without touching the disk) the trail of `appID` in `directory`.
+    /// - Parameters:
+    ///   - appID: The app namespace; it names the file and is bound into every MAC.
+    ///   - directory: The directory beside the vault (created 0700 on the first record).
+    ///   - backend: The store that keeps the key and the anchor; the Vault passes the one it uses.
+    ///   - retention: How much of the trail is kept; usually `policy.audit.retention`.
+    public convenience init(appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention = .unbounded) {
+        self.init(appID: appID, directory: directory, backend: backend, retention: retention, clock: { Date() })
+    }
+
+    init(appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention, clock: @escaping @Sendable () -> Date) {
+        self.appID = appID
+        self.directory = directory
+        self.path = directory + "/" + appID.rawValue + ".audit.jsonl"
+        self.lockPath = directory + "/" + appID.rawValue + ".audit.lock"
+        self.backend = backend
+        self.retention = retention
+        self.clock = clock
+    }
+
+    /// Appends one entry, durably, and moves the anchor to it; trims the trail
+    /// afterwards when it has outgrown ``retention``.
+    ///
+    /// The first record of a namespace creates the key and the anchor in the backend.
+    /// - Parameters:
+    ///   - event: What happened.
+    ///   - outcome: How it ended.
+    ///   - backend: The store the operation used.
+    ///   - account: The account concerned, if any; only its keyed pseudonym is written.
+    ///   - detail: Non-secret detail (at most 512 UTF-8 bytes), such as `wiped 2 sessions: access, refresh`.
+    /// - Returns: The entry as written.
+    /// - Throws: `LatchkeyError`: `.invalidInput` for a malformed event or an
+    ///   overlong detail; `.tampered` when the end of the trail does not match
+    ///   the anchor, or the key is missing while a trail exists (nothing is
+    ///   appended then, so a cut is never hidden); `.insecurePermissions`, `.io`
+    ///   or the backend's errors when the entry cannot be written durably.
+    @discardableResult
+    public func record(_ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil, detail: String? = nil) throws -> AuditEntry {
+        guard event.isWellFormed else {
+            throw LatchkeyError(.invalidInput, "audit event name '\(event.rawValue)' is not lower-case words joined by dots")
+        }
+        guard (detail?.utf8.count ?? 0) <= AuditEntry.maximumDetailLength else {
+            throw LatchkeyError(.invalidInput, "audit detail is longer than \(AuditEntry.maximumDetailLength) bytes")
+        }
+        try PrivateFiles.prepareDirectory(directory)
+        return try PrivateFiles.withExclusiveLock(lockPath) {
+            let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
+            try PrivateFiles.requirePrivate(file.status(), path: path, directory: false)
+            let key = try keyCreatingIfFresh(trailSize: file.status().size)
+            let (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key).continuation(anchor: readAnchor())
+            let now = clock()
+            let unsigned = AuditEntry(
+                sequence: lastSequence + 1, milliseconds: Self.milliseconds(now), event: event, outcome: outcome,
+                backend: backend, account: try account.map { try pseudonym(for: $0, key: key) }, detail: detail,
+                continuesFrom: nil, mac: "")
+            let mac = unsigned.computeMAC(previous: previous, key: key, appID: appID)
+            let entry = unsigned.withMAC(mac)
+            try file.writeAll(Array((entry.jsonLine + "\n").utf8))
+            try file.sync()
+            try self.backend.write(StoredItem(value: AuditAnchor(sequence: entry.sequence, mac: mac).encoded), for: Self.anchorItem)
+            try trimIfNeeded(file: file, key: key, lastSequence: entry.sequence, now: now)
+            return entry
+        }
+    }
+
+    /// Checks the whole trail: every line's form, sequence and MAC, the start
+    /// (seq 1, or a valid checkpoint) and the end against the anchor.
+    ///
+    /// Read-only: it appends nothing, moves no anchor and creates no file or
+    /// key, so verifying twice gives the same answer. A missing trail with no
+    /// anchor is intact and empty; a missing trail with an anchor is broken.
+    /// - Returns: ``AuditVerification/intact(entryCount:lastSequence:)``, or the
+    ///   first bad sequence number and why.
+    /// - Throws: `LatchkeyError` when the backend or the file cannot be read
+    ///   (`.insecurePermissions` when the file is accessible to others).
+    public func verify() throws -> AuditVerification {
+        // The anchor is read before the file: appends write the file first, so
+        // a concurrent append can never make the anchor look ahead of the file.
+        let anchor = try readAnchor()
+        let key = try backend.read(Self.keyItem)?.value
+        let bytes = try readFile()
+        guard let key else {
+            if bytes.isEmpty && (anchor?.sequence ?? 0) == 0 { return .intact(entryCount: 0, lastSequence: 0) }
+            return .broken(sequence: 1, reason: "the audit key is missing from the \(backend.kind) store, so \(path) cannot be verified")
+        }
+        return AuditChain(appID: appID, path: path, key: key).check(bytes, anchor: anchor).0
+    }
+
+    /// The entries after `sequence`, for display; the MACs are not checked (use ``verify()``).
+    /// - Parameter sequence: Only entries with a greater sequence number; all when nil.
+    /// - Returns: The entries, oldest first.
+    /// - Throws: `.tampered` naming the line when a line is not an entry; file errors.
+    public func entries(since sequence: UInt64? = nil) throws -> [AuditEntry] {
+        var entries: [AuditEntry] = []
+        for (index, line) in try readFile().split(separator: 10).enumerated() {
+            let entry = try AuditEntry(line: line, source: "\(path) line \(index + 1)")
+            if sequence.map({ entry.sequence > $0 }) ?? true { entries.append(entry) }
+        }
+        return entries
+    }
+
+    /// The keyed pseudonym the trail writes for `account`: 16 hex digits of a
+    /// keyed BLAKE2b, the same for the same account within this namespace, so
+    /// an auditor can follow one account without learning it.
+    ///
+    /// Creates the key when the namespace has no trail yet.
+    /// - Parameter account: The account, such as a username.
+    /// - Returns: The pseudonym.
+    /// - Throws: `.tampered` when the key is missing while a trail exists; file and backend errors.
+    public func pseudonym(for account: String) throws -> String {
+        if let key = try backend.read(Self.keyItem)?.value { return try pseudonym(for: account, key: key) }
+        try PrivateFiles.prepareDirectory(directory)
+        return try PrivateFiles.withExclusiveLock(lockPath) {
+            try pseudonym(for: account, key: keyCreatingIfFresh(trailSize: POSIX.status(of: path)?.size ?? 0))
+        }
+    }
+
+    private func pseudonym(for account: String, key: SecretBytes) throws -> String {
+        let message = Array("latchkey.audit.v1 pseudonym".utf8) + [0] + Array(appID.rawValue.utf8) + [0] + Array(account.utf8)
+        return Hex.encode(Sodium.keyedHash(message, key: key).prefix(Self.pseudonymLength))
+    }
+
+    /// The key, created with a genesis anchor when the namespace has neither a
+    /// key nor entries. Call it while holding the lock.
+    private func keyCreatingIfFresh(trailSize: Int) throws -> SecretBytes {
+        if let key = try backend.read(Self.keyItem)?.value {
+            guard key.count == Sodium.genericHashKeyLength else {
+                throw LatchkeyError(.tampered, "the audit key kept in the \(backend.kind) store has the wrong length")
+            }
+            return key
+        }
+        guard trailSize == 0, (try readAnchor()?.sequence ?? 0) == 0 else {
+            throw LatchkeyError(.tampered, "the audit key is missing from the \(backend.kind) store although \(path) has entries; not appending to a trail that cannot be verified")
+        }
+        let key = SecretBytes.random(count: Sodium.genericHashKeyLength)
+        try backend.write(StoredItem(value: key), for: Self.keyItem)
+        try backend.write(StoredItem(value: AuditAnchor.genesis.encoded), for: Self.anchorItem)
+        return key
+    }
+
+    func readAnchor() throws -> AuditAnchor? {
+        try backend.read(Self.anchorItem).map { try AuditAnchor(decoding: $0.value) }
+    }
+
+    /// The trail's bytes; empty when it does not exist.
+    func readFile() throws -> [UInt8] {
+        let file: POSIX.File
+        do {
+            file = try POSIX.File.open(path, .read)
+        } catch let error as LatchkeyError where error.code == .notFound {
+            return []
+        }
+        try PrivateFiles.requirePrivate(file.status(), path: path, directory: false)
+        return try file.readAll()
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1_000).rounded(.down))
+    }
+}

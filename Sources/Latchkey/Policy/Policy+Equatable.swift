@@ -1,0 +1,19 @@
+extension Policy: Equatable {
+    /// Compares every rule; ``Policy/source`` (where the policy was read from) is ignored.
+    public static func == (lhs: Policy, rhs: Policy) -> Bool {
+        var right = rhs
+        right.source = lhs.source
+        return lhs.isIdentical(to: right)
+    }
+
+    private func isIdentical(to other: Policy) -> Bool {
+        version == other.version && name == other.name && source == other.source
+            && remembersUsernames == other.remembersUsernames && sessionMaxAge == other.sessionMaxAge
+            && wipesSessionsOnExit == other.wipesSessionsOnExit
+            && sessionsOnLogout == other.sessionsOnLogout && usernameOnLogout == other.usernameOnLogout
+            && backend == other.backend && allowsFileFallback == other.allowsFileFallback
+            && migratesToSecretService == other.migratesToSecretService
+            && secretServiceTimeout == other.secretServiceTimeout
+            && fileKeySource == other.fileKeySource && kdf == other.kdf && audit == other.audit
+    }
+}

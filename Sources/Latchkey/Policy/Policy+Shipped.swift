@@ -1,0 +1,136 @@
+// The shipped policies, embedded so the library and the command line work
+// without the files. `PolicyTests` checks that each text equals its file in
+// `policy/` byte for byte, so they cannot drift apart.
+
+extension Policy {
+    /// The text of `policy/default.json`.
+    static let defaultJSON = #"""
+    {
+      "version": 1,
+      "name": "default",
+      "username": {
+        "remember": true
+      },
+      "sessions": {
+        "maxAgeSeconds": 2592000,
+        "wipeOnExit": false
+      },
+      "onLogout": {
+        "sessions": "wipe",
+        "username": "keep"
+      },
+      "backend": {
+        "kind": "auto",
+        "allowFileFallback": true,
+        "migrateToSecretService": true,
+        "secretServiceTimeoutMilliseconds": 3000
+      },
+      "file": {
+        "keySource": "keyfile"
+      },
+      "audit": {
+        "enabled": true,
+        "maxEntries": 10000,
+        "maxAgeDays": 365,
+        "onFailure": "fail"
+      }
+    }
+
+    """#
+
+    /// The text of `policy/strict.json`.
+    static let strictJSON = #"""
+    {
+      "version": 1,
+      "name": "strict",
+      "username": {
+        "remember": true
+      },
+      "sessions": {
+        "maxAgeSeconds": 28800,
+        "wipeOnExit": false
+      },
+      "onLogout": {
+        "sessions": "wipe",
+        "username": "forget"
+      },
+      "backend": {
+        "kind": "secret-service",
+        "allowFileFallback": false,
+        "migrateToSecretService": true,
+        "secretServiceTimeoutMilliseconds": 3000
+      },
+      "audit": {
+        "enabled": true,
+        "maxEntries": 100000,
+        "maxAgeDays": null,
+        "onFailure": "fail"
+      }
+    }
+
+    """#
+
+    /// The text of `policy/shared-device.json`.
+    static let sharedDeviceJSON = #"""
+    {
+      "version": 1,
+      "name": "shared-device",
+      "username": {
+        "remember": false
+      },
+      "sessions": {
+        "maxAgeSeconds": 43200,
+        "wipeOnExit": true
+      },
+      "onLogout": {
+        "sessions": "wipe",
+        "username": "forget"
+      },
+      "backend": {
+        "kind": "auto",
+        "allowFileFallback": true,
+        "migrateToSecretService": true,
+        "secretServiceTimeoutMilliseconds": 3000
+      },
+      "file": {
+        "keySource": "keyfile"
+      },
+      "audit": {
+        "enabled": true,
+        "maxEntries": 10000,
+        "maxAgeDays": 90,
+        "onFailure": "fail"
+      }
+    }
+
+    """#
+
+    /// The shipped default policy (`policy/default.json`): remember usernames,
+    /// sessions up to 30 days, a logout wipes the account's sessions and keeps
+    /// the username, the encrypted-file fallback is allowed.
+    public static let `default` = builtIn(defaultJSON, name: "default")
+
+    /// The shipped strict policy (`policy/strict.json`): the Secret Service or
+    /// nothing (no file fallback), a logout wipes sessions and username, sessions
+    /// live at most 8 hours.
+    public static let strict = builtIn(strictJSON, name: "strict")
+
+    /// The shipped policy for kiosks and shared tablets (`policy/shared-device.json`):
+    /// usernames are never remembered, and no session survives a logout or the app's exit.
+    public static let sharedDevice = builtIn(sharedDeviceJSON, name: "shared-device")
+
+    /// The built-in policy called `name` (`default`, `strict`, `shared-device`), or nil.
+    /// - Parameter name: The policy's name.
+    /// - Returns: The policy, or nil when there is no built-in policy of that name.
+    public static func builtIn(named name: String) -> Policy? {
+        [Policy.default, .strict, .sharedDevice].first { $0.name == name }
+    }
+
+    private static func builtIn(_ text: String, name: String) -> Policy {
+        do {
+            return try Policy(jsonData: Array(text.utf8), source: "built-in:\(name)")
+        } catch {
+            preconditionFailure("the embedded policy '\(name)' does not parse: \(error)")
+        }
+    }
+}

@@ -1,0 +1,64 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An app's credential policy: what may be remembered, for how long, what a
+/// logout wipes, which store may hold the data, and how the audit trail is kept.
+///
+/// Policies are data (`policy/*.json`, documented field by field in
+/// `policy/README.md`), parsed strictly by ``init(jsonData:source:)``. The
+/// shipped ones are built in as ``default``, ``strict`` and ``sharedDevice``.
+/// Questions a `Vault` asks are answered as ``PolicyDecision`` values by the
+/// methods in `Policy+Decisions.swift`.
+public struct Policy: Sendable {
+    /// The policy format version this Latchkey reads.
+    public static let formatVersion = 1
+
+    /// The policy format version of the document (`version`).
+    public var version: Int
+    /// The policy's short name, shown by `latchkey status` (`name`).
+    public var name: String
+    /// Where the policy came from: a file path, or `built-in:<name>`. Not part of equality.
+    public var source: String
+
+    /// Whether usernames may be remembered at all (`username.remember`). The
+    /// user's own opt-out still wins when this is true.
+    public var remembersUsernames: Bool
+    /// The longest life of any session, in seconds (`sessions.maxAgeSeconds`).
+    public var sessionMaxAge: TimeInterval
+    /// Whether every session is wiped when the app exits (`sessions.wipeOnExit`).
+    public var wipesSessionsOnExit: Bool
+
+    /// What a logout does with the account's sessions (`onLogout.sessions`).
+    public var sessionsOnLogout: SessionsOnLogout
+    /// What a logout does with the remembered username (`onLogout.username`).
+    public var usernameOnLogout: UsernameOnLogout
+
+    /// Which store holds the credentials (`backend.kind`).
+    public var backend: BackendChoice
+    /// Whether `auto` may fall back to the encrypted file (`backend.allowFileFallback`).
+    public var allowsFileFallback: Bool
+    /// Whether a file vault is moved into the Secret Service automatically once
+    /// it answers again (`backend.migrateToSecretService`).
+    public var migratesToSecretService: Bool
+    /// The deadline of every Secret Service call, in seconds
+    /// (`backend.secretServiceTimeoutMilliseconds` / 1000).
+    public var secretServiceTimeout: TimeInterval
+
+    /// How the encrypted file's key is obtained (`file.keySource`); nil when the
+    /// policy never uses the file.
+    public var fileKeySource: FileKeySource?
+    /// The passphrase KDF's calibration target and the bounds a reader accepts
+    /// (`file.kdf`); nil unless ``fileKeySource`` is `.passphrase`.
+    public var kdf: KDFBounds?
+
+    /// How the audit trail is kept (`audit`).
+    public var audit: AuditRules
+
+    /// Whether this policy can ever use the encrypted file.
+    public var usesFile: Bool {
+        backend == .file || (backend == .auto && allowsFileFallback)
+    }
+}

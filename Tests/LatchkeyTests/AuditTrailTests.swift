@@ -1,0 +1,233 @@
+import Testing
+import Glibc
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+@testable import Latchkey
+import LatchkeyTesting
+
+/// Replaces a file's bytes in place, without the durability of `PrivateFiles.replace`
+/// (tests rewrite trails hundreds of times).
+func overwrite(_ path: String, with bytes: [UInt8]) throws {
+    let file = try POSIX.File.open(path, .readWriteCreate(permissions: 0o600))
+    try file.truncate(to: 0)
+    try file.writeAll(bytes)
+}
+
+/// A clock tests move by hand.
+final class ManualClock: Sendable {
+    private let now = Mutex(Date(timeIntervalSince1970: 1_750_000_000))
+    func read() -> Date { now.withLock { $0 } }
+    func advance(by seconds: TimeInterval) { now.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
+
+@Suite("Audit trail")
+struct AuditTrailTests {
+    let appID = try! AppID("com.example.audit")
+
+    @Test("entries are JSON lines with a pseudonym, never the account; 0600 file in a 0700 directory; key and anchor only in the backend")
+    func writesPrivateLines() throws {
+        let directory = try makeTemporaryDirectory() + "/store"
+        let backend = InMemoryBackend()
+        let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
+        try trail.record(.usernameRemembered, outcome: .ok, backend: .secretService, account: "alice@example.com")
+        try trail.record(.sessionSaved, outcome: .ok, backend: .secretService, account: "alice@example.com", detail: "access")
+        try trail.record(.sessionRead, outcome: .failed(.timedOut), backend: .secretService, account: "bob")
+        let text = String(decoding: try POSIX.File.open(trail.path, .read).readAll(), as: UTF8.self)
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 3 && text.hasSuffix("\n"))
+        #expect(!text.contains("alice") && !text.contains("bob"))
+        let alice = try trail.pseudonym(for: "alice@example.com")
+        let bob = try trail.pseudonym(for: "bob")
+        #expect(alice.count == 16 && alice != bob)
+        let entries = try trail.entries()
+        #expect(entries.map(\.sequence) == [1, 2, 3])
+        #expect(entries[0].account == alice && entries[1].account == alice && entries[1].detail == "access")
+        #expect(entries[2].outcome == .failed(.timedOut) && lines[2].contains(#""outcome":"failed","error":"timedOut""#))
+        #expect(try trail.entries(since: 2).map(\.sequence) == [3])
+        #expect(try POSIX.status(of: trail.path)?.permissions == 0o600)
+        #expect(try POSIX.status(of: directory)?.permissions == 0o700)
+        #expect(try POSIX.directoryEntries(directory).sorted() == ["com.example.audit.audit.jsonl", "com.example.audit.audit.lock"])
+        #expect(Set(try backend.list(kind: nil)) == [AuditTrail.keyItem, AuditTrail.anchorItem])
+        #expect(try trail.verify() == .intact(entryCount: 3, lastSequence: 3))
+
+        let reopened = AuditTrail(appID: appID, directory: directory, backend: backend)
+        #expect(try reopened.pseudonym(for: "alice@example.com") == alice)
+        let elsewhere = AuditTrail(appID: try AppID("com.example.other"), directory: directory, backend: InMemoryBackend())
+        #expect(try elsewhere.pseudonym(for: "alice@example.com") != alice)
+    }
+
+    @Test("a line has exactly the documented form")
+    func lineFormat() throws {
+        let entry = AuditEntry(sequence: 7, milliseconds: 1_750_000_000_123, event: .logout, outcome: .ok, backend: .file,
+                               account: "0123456789abcdef", detail: "wiped 2 sessions: access, \"refresh\"\n", continuesFrom: nil,
+                               mac: String(repeating: "ab", count: 32))
+        #expect(entry.jsonLine == #"{"seq":7,"time":"2025-06-15T15:06:40.123Z","event":"logout","outcome":"ok","backend":"file","account":"0123456789abcdef","detail":"wiped 2 sessions: access, \"refresh\"\n","mac":"\#(String(repeating: "ab", count: 32))"}"#)
+        #expect(try AuditEntry(line: Array(entry.jsonLine.utf8), source: "t") == entry)
+        let spaced = entry.jsonLine.replacing(",\"event\"", with: ", \"event\"")
+        #expect(throws: LatchkeyError(.tampered, "")) { try AuditEntry(line: Array(spaced.utf8), source: "t") }
+    }
+
+    @Test("UTC timestamps round-trip and refuse anything else", arguments: [
+        (Int64(0), "1970-01-01T00:00:00.000Z"), (951_782_400_999, "2000-02-29T00:00:00.999Z"),
+        (1_750_000_000_123, "2025-06-15T15:06:40.123Z"), (253_402_300_799_000, "9999-12-31T23:59:59.000Z"),
+    ])
+    func timestamps(milliseconds: Int64, text: String) {
+        #expect(UTCTimestamp.format(milliseconds: milliseconds) == text)
+        #expect(UTCTimestamp.parse(text) == milliseconds)
+        #expect(UTCTimestamp.parse(text.replacing("Z", with: "+00:00")) == nil)
+        #expect(UTCTimestamp.parse("2001-02-29T00:00:00.000Z") == nil)
+    }
+
+    @Test("a namespace with no trail verifies as empty, and verify creates nothing")
+    func freshVerify() throws {
+        let directory = try makeTemporaryDirectory() + "/absent"
+        let backend = InMemoryBackend()
+        let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
+        #expect(try trail.verify() == .intact(entryCount: 0, lastSequence: 0))
+        #expect(try POSIX.status(of: directory) == nil)
+        #expect(try backend.list(kind: nil).isEmpty)
+        #expect(try trail.entries().isEmpty)
+    }
+
+    @Test("a missing trail with an anchor, a missing anchor and a missing key are each detected")
+    func missingPieces() throws {
+        let directory = try makeTemporaryDirectory()
+        let backend = InMemoryBackend()
+        let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
+        for _ in 0..<3 { try trail.record(.sessionSaved, outcome: .ok, backend: .memory) }
+        let bytes = try POSIX.File.open(trail.path, .read).readAll()
+        try POSIX.removeFile(trail.path)
+        #expect(try !trail.verify().isIntact)
+        let refused = #expect(throws: LatchkeyError.self) { try trail.record(.wipe, outcome: .ok, backend: .memory) }
+        #expect(refused?.code == .tampered)
+
+        try overwrite(trail.path, with: bytes)
+        let anchor = try #require(try backend.read(AuditTrail.anchorItem))
+        try backend.delete(AuditTrail.anchorItem)
+        #expect(try !trail.verify().isIntact)
+        try backend.write(anchor, for: AuditTrail.anchorItem)
+        #expect(try trail.verify().isIntact)
+
+        try backend.delete(AuditTrail.keyItem)
+        #expect(try !trail.verify().isIntact)
+        let noKey = #expect(throws: LatchkeyError.self) { try trail.record(.wipe, outcome: .ok, backend: .memory) }
+        #expect(noKey?.code == .tampered)
+        #expect(try POSIX.File.open(trail.path, .read).readAll() == bytes)
+    }
+
+    @Test("an append refuses to continue a trail whose tail was cut, so the cut is never hidden")
+    func appendRefusesCutTail() throws {
+        let directory = try makeTemporaryDirectory()
+        let trail = AuditTrail(appID: appID, directory: directory, backend: InMemoryBackend())
+        for _ in 0..<10 { try trail.record(.sessionRead, outcome: .ok, backend: .memory) }
+        let lines = try POSIX.File.open(trail.path, .read).readAll().split(separator: 10)
+        let cut = Array(lines.dropLast(2).joined(separator: [10])) + [10]
+        try overwrite(trail.path, with: cut)
+        let error = #expect(throws: LatchkeyError.self) { try trail.record(.wipe, outcome: .ok, backend: .memory) }
+        #expect(error?.code == .tampered)
+        #expect(try POSIX.File.open(trail.path, .read).readAll() == cut)
+        guard case .broken(let sequence, let reason) = try trail.verify() else {
+            Issue.record("a cut tail verified")
+            return
+        }
+        #expect(sequence == 9 && reason.contains("cut"))
+    }
+
+    @Test("a partial last line from a crash is reported by verify and dropped by the next append")
+    func partialLine() throws {
+        let directory = try makeTemporaryDirectory()
+        let trail = AuditTrail(appID: appID, directory: directory, backend: InMemoryBackend())
+        for _ in 0..<4 { try trail.record(.sessionRead, outcome: .ok, backend: .memory) }
+        let file = try POSIX.File.open(trail.path, .appendCreate(permissions: 0o600))
+        try file.writeAll(Array(#"{"seq":5,"time":"2025-"#.utf8))
+        guard case .broken(let sequence, let reason) = try trail.verify() else {
+            Issue.record("a partial line verified")
+            return
+        }
+        #expect(sequence == 5 && reason.contains("incomplete"))
+        try trail.record(.wipe, outcome: .ok, backend: .memory)
+        #expect(try trail.verify() == .intact(entryCount: 5, lastSequence: 5))
+    }
+
+    @Test("an entry written before a crash stopped the anchor update still verifies, and appends continue")
+    func crashBeforeAnchorUpdate() throws {
+        let directory = try makeTemporaryDirectory()
+        let backend = InMemoryBackend()
+        let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
+        try trail.record(.sessionSaved, outcome: .ok, backend: .memory)
+        let earlier = try #require(try backend.read(AuditTrail.anchorItem))
+        try trail.record(.sessionRead, outcome: .ok, backend: .memory)
+        try backend.write(earlier, for: AuditTrail.anchorItem)
+        #expect(try trail.verify() == .intact(entryCount: 2, lastSequence: 2))
+        try trail.record(.logout, outcome: .ok, backend: .memory)
+        #expect(try trail.verify() == .intact(entryCount: 3, lastSequence: 3))
+    }
+
+    @Test("a failed audit write throws: backend failure, insecure directory, malformed event or detail")
+    func failuresThrow() throws {
+        let directory = try makeTemporaryDirectory()
+        let backend = InMemoryBackend()
+        let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
+        backend.failure = LatchkeyError(.unavailable, "store down")
+        #expect(throws: LatchkeyError(.unavailable, "")) { try trail.record(.sessionSaved, outcome: .ok, backend: .memory) }
+        backend.failure = nil
+        #expect(throws: LatchkeyError(.invalidInput, "")) { try trail.record(AuditEvent(rawValue: "Session Saved"), outcome: .ok, backend: .memory) }
+        #expect(throws: LatchkeyError(.invalidInput, "")) {
+            try trail.record(.sessionSaved, outcome: .ok, backend: .memory, detail: String(repeating: "x", count: 513))
+        }
+        try trail.record(.sessionSaved, outcome: .ok, backend: .memory)
+        #expect(chmod(trail.path, 0o644) == 0)
+        #expect(throws: LatchkeyError(.insecurePermissions, "")) { try trail.record(.sessionSaved, outcome: .ok, backend: .memory) }
+        #expect(throws: LatchkeyError(.insecurePermissions, "")) { try trail.verify() }
+    }
+
+    @Test("retention by entries trims behind a checkpoint and the chain stays verifiable")
+    func retentionByEntries() throws {
+        let directory = try makeTemporaryDirectory()
+        let backend = InMemoryBackend()
+        let trail = AuditTrail(appID: appID, directory: directory, backend: backend, retention: AuditRetention(maxEntries: 20, maxAge: nil))
+        for index in 1...100 {
+            try trail.record(.sessionSaved, outcome: .ok, backend: .memory, account: "user\(index % 3)")
+            #expect(try trail.entries().count <= 20)
+        }
+        let entries = try trail.entries()
+        #expect(entries.first?.event == .checkpoint && entries.first?.continuesFrom != nil)
+        #expect(entries.last?.sequence == 100)
+        #expect(try trail.verify() == .intact(entryCount: entries.count, lastSequence: 100))
+
+        let bytes = try POSIX.File.open(trail.path, .read).readAll()
+        let lines = bytes.split(separator: 10)
+        try overwrite(trail.path, with: Array(lines.dropFirst().joined(separator: [10])) + [10])
+        #expect(try !trail.verify().isIntact, "removing the checkpoint must be detected")
+        var checkpoint = Array(lines[0])
+        let marker = Array("\"continuesFrom\":\"".utf8)
+        let at = try #require(checkpoint.indices.first { checkpoint[$0...].starts(with: marker) }) + marker.count
+        checkpoint[at] = checkpoint[at] == UInt8(ascii: "0") ? UInt8(ascii: "1") : UInt8(ascii: "0")
+        try overwrite(trail.path, with: checkpoint + [10] + Array(lines.dropFirst().joined(separator: [10])) + [10])
+        #expect(try !trail.verify().isIntact, "an altered checkpoint must be detected")
+        try overwrite(trail.path, with: bytes)
+        #expect(try trail.verify().isIntact)
+    }
+
+    @Test("retention by age drops old entries at the next append and keeps the chain verifiable")
+    func retentionByAge() throws {
+        let directory = try makeTemporaryDirectory()
+        let clock = ManualClock()
+        let trail = AuditTrail(appID: appID, directory: directory, backend: InMemoryBackend(),
+                               retention: AuditRetention(maxEntries: nil, maxAge: 10 * 86_400), clock: clock.read)
+        for _ in 0..<20 {
+            try trail.record(.sessionRead, outcome: .ok, backend: .memory)
+            clock.advance(by: 86_400)
+        }
+        let entries = try trail.entries()
+        #expect(entries.first?.event == .checkpoint)
+        let cutoff = clock.read().addingTimeInterval(-86_400 - 10 * 86_400)
+        #expect(entries.dropFirst().allSatisfy { $0.time >= cutoff })
+        #expect(entries.count <= 12 && entries.last?.sequence == 20)
+        #expect(try trail.verify() == .intact(entryCount: entries.count, lastSequence: 20))
+    }
+}
