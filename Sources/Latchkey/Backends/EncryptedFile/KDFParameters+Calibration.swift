@@ -4,10 +4,11 @@ extension KDFParameters {
 
     /// Chooses parameters that make one key derivation on this machine take
     /// about `target`: it times one pass at `memoryLimit` (halving the memory,
-    /// down to 8 MiB, while a single pass is slower than `target`), then takes as
-    /// many passes as fit, between ``minimumOps`` and ``maximumOps``.
+    /// down to 8 MiB, while a single pass is slower than `target`), then three
+    /// passes, and from the two (a fixed cost for filling the memory plus a cost
+    /// per pass) takes as many passes as fit, between ``minimumOps`` and ``maximumOps``.
     ///
-    /// It runs `crypto_pwhash` a few times, so it takes a little longer than `target`.
+    /// It runs `crypto_pwhash` a few times, taking about half of `target` or more.
     /// - Parameters:
     ///   - target: The unlock time to aim at, such as 250 to 500 ms.
     ///   - memoryLimit: The memory to start from, in bytes; 64 MiB by default.
@@ -21,8 +22,13 @@ extension KDFParameters {
             memory /= 2
             onePass = try timeOneDerivation(opsLimit: minimumOps, memoryLimit: memory)
         }
-        let fitting = onePass > .zero ? UInt64(max(1, (target / onePass).rounded(.down))) : maximumOps
-        return try KDFParameters(opsLimit: min(maximumOps, max(minimumOps, fitting)), memoryLimit: memory)
+        guard onePass < target else { return try KDFParameters(opsLimit: minimumOps, memoryLimit: memory) }
+        let threePasses = try timeOneDerivation(opsLimit: minimumOps + 2, memoryLimit: memory)
+        let perPass = max((threePasses - onePass) / 2, .microseconds(1))
+        let fixedCost = max(onePass - perPass, .zero)
+        let fitting = max(1, ((target - fixedCost) / perPass).rounded(.down))
+        let ops = fitting >= Double(maximumOps) ? maximumOps : max(minimumOps, UInt64(fitting))
+        return try KDFParameters(opsLimit: ops, memoryLimit: memory)
     }
 
     /// How long one `crypto_pwhash` takes with these limits, on a throw-away passphrase.
