@@ -90,6 +90,18 @@ struct EncryptedFileBackendTests {
         #expect(try fileBytes(backend.keyFilePath).count == 32)
     }
 
+    @Test("a key file is created whole, once, and never replaced")
+    func keyFileCreatedOnce() throws {
+        let directory = try makeTemporaryDirectory()
+        let path = directory + "/app.key"
+        let first = SecretBytes.random(count: 32)
+        #expect(try PrivateFiles.createIfAbsent(path, with: first))
+        #expect(try PrivateFiles.createIfAbsent(path, with: SecretBytes.random(count: 32)) == false)
+        #expect(try KeyFile.read(path) == first)
+        #expect(try KeyFile.readOrCreate(path) == first)
+        #expect(try POSIX.directoryEntries(directory) == ["app.key"])
+    }
+
     @Test("an overwrite replaces the whole item")
     func overwriteReplaces() throws {
         let backend = try makeFileBackend()

@@ -73,7 +73,7 @@ public final class EncryptedFileBackend: CredentialBackend {
     ///   - key: The item's address.
     /// - Throws: `LatchkeyError`; on any error the vault is unchanged.
     public func write(_ item: StoredItem, for key: ItemKey) throws {
-        try VaultTable.validate(key)
+        try VaultTable.validate(key, item)
         try modify { items in
             items[key] = item
             return true
@@ -84,7 +84,7 @@ public final class EncryptedFileBackend: CredentialBackend {
     /// - Parameter items: The items and their addresses.
     /// - Throws: `LatchkeyError`; on any error the vault is unchanged.
     func write(contentsOf items: [ItemKey: StoredItem]) throws {
-        for key in items.keys { try VaultTable.validate(key) }
+        for (key, item) in items { try VaultTable.validate(key, item) }
         try modify { current in
             current.merge(items) { _, new in new }
             return !items.isEmpty

@@ -15,11 +15,15 @@ enum VaultTable {
     /// The longest kind name the format can hold.
     static let maximumKindLength = 255
 
-    /// Checks that `key` can be stored.
-    /// - Throws: `.invalidInput` when its kind is empty or longer than 255 bytes.
-    static func validate(_ key: ItemKey) throws {
+    /// Checks that `key` and `item` can be stored.
+    /// - Throws: `.invalidInput` when the kind is empty or longer than 255 bytes,
+    ///   or the account, name or value is 4 GiB or longer.
+    static func validate(_ key: ItemKey, _ item: StoredItem) throws {
         guard (1...maximumKindLength).contains(key.kind.rawValue.utf8.count) else {
             throw LatchkeyError(.invalidInput, "item kind must be 1 to \(maximumKindLength) bytes of UTF-8")
+        }
+        guard [key.account.utf8.count, key.name.utf8.count, item.value.count].allSatisfy({ $0 <= UInt32.max }) else {
+            throw LatchkeyError(.invalidInput, "an item's account, name and value must each be shorter than 4 GiB")
         }
     }
 
