@@ -20,3 +20,12 @@ test: deps
 
 clean:
 	rm -rf .build
+
+# Fuzzing (not part of `make test`): each target is Fuzz/<name>.swift, built with the
+# library's sources and -sanitize=fuzzer,address by Fuzz/run; add more names here.
+FUZZ_TARGETS ?= vault-decoder
+FUZZ_RUNS ?= 1000000
+FUZZ_SECONDS ?= 300
+
+fuzz: deps
+	@for target in $(FUZZ_TARGETS); do Fuzz/run $$target $(FUZZ_RUNS) $(FUZZ_SECONDS) || exit 1; done

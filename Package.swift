@@ -35,6 +35,11 @@ let package = Package(
             name: "latchkey-audit-testhelper",
             dependencies: ["Latchkey"]
         ),
+        // Launched by the encrypted-file tests as a separate process; never installed.
+        .executableTarget(
+            name: "latchkey-testhelper",
+            dependencies: ["Latchkey"]
+        ),
         .testTarget(
             name: "LatchkeyTests",
             dependencies: ["Latchkey", "LatchkeyTesting"]

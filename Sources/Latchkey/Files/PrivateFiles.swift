@@ -92,6 +92,46 @@ enum PrivateFiles {
         try POSIX.syncDirectory(directoryName(of: path))
     }
 
+    /// Like ``withExclusiveLock(_:_:)``, but `body` may remove the lock file while
+    /// it holds the lock: after `flock` is granted the lock file's identity is
+    /// compared with what `lockPath` names now, and a process that locked a file
+    /// removed in the meantime starts over on the new one.
+    static func withRemovableExclusiveLock<R>(_ lockPath: String, _ body: () throws -> R) throws -> R {
+        while true {
+            let lock = try POSIX.File.open(lockPath, .readWriteCreate(permissions: 0o600))
+            let status = try lock.status()
+            try requirePrivate(status, path: lockPath, directory: false)
+            try lock.lockExclusively()
+            guard let current = try POSIX.status(of: lockPath),
+                  current.device == status.device, current.inode == status.inode else { continue }
+            return try withExtendedLifetime(lock) { try body() }
+        }
+    }
+
+    /// Creates `path` with `secret` as its content (0600), durably, only when it
+    /// does not exist yet: a complete temporary file is given the name with
+    /// `link`, so no reader ever sees a partial file and no existing file is replaced.
+    /// - Returns: false when `path` already existed (and was left as it is).
+    static func createIfAbsent(_ path: String, with secret: SecretBytes) throws -> Bool {
+        let directory = directoryName(of: path)
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let suffix = Sodium.randomBytes(count: 8).map { String($0, radix: 16) }.joined()
+        let temporary = directory + "/" + temporaryPrefix + name + "." + suffix
+        let created: Bool
+        do {
+            let file = try POSIX.File.open(temporary, .createNew(permissions: 0o600))
+            try file.writeAll(secret)
+            try file.sync()
+            created = try POSIX.link(temporary, to: path)
+            try POSIX.removeFile(temporary)
+        } catch {
+            try? POSIX.removeFile(temporary) // best effort: the original error is the one to report
+            throw error
+        }
+        try POSIX.syncDirectory(directory)
+        return created
+    }
+
     /// The directory part of `path`.
     static func directoryName(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

@@ -193,6 +193,41 @@ enum POSIX {
             try POSIX.check("flock", path: path) { flock(descriptor, LOCK_SH) }
         }
 
+        /// Reads up to `count` bytes starting at `offset` (`pread`); fewer only at the end of the file.
+        func read(upTo count: Int, at offset: Int) throws -> [UInt8] {
+            var result = [UInt8](repeating: 0, count: count)
+            var filled = 0
+            while filled < count {
+                let got = try result.withUnsafeMutableBytes { buffer in
+                    try POSIX.check("pread", path: path) {
+                        pread(descriptor, buffer.baseAddress! + filled, count - filled, off_t(offset + filled))
+                    }
+                }
+                if got == 0 { break }
+                filled += got
+            }
+            result.removeSubrange(filled...)
+            return result
+        }
+
+        /// Reads exactly `count` bytes from the start (`pread`) straight into zeroing
+        /// memory, or nil when the file holds fewer or more bytes.
+        func readSecret(count: Int) throws -> SecretBytes? {
+            var filled = 0
+            let secret = try SecretBytes(count: count, guarded: true) { out in
+                while filled < count {
+                    let got = try POSIX.check("pread", path: path) {
+                        pread(descriptor, out.baseAddress! + filled, count - filled, off_t(filled))
+                    }
+                    if got == 0 { break }
+                    filled += got
+                }
+            }
+            var probe: UInt8 = 0
+            let extra = try POSIX.check("pread", path: path) { pread(descriptor, &probe, 1, off_t(count)) }
+            return filled == count && extra == 0 ? secret : nil
+        }
+
         /// What `fstat` reports about the open file.
         func status() throws -> Status {
             var info = stat()
@@ -224,6 +259,19 @@ enum POSIX {
     /// Renames `source` over `destination` atomically (`rename`).
     static func rename(_ source: String, to destination: String) throws {
         try check("rename", path: destination) { Glibc.rename(source, destination) }
+    }
+
+    /// Gives `source` a second name `destination` (`link`) unless `destination`
+    /// exists: an atomic "create if absent".
+    /// - Returns: false when `destination` already existed (`EEXIST`).
+    static func link(_ source: String, to destination: String) throws -> Bool {
+        while Glibc.link(source, destination) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            if code == EEXIST { return false }
+            throw error(errno: code, function: "link", path: destination)
+        }
+        return true
     }
 
     /// Removes a file (`unlink`); a missing file is not an error.

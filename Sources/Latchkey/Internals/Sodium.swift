@@ -228,4 +228,36 @@ enum Sodium {
         precondition(result == 0, "crypto_generichash failed")
         return digest
     }
+
+    /// An unkeyed BLAKE2b digest from `crypto_generichash`, for detecting accidental damage.
+    /// - Parameter length: 16 to 64 bytes.
+    static func hash(_ message: ArraySlice<UInt8>, length: Int) -> [UInt8] {
+        _ = initialized
+        precondition((Int(crypto_generichash_BYTES_MIN)...Int(crypto_generichash_BYTES_MAX)).contains(length))
+        var digest = [UInt8](repeating: 0, count: length)
+        let result = message.withUnsafeBufferPointer { m in
+            crypto_generichash(&digest, length, m.baseAddress, UInt64(m.count), nil, 0)
+        }
+        precondition(result == 0, "crypto_generichash failed")
+        return digest
+    }
+
+    /// A keyed BLAKE2b digest from `crypto_generichash`, written straight into
+    /// zeroing memory, for deriving a subkey from a key.
+    /// - Parameter length: 16 to 64 bytes.
+    static func keyedHashSecret(_ message: [UInt8], key: SecretBytes, length: Int = 32) -> SecretBytes {
+        _ = initialized
+        precondition((Int(crypto_generichash_BYTES_MIN)...Int(crypto_generichash_BYTES_MAX)).contains(length))
+        precondition((Int(crypto_generichash_KEYBYTES_MIN)...Int(crypto_generichash_KEYBYTES_MAX)).contains(key.count))
+        var result: Int32 = 0
+        let digest = SecretBytes(count: length, guarded: true) { out in
+            result = key.withUnsafeBytes { k in
+                crypto_generichash(out.baseAddress!.assumingMemoryBound(to: UInt8.self), length,
+                                   message, UInt64(message.count),
+                                   k.baseAddress?.assumingMemoryBound(to: UInt8.self), k.count)
+            }
+        }
+        precondition(result == 0, "crypto_generichash failed")
+        return digest
+    }
 }

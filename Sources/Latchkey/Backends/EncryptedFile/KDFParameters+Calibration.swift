@@ -1,0 +1,43 @@
+extension KDFParameters {
+    /// The default unlock time calibration aims at.
+    public static let defaultTarget: Duration = .milliseconds(300)
+
+    /// Chooses parameters that make one key derivation on this machine take
+    /// about `target`: it times one pass at `memoryLimit` (halving the memory,
+    /// down to 8 MiB, while a single pass is slower than `target`), then three
+    /// passes, and from the two (a fixed cost for filling the memory plus a cost
+    /// per pass) takes as many passes as fit, between ``minimumOps`` and ``maximumOps``.
+    ///
+    /// It runs `crypto_pwhash` a few times, taking about half of `target` or more.
+    /// - Parameters:
+    ///   - target: The unlock time to aim at, such as 250 to 500 ms.
+    ///   - memoryLimit: The memory to start from, in bytes; 64 MiB by default.
+    /// - Returns: Parameters within the reader's caps.
+    /// - Throws: `LatchkeyError` `.internal` when `crypto_pwhash` fails (out of memory).
+    public static func calibrated(target: Duration = defaultTarget, memoryLimit: Int = 64 << 20) throws -> KDFParameters {
+        let floor = min(8 << 20, max(minimumMemory, memoryLimit))
+        var memory = min(maximumMemory, max(floor, memoryLimit))
+        var onePass = try timeOneDerivation(opsLimit: minimumOps, memoryLimit: memory)
+        while onePass > target && memory / 2 >= floor {
+            memory /= 2
+            onePass = try timeOneDerivation(opsLimit: minimumOps, memoryLimit: memory)
+        }
+        guard onePass < target else { return try KDFParameters(opsLimit: minimumOps, memoryLimit: memory) }
+        let threePasses = try timeOneDerivation(opsLimit: minimumOps + 2, memoryLimit: memory)
+        let perPass = max((threePasses - onePass) / 2, .microseconds(1))
+        let fixedCost = max(onePass - perPass, .zero)
+        let fitting = max(1, ((target - fixedCost) / perPass).rounded(.down))
+        let ops = fitting >= Double(maximumOps) ? maximumOps : max(minimumOps, UInt64(fitting))
+        return try KDFParameters(opsLimit: ops, memoryLimit: memory)
+    }
+
+    /// How long one `crypto_pwhash` takes with these limits, on a throw-away passphrase.
+    static func timeOneDerivation(opsLimit: UInt64, memoryLimit: Int) throws -> Duration {
+        let passphrase = SecretBytes.random(count: 16)
+        let salt = Sodium.randomBytes(count: Sodium.pwhashSaltLength)
+        let clock = ContinuousClock()
+        let start = clock.now
+        _ = try Sodium.deriveKey(length: 32, passphrase: passphrase, salt: salt, opsLimit: opsLimit, memoryLimit: memoryLimit)
+        return clock.now - start
+    }
+}

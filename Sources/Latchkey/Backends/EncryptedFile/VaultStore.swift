@@ -1,0 +1,177 @@
+/// One vault file as this process last saw it: a cache of the decrypted
+/// table, checked against the file before each use, and the keys for the
+/// vault's salt, derived once. Not thread-safe; ``EncryptedFileBackend`` keeps it
+/// behind a mutex.
+struct VaultStore {
+    /// The vault as decoded from one save.
+    struct Snapshot {
+        /// The header and nonce bytes, which differ between any two saves (fresh nonce).
+        var prefix: [UInt8]
+        /// The file's length, device, inode and modification time when it was read.
+        var size: Int
+        var identity: FileIdentity?
+        var header: VaultHeader
+        var items: [ItemKey: StoredItem]
+    }
+
+    /// What identifies one version of the vault file besides its bytes.
+    struct FileIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var modified: Int64
+
+        init(_ status: POSIX.Status) {
+            device = status.device
+            inode = status.inode
+            modified = status.modified
+        }
+    }
+
+    let directory: String
+    let vaultPath: String
+    let keyFilePath: String
+    let source: KeySource
+
+    private var cached: Snapshot?
+    private var keys: (salt: [UInt8], kdf: KDFParameters?, keys: VaultKeys)?
+    /// The highest generation seen for a salt, to refuse a rolled-back copy.
+    private var seen: (salt: [UInt8], generation: UInt64)?
+
+    init(directory: String, vaultPath: String, keyFilePath: String, source: KeySource) {
+        self.directory = directory
+        self.vaultPath = vaultPath
+        self.keyFilePath = keyFilePath
+        self.source = source
+    }
+
+    /// The vault's current content: the cache when the file's header and nonce
+    /// are unchanged (one `open`, `fstat` and `pread`), otherwise read and decrypted.
+    /// - Returns: The snapshot, or nil when there is no vault.
+    mutating func current() throws -> Snapshot? {
+        guard try PrivateFiles.requirePrivate(directory, directory: true) != nil,
+              let file = try openVault() else {
+            cached = nil
+            return nil
+        }
+        let status = try file.status()
+        try PrivateFiles.requirePrivate(status, path: vaultPath, directory: false)
+        if source.kind == .keyFile {
+            // Checked on every use, like the vault: the key may have been read earlier.
+            try PrivateFiles.requirePrivate(keyFilePath, directory: false)
+        }
+        let identity = FileIdentity(status)
+        if var cached, cached.size == status.size, cached.identity == nil || cached.identity == identity,
+           try file.read(upTo: VaultHeader.lengthWithNonce, at: 0) == cached.prefix {
+            if cached.identity == nil {
+                cached.identity = identity
+                self.cached = cached
+            }
+            return cached
+        }
+        var snapshot = try decode(file.readAll())
+        snapshot.identity = identity
+        cached = snapshot
+        return snapshot
+    }
+
+    /// The vault file's header, decoded and checked without running the KDF.
+    /// - Returns: The header, or nil when there is no vault.
+    func currentHeader() throws -> VaultHeader? {
+        guard try PrivateFiles.requirePrivate(directory, directory: true) != nil,
+              let file = try openVault() else { return nil }
+        let status = try file.status()
+        try PrivateFiles.requirePrivate(status, path: vaultPath, directory: false)
+        return try VaultHeader.decode(file.read(upTo: VaultHeader.length, at: 0), fileLength: status.size, path: vaultPath)
+    }
+
+    private func openVault() throws -> POSIX.File? {
+        do {
+            return try POSIX.File.open(vaultPath, .read)
+        } catch let error as LatchkeyError where error.code == .notFound {
+            return nil
+        }
+    }
+
+    private mutating func decode(_ bytes: [UInt8]) throws -> Snapshot {
+        let header = try VaultHeader.decode(bytes, path: vaultPath)
+        if let seen, seen.salt == header.salt, header.generation < seen.generation {
+            throw LatchkeyError(.tampered, "\(vaultPath) was replaced by an older copy (generation \(header.generation) after \(seen.generation))")
+        }
+        let keys = try keys(for: header)
+        let items: [ItemKey: StoredItem]
+        do {
+            items = try VaultFormat.open(bytes, header: header, keys: keys, path: vaultPath)
+        } catch let error as LatchkeyError where error.code == .wrongKey && source.kind == .keyFile {
+            self.keys = nil // the key file may have been replaced; read it again next time
+            throw error
+        }
+        seen = (header.salt, header.generation)
+        return Snapshot(prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header, items: items)
+    }
+
+    /// The keys for `header`'s salt: cached, or derived once from the key source.
+    private mutating func keys(for header: VaultHeader) throws -> VaultKeys {
+        guard header.source == source.kind else {
+            throw LatchkeyError(.wrongKey, "\(vaultPath) is protected by a \(header.source == .passphrase ? "passphrase" : "key file"), not by the configured \(source.kind == .passphrase ? "passphrase" : "key file")")
+        }
+        if let keys, keys.salt == header.salt, keys.kdf == header.kdf { return keys.keys }
+        let master: SecretBytes
+        switch source {
+        case .passphrase(let passphrase, _):
+            guard let kdf = header.kdf else { throw LatchkeyError(.internal, "passphrase vault header without KDF parameters") }
+            master = try Sodium.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: header.salt, opsLimit: kdf.opsLimit, memoryLimit: kdf.memoryLimit)
+        case .keyFile:
+            guard let key = try KeyFile.read(keyFilePath) else {
+                throw LatchkeyError(.wrongKey, "key file \(keyFilePath) is missing; \(vaultPath) cannot be opened without it")
+            }
+            master = key
+        }
+        let derived = VaultKeys(master: master, salt: header.salt)
+        keys = (header.salt, header.kdf, derived)
+        return derived
+    }
+
+    /// Saves `items` as the next generation after `previous` (or as a new vault
+    /// when nil), atomically and durably. Call it while holding the vault's lock,
+    /// with `previous` read under that lock.
+    mutating func save(_ items: [ItemKey: StoredItem], after previous: Snapshot?) throws {
+        var header: VaultHeader
+        let vaultKeys: VaultKeys
+        if let previous {
+            guard previous.header.generation < UInt64.max else {
+                throw LatchkeyError(.internal, "\(vaultPath) has reached the last generation number")
+            }
+            header = previous.header
+            header.generation += 1
+            vaultKeys = try keys(for: previous.header)
+        } else {
+            let salt = Sodium.randomBytes(count: Sodium.pwhashSaltLength)
+            let master: SecretBytes
+            var kdf: KDFParameters?
+            switch source {
+            case .passphrase(let passphrase, let choice):
+                let parameters = try choice.resolve()
+                kdf = parameters
+                master = try Sodium.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit, memoryLimit: parameters.memoryLimit)
+            case .keyFile:
+                master = try KeyFile.readOrCreate(keyFilePath)
+            }
+            vaultKeys = VaultKeys(master: master, salt: salt)
+            keys = (salt, kdf, vaultKeys)
+            header = VaultHeader(source: source.kind, kdf: kdf, salt: salt, generation: 1, keyCheck: vaultKeys.check)
+        }
+        let bytes = VaultFormat.seal(items, header: header, keys: vaultKeys)
+        try PrivateFiles.replace(vaultPath, with: bytes)
+        // The identity is unknown until the next read stats the new file; that read
+        // then compares the header and nonce with these and keeps the items.
+        cached = Snapshot(prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header, items: items)
+        seen = (header.salt, header.generation)
+    }
+
+    /// Forgets the cache and the keys, after the vault and key file were removed.
+    mutating func forget() {
+        cached = nil
+        keys = nil
+        seen = nil
+    }
+}

@@ -1,0 +1,67 @@
+// A helper the encrypted-file tests launch as a separate process, to test
+// what only processes can show: locking between writers, and crashes (SIGKILL)
+// in the middle of a save. It is never installed.
+//
+//   latchkey-testhelper write-many DIR APPID PREFIX COUNT
+//       writes COUNT items (setting/PREFIX-i = "PREFIX-i"), key-file source
+//   latchkey-testhelper write-loop DIR APPID START SLOTS
+//       forever: writes setting/slot-(i % SLOTS) = "i" for i = START, START+1, ...
+//   latchkey-testhelper make-vault DIR APPID
+//       writes a few items to a key-file vault (fuzz seeds use an all-zero key file)
+//
+// After each write returns, it prints the write's number and a newline on stdout
+// (one unbuffered write), so the parent knows which writes were acknowledged.
+import Foundation
+import Latchkey
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("latchkey-testhelper: \(message)\n".utf8))
+    exit(1)
+}
+
+func acknowledge(_ number: Int) {
+    FileHandle.standardOutput.write(Data("\(number)\n".utf8))
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4 else {
+    fail("usage: latchkey-testhelper write-many|write-loop|make-vault DIR APPID ...")
+}
+let appID: AppID
+do {
+    appID = try AppID(arguments[3])
+} catch {
+    fail("\(error)")
+}
+let backend = EncryptedFileBackend(appID: appID, directory: arguments[2], keySource: .keyFile)
+
+do {
+    switch arguments[1] {
+    case "write-many" where arguments.count == 6:
+        let prefix = arguments[4]
+        guard let count = Int(arguments[5]) else { fail("COUNT must be a number") }
+        for i in 0..<count {
+            let name = "\(prefix)-\(i)"
+            try backend.write(StoredItem(value: SecretBytes(utf8: name)), for: ItemKey(kind: .setting, name: name))
+            acknowledge(i)
+        }
+    case "write-loop" where arguments.count == 6:
+        guard let start = Int(arguments[4]), let slots = Int(arguments[5]), slots > 0 else { fail("START and SLOTS must be numbers") }
+        var i = start
+        while true {
+            try backend.write(StoredItem(value: SecretBytes(utf8: "\(i)")), for: ItemKey(kind: .setting, name: "slot-\(i % slots)"))
+            acknowledge(i)
+            i += 1
+        }
+    case "make-vault" where arguments.count == 4:
+        let created = Date(timeIntervalSinceReferenceDate: 800_000_000)
+        try backend.write(StoredItem(value: SecretBytes(utf8: "alice"), created: created), for: ItemKey(kind: .username, name: "last"))
+        try backend.write(StoredItem(value: SecretBytes(utf8: "token-\u{e9}"), created: created, expires: created + 3600),
+                          for: ItemKey(kind: .session, account: "alice", name: "access"))
+        try backend.write(StoredItem(value: SecretBytes([0, 1, 255]), created: created), for: ItemKey(kind: .key, name: "pseudonym"))
+    default:
+        fail("unknown command or wrong number of arguments")
+    }
+} catch let error as LatchkeyError {
+    fail("\(error.code): \(error.message)")
+}
