@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "Latchkey", targets: ["Latchkey"]),
         .library(name: "LatchkeyTesting", targets: ["LatchkeyTesting"]),
         .executable(name: "latchkey", targets: ["latchkey"]),
+        .library(name: "LoginFlow", targets: ["LoginFlow"]),
     ],
     targets: [
         .systemLibrary(
@@ -43,6 +44,14 @@ let package = Package(
         .testTarget(
             name: "LatchkeyTests",
             dependencies: ["Latchkey", "LatchkeyTesting"]
+        ),
+        .target(
+            name: "LoginFlow",
+            dependencies: ["Latchkey"]
+        ),
+        .testTarget(
+            name: "LoginFlowTests",
+            dependencies: ["LoginFlow", "Latchkey"]
         ),
     ],
     swiftLanguageModes: [.v6]

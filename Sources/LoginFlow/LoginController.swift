@@ -1,0 +1,142 @@
+/// Runs the login screen: feeds events to ``Login/reduce(_:_:)``, keeps the
+/// state, and performs the effects against an ``Authenticator`` and a
+/// ``LoginCredentialStore``.
+///
+/// The UI calls ``appear()`` when the screen shows, ``send(_:)`` for every
+/// user action, and renders what arrives through the output handler. Login
+/// requests run in their own tasks; a cancelled or stale request's answer is
+/// ignored by the reducer. While rate-limited, the controller sends
+/// ``Login/Event/tick(now:)`` every `tickInterval` until the limit ends.
+public actor LoginController {
+    private let authenticator: any Authenticator
+    private let store: any LoginCredentialStore
+    private let tickInterval: Duration
+    private let output: @Sendable (LoginControllerOutput) -> Void
+    private let clock = ContinuousClock()
+    private var requests: [Int: Task<Void, Never>] = [:]
+    private var countdown: Task<Void, Never>?
+
+    /// The current state of the screen.
+    public private(set) var state: Login.State
+
+    /// Creates a controller.
+    /// - Parameters:
+    ///   - authenticator: Sends login attempts to the server.
+    ///   - store: Keeps the remembered username, the remember choice and sessions.
+    ///   - configuration: The app's additions to the rules.
+    ///   - tickInterval: How often the rate-limit countdown advances.
+    ///   - output: Receives every new state, focus request and store failure;
+    ///     called on the controller's executor, so hop to the UI's own.
+    public init(
+        authenticator: any Authenticator,
+        store: any LoginCredentialStore,
+        configuration: Login.Configuration = Login.Configuration(),
+        tickInterval: Duration = .seconds(1),
+        output: @escaping @Sendable (LoginControllerOutput) -> Void = { _ in }
+    ) {
+        precondition(tickInterval > .zero, "tickInterval must be positive")
+        self.authenticator = authenticator
+        self.store = store
+        self.tickInterval = tickInterval
+        self.output = output
+        self.state = Login.State(configuration: configuration)
+    }
+
+    /// Loads the remembered username and the remember choice, then sends
+    /// ``Login/Event/appeared(rememberedUsername:remembersUsername:)``.
+    ///
+    /// When the store cannot answer, the failure goes to the output and the
+    /// screen appears empty with remembering shown off.
+    public func appear() async {
+        var remembered: String?
+        var remembers = false
+        do {
+            remembers = try await store.remembersUsername()
+            remembered = remembers ? try await store.rememberedUsername() : nil
+        } catch {
+            output(.storeFailed(LoginStoreFailure(operation: .load, error: error)))
+        }
+        await send(.appeared(rememberedUsername: remembered, remembersUsername: remembers))
+    }
+
+    /// Feeds one event to the reducer, publishes the new state and runs the effects.
+    /// - Parameter event: What happened.
+    public func send(_ event: Login.Event) async {
+        let (next, effects) = Login.reduce(state, event)
+        state = next
+        output(.render(next))
+        for effect in effects {
+            await run(effect)
+        }
+        startCountdownIfNeeded()
+    }
+
+    /// Waits until no login request and no countdown is running, for tests and shutdown.
+    public func settle() async {
+        while true {
+            if let request = requests.values.first {
+                await request.value
+            } else if let countdown {
+                await countdown.value
+            } else {
+                return
+            }
+        }
+    }
+
+    private func run(_ effect: Login.Effect) async {
+        switch effect {
+        case let .sendLoginRequest(request):
+            let authenticator = authenticator
+            requests[request.generation] = Task {
+                let result = await authenticator.authenticate(username: request.username, password: request.password)
+                await self.finish(request.generation, result)
+            }
+        case let .cancelLoginRequest(generation):
+            requests[generation]?.cancel()
+        case let .rememberUsername(username):
+            await perform(.rememberUsername) { try await $0.rememberUsername(username) }
+        case let .setRemembersUsername(remembers):
+            await perform(.setRemembersUsername) { try await $0.setRemembersUsername(remembers) }
+        case let .saveSession(tokens, account):
+            await perform(.saveSession) { try await $0.saveSession(tokens, account: account) }
+        case let .logout(account):
+            await perform(.logout) { try await $0.logout(account: account) }
+        case let .focus(field):
+            output(.focus(field))
+        }
+    }
+
+    private func perform(
+        _ operation: LoginStoreFailure.Operation,
+        _ call: (any LoginCredentialStore) async throws -> Void
+    ) async {
+        do {
+            try await call(store)
+        } catch {
+            output(.storeFailed(LoginStoreFailure(operation: operation, error: error)))
+        }
+    }
+
+    private func finish(_ generation: Int, _ result: AuthenticationResult) async {
+        requests[generation] = nil
+        await send(.responseReceived(generation: generation, result: result, at: clock.now))
+    }
+
+    private func startCountdownIfNeeded() {
+        guard state.isRateLimited, countdown == nil else { return }
+        let interval = tickInterval
+        countdown = Task {
+            while self.state.isRateLimited {
+                do {
+                    try await Task.sleep(for: interval)
+                } catch {
+                    break // Cancelled: nobody waits for the countdown any more.
+                }
+                await self.send(.tick(now: self.clock.now))
+            }
+            self.countdown = nil
+        }
+    }
+
+}

@@ -1,0 +1,9 @@
+/// What a ``LoginController`` tells its UI.
+public enum LoginControllerOutput: Sendable {
+    /// The state changed: render it.
+    case render(Login.State)
+    /// Move the keyboard focus to this field.
+    case focus(Login.Field)
+    /// A credential-store call failed; the screen's state is unaffected.
+    case storeFailed(LoginStoreFailure)
+}

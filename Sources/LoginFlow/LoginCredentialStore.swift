@@ -1,0 +1,46 @@
+/// Where the login screen keeps what outlives it: the remembered username,
+/// the user's choice to remember it, and the session. Latchkey's `Vault`
+/// provides these.
+///
+/// The contract:
+/// - `rememberedUsername()` returns nil when none is kept or remembering is off;
+///   "nothing kept" is never an error.
+/// - `setRemembersUsername(false)` forgets the remembered username at once;
+///   while it is off, `rememberUsername(_:)` keeps nothing.
+/// - `logout(account:)` wipes what the app's policy says (at least the
+///   account's session); a nil account wipes per policy without one.
+/// - Errors mean the store could not answer or could not keep the change.
+/// - All methods are safe to call concurrently.
+public protocol LoginCredentialStore: Sendable {
+    /// The username remembered by the last successful login, if any.
+    /// - Returns: The username, or nil.
+    /// - Throws: When the store cannot answer.
+    func rememberedUsername() async throws -> String?
+
+    /// Whether usernames are remembered (false after the user opted out).
+    /// - Returns: The user's choice.
+    /// - Throws: When the store cannot answer.
+    func remembersUsername() async throws -> Bool
+
+    /// Stores the user's choice; `false` also forgets the remembered username.
+    /// - Parameter remembers: Whether to remember usernames.
+    /// - Throws: When the choice could not be kept.
+    func setRemembersUsername(_ remembers: Bool) async throws
+
+    /// Remembers `username` for the next login, unless remembering is off.
+    /// - Parameter username: The username that logged in.
+    /// - Throws: When it could not be kept.
+    func rememberUsername(_ username: String) async throws
+
+    /// Keeps the session issued to `account`.
+    /// - Parameters:
+    ///   - tokens: The session tokens.
+    ///   - account: The username that logged in.
+    /// - Throws: When the session could not be kept.
+    func saveSession(_ tokens: SessionTokens, account: String) async throws
+
+    /// Logs out: wipes per policy.
+    /// - Parameter account: The account logging out, if known.
+    /// - Throws: When the wipe did not complete.
+    func logout(account: String?) async throws
+}
