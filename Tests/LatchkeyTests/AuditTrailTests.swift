@@ -9,13 +9,6 @@ import Foundation
 @testable import Latchkey
 import LatchkeyTesting
 
-/// Replaces a file's bytes in place, without the durability of `PrivateFiles.replace`
-/// (tests rewrite trails hundreds of times).
-func overwrite(_ path: String, with bytes: [UInt8]) throws {
-    let file = try POSIX.File.open(path, .readWriteCreate(permissions: 0o600))
-    try file.truncate(to: 0)
-    try file.writeAll(bytes)
-}
 
 /// A clock tests move by hand.
 final class ManualClock: Sendable {

@@ -7,18 +7,6 @@ import Foundation
 #endif
 @testable import Latchkey
 
-/// A fresh private directory for one test, inside the sandbox `.ci/with-keyring`
-/// makes (and removes afterwards), or under /tmp when run without it.
-func makeTemporaryDirectory(_ label: String = #function) throws -> String {
-    let sandbox = ProcessInfo.processInfo.environment["LATCHKEY_TEST_SANDBOX"] ?? "/tmp"
-    let base = "\(sandbox)/latchkey-tests-\(POSIX.processID)"
-    try PrivateFiles.prepareDirectory(base)
-    let name = label.filter { $0.isLetter || $0.isNumber } + "-" + Sodium.randomBytes(count: 6).map { String($0, radix: 16) }.joined()
-    let path = base + "/" + name
-    try PrivateFiles.prepareDirectory(path)
-    return path
-}
-
 @Suite("Private files")
 struct PrivateFilesTests {
     @Test("prepareDirectory creates missing parents with mode 0700")
