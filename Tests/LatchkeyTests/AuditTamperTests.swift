@@ -107,7 +107,7 @@ struct AuditTamperTests {
             }
             let bytes = try POSIX.File.open(trail.path, .read).readAll()
             let status = try POSIX.status(of: trail.path)
-            let anchor = try trail.backend.read(AuditTrail.anchorItem)
+            let anchor = try trail.backend.read(trail.anchorItem)
             let first = try trail.verify()
             let second = try trail.verify()
             #expect(first == second && first.isIntact == !alter)
@@ -116,7 +116,7 @@ struct AuditTamperTests {
             }
             #expect(try POSIX.File.open(trail.path, .read).readAll() == bytes)
             #expect(try POSIX.status(of: trail.path) == status)
-            #expect(try trail.backend.read(AuditTrail.anchorItem) == anchor)
+            #expect(try trail.backend.read(trail.anchorItem) == anchor)
         }
     }
 
@@ -171,7 +171,7 @@ struct AuditTamperTests {
         let verdict = String(decoding: (verifier.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(verifier.terminationStatus == 0 && verdict == "intact 300 300\n", "\(verdict)")
 
-        let bytes = try POSIX.File.open(directory + "/\(appID).audit.jsonl", .read).readAll()
+        let bytes = try POSIX.File.open(directory + "/\(appID).test-directory.audit.jsonl", .read).readAll()
         #expect(bytes.last == 10)
         let lines = bytes.split(separator: 10, omittingEmptySubsequences: false).dropLast()
         let entries = try lines.enumerated().map { try AuditEntry(line: $0.element, source: "line \($0.offset + 1)") }

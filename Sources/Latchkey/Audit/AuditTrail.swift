@@ -5,12 +5,12 @@ import Foundation
 #endif
 
 /// An app namespace's audit trail: an append-only JSON Lines file
-/// (`<directory>/<appid>.audit.jsonl`, 0600 in a 0700 directory) whose entries
+/// (`<directory>/<appid>.<backend kind>.audit.jsonl`, 0600 in a 0700 directory) whose entries
 /// are chained by a keyed BLAKE2b MAC, with the key and the last sequence
 /// number and MAC (the anchor) kept in a `CredentialBackend`, never beside the
 /// file. The format is specified in `docs/AUDIT-TRAIL.md`.
 ///
-/// Appends are locked (`flock` on `<appid>.audit.lock`) and durable (`fsync`),
+/// Appends are locked (`flock` on `<appid>.<backend kind>.audit.lock`) and durable (`fsync`),
 /// so writers in several threads or processes never interleave partial lines.
 /// ``verify()`` is read-only. No secret is ever written: the account appears
 /// only as a keyed pseudonym and the detail is non-secret text.
@@ -33,9 +33,13 @@ public final class AuditTrail: Sendable {
     let clock: @Sendable () -> Date
 
     /// The backend item holding the 32-byte MAC and pseudonym key.
-    public static let keyItem = ItemKey(kind: .key, name: "audit")
+    ///
+    /// Each kind of backend keeps its own trail (`<appid>.<backend kind>.audit.jsonl`)
+    /// and its own key, so a fallback to the file while the Secret Service
+    /// holding the other trail's key is unreachable never breaks a chain.
+    public let keyItem: ItemKey
     /// The backend item holding the anchor: the last sequence number and MAC.
-    public static let anchorItem = ItemKey(kind: .anchor, name: "audit")
+    public let anchorItem: ItemKey
     /// The length of an account pseudonym in bytes (it is written as twice as many hex digits).
     static let pseudonymLength = 8
 
@@ -52,8 +56,11 @@ public final class AuditTrail: Sendable {
     init(appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention, clock: @escaping @Sendable () -> Date) {
         self.appID = appID
         self.directory = directory
-        self.path = directory + "/" + appID.rawValue + ".audit.jsonl"
-        self.lockPath = directory + "/" + appID.rawValue + ".audit.lock"
+        let stem = directory + "/" + appID.rawValue + "." + backend.kind.rawValue
+        self.path = stem + ".audit.jsonl"
+        self.lockPath = stem + ".audit.lock"
+        self.keyItem = ItemKey(kind: .key, name: "audit." + backend.kind.rawValue)
+        self.anchorItem = ItemKey(kind: .anchor, name: "audit." + backend.kind.rawValue)
         self.backend = backend
         self.retention = retention
         self.clock = clock
@@ -98,7 +105,7 @@ public final class AuditTrail: Sendable {
             let entry = unsigned.withMAC(mac)
             try file.writeAll(Array((entry.jsonLine + "\n").utf8))
             try file.sync()
-            try self.backend.write(StoredItem(value: AuditAnchor(sequence: entry.sequence, mac: mac).encoded), for: Self.anchorItem)
+            try self.backend.write(StoredItem(value: AuditAnchor(sequence: entry.sequence, mac: mac).encoded), for: anchorItem)
             try trimIfNeeded(file: file, key: key, lastSequence: entry.sequence, now: now)
             return entry
         }
@@ -118,7 +125,7 @@ public final class AuditTrail: Sendable {
         // The anchor is read before the file: appends write the file first, so
         // a concurrent append can never make the anchor look ahead of the file.
         let anchor = try readAnchor()
-        let key = try backend.read(Self.keyItem)?.value
+        let key = try backend.read(keyItem)?.value
         let bytes = try readFile()
         guard let key else {
             if bytes.isEmpty && (anchor?.sequence ?? 0) == 0 { return .intact(entryCount: 0, lastSequence: 0) }
@@ -149,7 +156,7 @@ public final class AuditTrail: Sendable {
     /// - Returns: The pseudonym.
     /// - Throws: `.tampered` when the key is missing while a trail exists; file and backend errors.
     public func pseudonym(for account: String) throws -> String {
-        if let key = try backend.read(Self.keyItem)?.value { return try pseudonym(for: account, key: key) }
+        if let key = try backend.read(keyItem)?.value { return try pseudonym(for: account, key: key) }
         try PrivateFiles.prepareDirectory(directory)
         return try PrivateFiles.withExclusiveLock(lockPath) {
             try pseudonym(for: account, key: keyCreatingIfFresh(trailSize: POSIX.status(of: path)?.size ?? 0))
@@ -164,7 +171,7 @@ public final class AuditTrail: Sendable {
     /// The key, created with a genesis anchor when the namespace has neither a
     /// key nor entries. Call it while holding the lock.
     private func keyCreatingIfFresh(trailSize: Int) throws -> SecretBytes {
-        if let key = try backend.read(Self.keyItem)?.value {
+        if let key = try backend.read(keyItem)?.value {
             guard key.count == Sodium.genericHashKeyLength else {
                 throw LatchkeyError(.tampered, "the audit key kept in the \(backend.kind) store has the wrong length")
             }
@@ -174,13 +181,13 @@ public final class AuditTrail: Sendable {
             throw LatchkeyError(.tampered, "the audit key is missing from the \(backend.kind) store although \(path) has entries; not appending to a trail that cannot be verified")
         }
         let key = SecretBytes.random(count: Sodium.genericHashKeyLength)
-        try backend.write(StoredItem(value: key), for: Self.keyItem)
-        try backend.write(StoredItem(value: AuditAnchor.genesis.encoded), for: Self.anchorItem)
+        try backend.write(StoredItem(value: key), for: keyItem)
+        try backend.write(StoredItem(value: AuditAnchor.genesis.encoded), for: anchorItem)
         return key
     }
 
     func readAnchor() throws -> AuditAnchor? {
-        try backend.read(Self.anchorItem).map { try AuditAnchor(decoding: $0.value) }
+        try backend.read(anchorItem).map { try AuditAnchor(decoding: $0.value) }
     }
 
     /// The trail's bytes; empty when it does not exist.
