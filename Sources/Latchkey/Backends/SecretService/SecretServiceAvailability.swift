@@ -1,0 +1,64 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The quick check that a Secret Service can be reached, before libsecret is asked.
+///
+/// There is none when there is no session bus (no `DBUS_SESSION_BUS_ADDRESS` and
+/// no `$XDG_RUNTIME_DIR/bus`), when the bus cannot be connected to, or when nobody
+/// owns `org.freedesktop.secrets` and the bus cannot activate it. Checking this
+/// first also keeps GIO from trying to autolaunch a bus.
+enum SecretServiceAvailability {
+    /// The Secret Service's well-known bus name.
+    static let busName = "org.freedesktop.secrets"
+    /// The longest the check may take, whatever the operation's deadline.
+    static let longest = Duration.seconds(1)
+
+    /// The session bus address the environment names, the way GIO finds it.
+    /// - Parameter environment: The process environment.
+    /// - Returns: A D-Bus address, or nil when there is no session bus.
+    static func sessionBusAddress(in environment: [String: String]) -> String? {
+        if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty {
+            return address
+        }
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            let socket = runtime + "/bus"
+            if FileManager.default.fileExists(atPath: socket) { return "unix:path=" + escaped(socket) }
+        }
+        return nil
+    }
+
+    /// Checks that a Secret Service can be reached.
+    /// - Parameters:
+    ///   - environment: The environment that names the session bus.
+    ///   - timeout: The time left; the check takes at most ``longest``.
+    /// - Throws: `LatchkeyError` `.unavailable` naming what is missing, or `.timedOut`.
+    static func check(environment: [String: String], timeout: Duration) throws {
+        guard let address = sessionBusAddress(in: environment) else {
+            throw LatchkeyError(.unavailable, "there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist)")
+        }
+        guard try LibSecret.busOffers(busName, address: address, timeout: min(timeout, longest)) else {
+            throw LatchkeyError(.unavailable, "no Secret Service runs on the session bus: nobody owns \(busName) and the bus cannot activate it")
+        }
+    }
+
+    /// Escapes a value for a D-Bus address: bytes other than `[-0-9A-Za-z_/.\*]` become `%XX`.
+    private static func escaped(_ value: String) -> String {
+        var result = ""
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "\\"), UInt8(ascii: "*"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789abcdef".unicodeScalars)
+                result.unicodeScalars.append("%")
+                result.unicodeScalars.append(hex[Int(byte >> 4)])
+                result.unicodeScalars.append(hex[Int(byte & 0x0f)])
+            }
+        }
+        return result
+    }
+}

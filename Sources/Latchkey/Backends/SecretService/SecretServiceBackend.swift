@@ -1,0 +1,182 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+
+/// A `CredentialBackend` that keeps one app's items in the Secret Service
+/// (gnome-keyring, KeePassXC, KWallet's bridge) through libsecret.
+///
+/// Items use the schema `io.github.latchkey.Item`; their attributes hold only the
+/// app id, the kind, a keyed pseudonym of the account and the item name, and their
+/// labels only the kind and app id. The account, name, value and times travel in
+/// the secret itself (see `docs/SECRET-SERVICE.md`).
+///
+/// Every call ends within ``deadline``: a hung daemon gives `.timedOut`, a locked
+/// collection `.locked` (Latchkey never asks for an unlock prompt), and a missing
+/// session bus or Secret Service `.unavailable`, found in well under a second.
+/// Calls from many tasks are safe; libsecret is called one call at a time.
+public final class SecretServiceBackend: CredentialBackend {
+    /// The app namespace this backend serves.
+    public let appID: AppID
+    /// The longest any call may take, waiting for other calls included.
+    public let deadline: Duration
+    private let environment: [String: String]
+    /// Whether the availability check passed since the last failure that may mean
+    /// the service went away.
+    private let reachable = Mutex(false)
+
+    /// Creates a backend for one app namespace. Nothing is contacted until the first call.
+    /// - Parameters:
+    ///   - appID: The app namespace.
+    ///   - deadline: The longest any call may take; 3 seconds by default.
+    public convenience init(appID: AppID, deadline: Duration = .seconds(3)) {
+        self.init(appID: appID, deadline: deadline, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Creates a backend whose availability check reads `environment` (a test seam).
+    /// libsecret itself always uses the process's session bus.
+    init(appID: AppID, deadline: Duration, environment: [String: String]) {
+        precondition(deadline > .zero, "the deadline must be positive")
+        self.appID = appID
+        self.deadline = deadline
+        self.environment = environment
+    }
+
+    /// Always `.secretService`.
+    public var kind: BackendKind { .secretService }
+
+    /// Checks that a Secret Service can be reached on the session bus.
+    /// - Throws: `LatchkeyError` `.unavailable` (no session bus, or nothing owns or
+    ///   can activate `org.freedesktop.secrets`) or `.timedOut`.
+    public func checkAvailability() throws {
+        try SecretServiceAvailability.check(environment: environment, timeout: deadline)
+        reachable.withLock { $0 = true }
+    }
+
+    /// Reads one item (`secret_service_search_sync`, secrets loaded, nothing unlocked).
+    /// - Parameter key: The item's address.
+    /// - Returns: The item, or nil when there is none.
+    /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`, or
+    ///   `.tampered` when the stored payload is malformed or belongs to another address.
+    public func read(_ key: ItemKey) throws -> StoredItem? {
+        try run { connection in
+            guard let pseudonyms = try SecretServicePseudonymKey.find(appID, in: connection) else { return nil }
+            let items = try connection.search(SecretServiceAttributes.schema, attributes(key, pseudonyms), loadSecrets: true)
+            let envelopes = try Self.unlockedEnvelopes(items)
+            guard envelopes.allSatisfy({ $0.account == key.account && $0.name == key.name }) else {
+                throw LatchkeyError(.tampered, "a Secret Service item's payload belongs to another item")
+            }
+            return envelopes.max { $0.item.created < $1.item.created }?.item
+        }
+    }
+
+    /// Stores one item, replacing any item with the same key (`secret_item_create_sync`).
+    /// - Parameters:
+    ///   - item: The value and its metadata.
+    ///   - key: The item's address.
+    /// - Throws: `LatchkeyError` `.unavailable`, `.locked` (the default collection
+    ///   is locked; no unlock prompt is requested), `.timedOut`.
+    public func write(_ item: StoredItem, for key: ItemKey) throws {
+        try run { connection in
+            let pseudonyms = try SecretServicePseudonymKey.findOrCreate(appID, in: connection)
+            let envelope = SecretServiceEnvelope(account: key.account, name: key.name, item: item)
+            try connection.store(SecretServiceAttributes.schema, attributes(key, pseudonyms),
+                                 label: SecretServiceAttributes.label(appID, kind: key.kind),
+                                 secret: envelope.encoded(), replace: true)
+        }
+    }
+
+    /// Deletes one item; deleting an absent item succeeds (`secret_item_delete_sync`).
+    /// - Parameter key: The item's address.
+    /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`.
+    public func delete(_ key: ItemKey) throws {
+        try run { connection in
+            guard let pseudonyms = try SecretServicePseudonymKey.find(appID, in: connection) else { return }
+            let items = try connection.search(SecretServiceAttributes.schema, attributes(key, pseudonyms), loadSecrets: false)
+            try Self.requireUnlocked(items)
+            for item in items { try connection.delete(item) }
+        }
+    }
+
+    /// Lists the keys of the namespace's items, with the real account names
+    /// recovered from their payloads. The backend's own pseudonym key is not listed.
+    /// - Parameter kind: Only items of this kind; all kinds when nil.
+    /// - Returns: The keys, in no particular order.
+    /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`, `.tampered`.
+    public func list(kind: ItemKey.Kind?) throws -> [ItemKey] {
+        try run { connection in
+            let items = try connection.search(SecretServiceAttributes.schema,
+                                              SecretServiceAttributes.matching(appID, kind: kind), loadSecrets: true)
+            let own = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
+            return try zip(own, Self.unlockedEnvelopes(own)).map { item, envelope in
+                guard let kind = item.attributes[SecretServiceAttributes.kind],
+                      item.attributes[SecretServiceAttributes.name] == envelope.name else {
+                    throw LatchkeyError(.tampered, "a Secret Service item's attributes do not match its payload")
+                }
+                return ItemKey(kind: ItemKey.Kind(rawValue: kind), account: envelope.account, name: envelope.name)
+            }
+        }
+    }
+
+    /// Deletes every item of the namespace, the pseudonym key last; items of
+    /// other apps and of other programs are untouched.
+    ///
+    /// A namespace may hold any number of items and a provider such as
+    /// gnome-keyring rewrites its keyring file for each deletion, so the deadline
+    /// applies to the search and then to each item's deletion (each in its own
+    /// turn, letting other calls through in between) rather than to the whole.
+    /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`.
+    public func deleteAll() throws {
+        let items = try run { connection in
+            let items = try connection.search(SecretServiceAttributes.schema, SecretServiceAttributes.matching(appID), loadSecrets: false)
+            try Self.requireUnlocked(items)
+            return items
+        }
+        let keysLast = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
+            + items.filter { SecretServicePseudonymKey.isKeyItem($0.attributes) }
+        for item in keysLast {
+            try run { try $0.delete(item) }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Runs one operation within the deadline, checking availability first when
+    /// needed. A failure that may mean the service went away makes the next call check again.
+    private func run<Result>(_ body: (LibSecret.Connection) throws -> Result) throws -> Result {
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            if !reachable.withLock({ $0 }) { try checkAvailability() }
+            return try LibSecret.withConnection(deadline: deadline - (clock.now - start), body)
+        } catch let error as LatchkeyError where error.code == .unavailable || error.code == .timedOut {
+            reachable.withLock { $0 = false }
+            throw error
+        }
+    }
+
+    private func attributes(_ key: ItemKey, _ pseudonyms: SecretServicePseudonymKey) -> [String: String] {
+        SecretServiceAttributes.item(appID, kind: key.kind, accountPseudonym: pseudonyms.pseudonym(of: key.account), name: key.name)
+    }
+
+    /// Throws `.locked` when any item is locked: Latchkey never asks to unlock.
+    static func requireUnlocked(_ items: [LibSecret.Item]) throws {
+        guard items.allSatisfy({ !$0.isLocked }) else {
+            throw LatchkeyError(.locked, "the Secret Service collection holding the items is locked")
+        }
+    }
+
+    /// Decodes the payloads of unlocked items, in order.
+    /// - Throws: `.locked` when any item is locked, `.tampered` when a payload is malformed or missing.
+    static func unlockedEnvelopes(_ items: [LibSecret.Item]) throws -> [SecretServiceEnvelope] {
+        try requireUnlocked(items)
+        return try items.map { item in
+            guard let secret = item.secret else {
+                throw LatchkeyError(.io, "the Secret Service returned an unlocked item without its secret")
+            }
+            return try SecretServiceEnvelope(decoding: secret)
+        }
+    }
+}

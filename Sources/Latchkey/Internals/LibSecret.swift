@@ -1,0 +1,414 @@
+internal import CSecret
+import Dispatch
+import Synchronization
+
+// Every call into libsecret, GIO and GLib lives in this file. Nothing outside it
+// sees a GLib type, a GError or an unsafe pointer that these libraries produced.
+//
+// Calls run one at a time in the process (libsecret and some Secret Service
+// providers have crashed under concurrent use), behind a gate that is waited
+// for with the caller's deadline, so the deadline covers the queueing too.
+// Each operation gets one GCancellable that a timer on another thread cancels
+// at the deadline; a call cancelled that way fails with `.timedOut`.
+
+/// Thin, internal wrappers over libsecret and GIO, named after the C functions they call.
+enum LibSecret {
+    /// One item as found by a search: its attributes, label, whether it is
+    /// locked, and its secret when it was loaded.
+    struct Item: Sendable {
+        let attributes: [String: String]
+        let label: String
+        let isLocked: Bool
+        let secret: SecretBytes?
+        fileprivate let handle: ItemHandle
+    }
+
+    /// Owns the `SecretItem` behind an ``Item``, for deleting it.
+    fileprivate final class ItemHandle: @unchecked Sendable {
+        // Sendable: the pointer is used only by the holder of the gate, one call at a time.
+        let pointer: UnsafeMutablePointer<SecretItem>
+        init(_ pointer: UnsafeMutablePointer<SecretItem>) {
+            self.pointer = pointer
+            g_object_ref(pointer)
+        }
+        deinit { g_object_unref(pointer) }
+    }
+
+    /// A one-byte buffer for the C parameters that must not be null when a secret is empty.
+    private static let emptySecret: [CChar] = [0]
+
+    /// A schema (`SecretSchema`) made with `secret_schema_newv`, whose attributes are all strings.
+    ///
+    /// Items stored with it carry the `xdg:schema` attribute, and searches with it
+    /// match only items that carry it, so other programs' items never match.
+    final class Schema: @unchecked Sendable {
+        // Sendable: the schema is immutable after `init`; libsecret only reads it,
+        // and its reference count is atomic.
+        fileprivate let pointer: UnsafeMutablePointer<SecretSchema>
+
+        /// - Parameters:
+        ///   - name: The schema name, such as `io.github.latchkey.Item`.
+        ///   - attributes: The names of its attributes, all of string type.
+        init(name: String, attributes: [String]) {
+            let types = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, nil)
+            for attribute in attributes {
+                // The value is GINT_TO_POINTER(SECRET_SCHEMA_ATTRIBUTE_STRING), which is 0.
+                g_hash_table_insert(types, g_strdup(attribute), nil)
+            }
+            pointer = secret_schema_newv(name, SECRET_SCHEMA_NONE, types)
+            g_hash_table_unref(types)
+        }
+
+        deinit { secret_schema_unref(pointer) }
+    }
+
+    // MARK: Errors
+
+    /// Converts a GError into a `LatchkeyError` and frees it. The one place where
+    /// GLib error domains and codes are interpreted.
+    private static func convert(_ error: UnsafeMutablePointer<GError>, _ function: String, cancellation: Cancellation?) -> LatchkeyError {
+        let domain = error.pointee.domain
+        let code = error.pointee.code
+        let detail = error.pointee.message.map { String(cString: $0) } ?? "no details"
+        g_error_free(error)
+
+        func isCode<Enum: RawRepresentable>(_ value: Enum) -> Bool where Enum.RawValue: BinaryInteger {
+            Int64(code) == Int64(value.rawValue)
+        }
+        if domain == g_io_error_quark(), isCode(G_IO_ERROR_CANCELLED) || cancellation?.isCancelled == true {
+            return LatchkeyError(.timedOut, "the Secret Service did not answer within the deadline", cFunction: function)
+        }
+        if domain == secret_error_get_quark() {
+            if isCode(SECRET_ERROR_IS_LOCKED) {
+                return LatchkeyError(.locked, "the Secret Service collection is locked (\(detail))", cFunction: function)
+            }
+            if isCode(SECRET_ERROR_NO_SUCH_OBJECT) {
+                return LatchkeyError(.notFound, "the Secret Service item no longer exists (\(detail))", cFunction: function)
+            }
+            return LatchkeyError(.io, "the Secret Service failed: \(detail)", cFunction: function)
+        }
+        if domain == g_io_error_quark(), isCode(G_IO_ERROR_TIMED_OUT) {
+            return LatchkeyError(.timedOut, "the Secret Service did not answer: \(detail)", cFunction: function)
+        }
+        if domain == g_dbus_error_quark(), isCode(G_DBUS_ERROR_NO_REPLY) || isCode(G_DBUS_ERROR_TIMEOUT) || isCode(G_DBUS_ERROR_TIMED_OUT) {
+            return LatchkeyError(.timedOut, "the Secret Service did not answer: \(detail)", cFunction: function)
+        }
+        // Everything else from D-Bus or GIO (no bus, no owner, connection closed,
+        // a session or object the daemon no longer knows) means the service cannot be used now.
+        return LatchkeyError(.unavailable, "the Secret Service cannot be reached: \(detail)", cFunction: function)
+    }
+
+    /// Runs `body` with a GError out-parameter and throws the converted error when one was set.
+    private static func check<Result>(_ function: String, _ cancellation: Cancellation?,
+                                      _ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> Result) throws -> Result {
+        var error: UnsafeMutablePointer<GError>?
+        let result = body(&error)
+        if let error { throw convert(error, function, cancellation: cancellation) }
+        return result
+    }
+
+    // MARK: Deadlines
+
+    /// The dispatch time `duration` from now; a negative duration means now.
+    fileprivate static func dispatchTime(after duration: Duration) -> DispatchTime {
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !nanoseconds.overflow else { return .distantFuture }
+        return .now() + .nanoseconds(Int(clamping: max(0, nanoseconds.partialValue + attoseconds / 1_000_000_000)))
+    }
+
+    /// A `GCancellable` that a timer on another thread cancels at the deadline.
+    /// Owns both; releasing it stops the timer and unrefs the cancellable.
+    fileprivate final class Cancellation: @unchecked Sendable {
+        // Sendable: the timer's handler calls only g_cancellable_cancel, which GLib
+        // documents as safe to call from any thread; everything else is immutable.
+        let pointer: UnsafeMutablePointer<GCancellable>
+        private let timer: DispatchSourceTimer
+
+        init(after timeout: Duration) {
+            pointer = g_cancellable_new()
+            timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: LibSecret.dispatchTime(after: timeout))
+            let target = pointer
+            timer.setEventHandler { g_cancellable_cancel(target) }
+            timer.resume()
+        }
+
+        var isCancelled: Bool { g_cancellable_is_cancelled(pointer) != 0 }
+
+        deinit {
+            timer.setEventHandler {}
+            timer.cancel()
+            g_object_unref(pointer)
+        }
+    }
+
+    // MARK: The process-wide connection
+
+    /// The process's own `SecretService` proxy with an open session, made with
+    /// `secret_service_open_sync` (not libsecret's shared default, so dropping it
+    /// after a failure cannot disturb anyone else).
+    fileprivate final class Service: @unchecked Sendable {
+        // Sendable: used only by the holder of the gate, one call at a time.
+        let pointer: UnsafeMutablePointer<SecretService>
+        init(_ pointer: UnsafeMutablePointer<SecretService>) { self.pointer = pointer }
+        deinit { g_object_unref(pointer) }
+    }
+
+    /// Serialises every libsecret call in the process. A semaphore rather than a
+    /// `Mutex` because waiting for it must end at the caller's deadline.
+    private static let gate = DispatchSemaphore(value: 1)
+    /// The open service, or nil before the first call and after a failure that may
+    /// have left it stale (a killed or restarted daemon).
+    private static let service = Mutex<Service?>(nil)
+
+    /// Drops the process's service proxy so the next call opens a fresh one.
+    static func disconnect() {
+        service.withLock { $0 = nil }
+    }
+
+    /// Runs `body` with the Secret Service while holding the process-wide gate.
+    ///
+    /// - Parameters:
+    ///   - deadline: How long the whole operation, waiting included, may take.
+    ///   - body: The operation.
+    /// - Returns: What `body` returns.
+    /// - Throws: `LatchkeyError`: `.timedOut` when the deadline passes, `.unavailable`,
+    ///   `.locked`, or what `body` throws. After an error that may mean a stale
+    ///   connection, the connection is dropped so the next call reconnects.
+    static func withConnection<Result>(deadline: Duration, _ body: (Connection) throws -> Result) throws -> Result {
+        let clock = ContinuousClock()
+        let start = clock.now
+        guard gate.wait(timeout: dispatchTime(after: deadline)) == .success else {
+            throw LatchkeyError(.timedOut, "other Secret Service calls did not finish within the deadline")
+        }
+        defer { gate.signal() }
+        let remaining = deadline - (clock.now - start)
+        let cancellation = Cancellation(after: remaining)
+        do {
+            let open: Service
+            if let cached = service.withLock({ $0 }) {
+                open = cached
+            } else {
+                let pointer = try check("secret_service_open_sync", cancellation) {
+                    secret_service_open_sync(secret_service_get_type(), nil, SECRET_SERVICE_OPEN_SESSION, cancellation.pointer, $0)
+                }
+                guard let pointer else {
+                    throw LatchkeyError(.unavailable, "the Secret Service could not be opened", cFunction: "secret_service_open_sync")
+                }
+                open = Service(pointer)
+                service.withLock { $0 = open }
+            }
+            return try body(Connection(service: open, cancellation: cancellation))
+        } catch let error as LatchkeyError where [.unavailable, .timedOut, .io, .internal].contains(error.code) {
+            disconnect()
+            throw error
+        }
+    }
+
+    /// The Secret Service while the gate is held; valid only inside `withConnection`.
+    struct Connection {
+        fileprivate let service: Service
+        fileprivate let cancellation: Cancellation
+
+        /// Searches with `secret_service_search_sync`, never unlocking anything:
+        /// locked items come back with `isLocked` set and no secret.
+        /// - Parameters:
+        ///   - schema: The schema the items must carry.
+        ///   - attributes: The attributes the items must have.
+        ///   - loadSecrets: Whether to load the secrets of unlocked items.
+        func search(_ schema: Schema, _ attributes: [String: String], loadSecrets: Bool) throws -> [Item] {
+            let table = AttributeTable(attributes)
+            var flags = SECRET_SEARCH_ALL.rawValue
+            if loadSecrets { flags |= SECRET_SEARCH_LOAD_SECRETS.rawValue }
+            let list = try check("secret_service_search_sync", cancellation) {
+                secret_service_search_sync(service.pointer, schema.pointer, table.pointer, SecretSearchFlags(flags), cancellation.pointer, $0)
+            }
+            var items: [Item] = []
+            var node = list
+            while let current = node {
+                if let data = current.pointee.data {
+                    items.append(LibSecret.item(UnsafeMutablePointer<SecretItem>(OpaquePointer(data))))
+                }
+                node = current.pointee.next
+            }
+            g_list_free_full(list, g_object_unref)
+            return items
+        }
+
+        /// Stores an item in the default collection with `secret_item_create_sync`.
+        ///
+        /// The collection (`secret_collection_for_alias_sync`, alias `default`) is
+        /// checked first: when it is locked this throws `.locked` at once instead of
+        /// letting the daemon ask for an unlock prompt that may never appear.
+        /// - Parameters:
+        ///   - schema: The item's schema.
+        ///   - attributes: Its attributes.
+        ///   - label: Its label.
+        ///   - secret: Its secret.
+        ///   - replace: Whether to replace an item with the same attributes.
+        func store(_ schema: Schema, _ attributes: [String: String], label: String, secret: SecretBytes, replace: Bool) throws {
+            let collection = try check("secret_collection_for_alias_sync", cancellation) {
+                secret_collection_for_alias_sync(service.pointer, "default", SECRET_COLLECTION_NONE, cancellation.pointer, $0)
+            }
+            guard let collection else {
+                throw LatchkeyError(.unavailable, "the Secret Service has no default collection", cFunction: "secret_collection_for_alias_sync")
+            }
+            let owner = ObjectOwner(collection)
+            guard secret_collection_get_locked(owner.pointer) == 0 else {
+                throw LatchkeyError(.locked, "the Secret Service's default collection is locked", cFunction: "secret_collection_get_locked")
+            }
+            let table = AttributeTable(attributes)
+            // secret_value_new copies the bytes into libsecret's own zeroing memory.
+            let value = secret.withUnsafeBytes { bytes in
+                emptySecret.withUnsafeBufferPointer { empty in
+                    secret_value_new(bytes.baseAddress?.assumingMemoryBound(to: CChar.self) ?? empty.baseAddress!, bytes.count, "application/octet-stream")
+                }
+            }
+            let flags = replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE
+            let item = try check("secret_item_create_sync", cancellation) {
+                secret_item_create_sync(owner.pointer, schema.pointer, table.pointer, label, value, flags, cancellation.pointer, $0)
+            }
+            secret_value_unref(UnsafeMutableRawPointer(value))
+            if let item { g_object_unref(item) }
+        }
+
+        /// Deletes one item found by ``search(_:_:loadSecrets:)`` with `secret_item_delete_sync`.
+        /// An item that no longer exists counts as deleted.
+        /// - Parameter item: The item.
+        func delete(_ item: Item) throws {
+            do {
+                _ = try check("secret_item_delete_sync", cancellation) {
+                    secret_item_delete_sync(item.handle.pointer, cancellation.pointer, $0)
+                }
+            } catch let error as LatchkeyError where error.code == .notFound {
+                return
+            }
+        }
+    }
+
+    /// Reads an item's state into Swift values (`secret_item_get_locked`,
+    /// `secret_item_get_attributes`, `secret_item_get_label`, `secret_item_get_secret`).
+    private static func item(_ pointer: UnsafeMutablePointer<SecretItem>) -> Item {
+        var attributes: [String: String] = [:]
+        if let table = secret_item_get_attributes(pointer) {
+            var iterator = GHashTableIter()
+            g_hash_table_iter_init(&iterator, table)
+            var key: gpointer?
+            var value: gpointer?
+            while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
+                if let key, let value {
+                    attributes[String(cString: key.assumingMemoryBound(to: CChar.self))] = String(cString: value.assumingMemoryBound(to: CChar.self))
+                }
+            }
+            g_hash_table_unref(table)
+        }
+        var label = ""
+        if let text = secret_item_get_label(pointer) {
+            label = String(cString: text)
+            g_free(text)
+        }
+        var secret: SecretBytes?
+        if let value = secret_item_get_secret(pointer) {
+            var length = 0
+            let bytes = secret_value_get(value, &length)
+            secret = SecretBytes(count: length) { out in
+                if let bytes, length > 0 { out.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: length)) }
+            }
+            secret_value_unref(UnsafeMutableRawPointer(value))
+        }
+        return Item(attributes: attributes, label: label, isLocked: secret_item_get_locked(pointer) != 0,
+                    secret: secret, handle: ItemHandle(pointer))
+    }
+
+    // MARK: Probing the bus
+
+    /// Whether the message bus at `address` has an owner for `name`, or can
+    /// activate it: `g_dbus_connection_new_for_address_sync`, then the bus's
+    /// `NameHasOwner` and `ListActivatableNames` through `g_dbus_connection_call_sync`.
+    /// Uses a private connection of its own, closed before returning.
+    /// - Parameters:
+    ///   - name: A well-known bus name, such as `org.freedesktop.secrets`.
+    ///   - address: A D-Bus address, such as `unix:path=/run/user/1000/bus`.
+    ///   - timeout: How long connecting and asking may take.
+    /// - Returns: true when the name is owned or activatable.
+    /// - Throws: `LatchkeyError` `.unavailable` when the bus cannot be reached, `.timedOut`.
+    static func busOffers(_ name: String, address: String, timeout: Duration) throws -> Bool {
+        let cancellation = Cancellation(after: timeout)
+        let flags = GDBusConnectionFlags(G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue
+                                         | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
+        let connection = try check("g_dbus_connection_new_for_address_sync", cancellation) {
+            g_dbus_connection_new_for_address_sync(address, flags, nil, cancellation.pointer, $0)
+        }
+        guard let connection else {
+            throw LatchkeyError(.unavailable, "no D-Bus connection", cFunction: "g_dbus_connection_new_for_address_sync")
+        }
+        let bus = BusConnection(connection)
+        var argument: OpaquePointer? = g_variant_new_string(name)
+        let owned = try withUnsafePointer(to: &argument) { arguments in
+            try bus.call("NameHasOwner", g_variant_new_tuple(arguments, 1), cancellation) { reply in
+                g_variant_get_boolean(reply) != 0
+            }
+        }
+        if owned { return true }
+        return try bus.call("ListActivatableNames", nil, cancellation) { reply in
+            (0..<g_variant_n_children(reply)).contains { index in
+                let child = g_variant_get_child_value(reply, index)
+                defer { g_variant_unref(child) }
+                return String(cString: g_variant_get_string(child, nil)) == name
+            }
+        }
+    }
+
+    /// A private bus connection, closed (`g_dbus_connection_close_sync`) and released by its owner.
+    private final class BusConnection {
+        let pointer: OpaquePointer
+        init(_ pointer: OpaquePointer) { self.pointer = pointer }
+
+        /// Calls a method of the bus itself and hands `read` the reply's first value.
+        func call<Result>(_ method: String, _ parameters: OpaquePointer?, _ cancellation: Cancellation,
+                          read: (OpaquePointer) -> Result) throws -> Result {
+            let reply = try check("g_dbus_connection_call_sync", cancellation) {
+                g_dbus_connection_call_sync(pointer, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                            method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, cancellation.pointer, $0)
+            }
+            guard let reply, g_variant_n_children(reply) == 1 else {
+                if let reply { g_variant_unref(reply) }
+                throw LatchkeyError(.unavailable, "unexpected reply from the D-Bus daemon to \(method)", cFunction: "g_dbus_connection_call_sync")
+            }
+            let value = g_variant_get_child_value(reply, 0)
+            let result = value.map(read)
+            if let value { g_variant_unref(value) }
+            g_variant_unref(reply)
+            guard let result else {
+                throw LatchkeyError(.unavailable, "unexpected reply from the D-Bus daemon to \(method)", cFunction: "g_variant_get_child_value")
+            }
+            return result
+        }
+
+        deinit {
+            // Closing can only fail when the connection is already closed, which is the goal.
+            _ = g_dbus_connection_close_sync(pointer, nil, nil)
+            g_object_unref(UnsafeMutableRawPointer(pointer))
+        }
+    }
+
+    /// A `GHashTable` of string attributes (`g_hash_table_new_full`), freed by its owner.
+    private final class AttributeTable {
+        let pointer: OpaquePointer
+        init(_ attributes: [String: String]) {
+            pointer = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)
+            for (key, value) in attributes {
+                g_hash_table_insert(pointer, g_strdup(key), g_strdup(value))
+            }
+        }
+        deinit { g_hash_table_unref(pointer) }
+    }
+
+    /// Owns one reference to a GObject and drops it with `g_object_unref`.
+    private final class ObjectOwner<Object> {
+        let pointer: UnsafeMutablePointer<Object>
+        init(_ pointer: UnsafeMutablePointer<Object>) { self.pointer = pointer }
+        deinit { g_object_unref(pointer) }
+    }
+}
