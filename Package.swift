@@ -51,7 +51,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LoginFlowTests",
-            dependencies: ["LoginFlow", "Latchkey"]
+            dependencies: ["LoginFlow", "Latchkey", "LatchkeyTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]

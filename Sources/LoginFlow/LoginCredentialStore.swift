@@ -1,3 +1,5 @@
+import Latchkey
+
 /// Where the login screen keeps what outlives it: the remembered username,
 /// the user's choice to remember it, and the session. Latchkey's `Vault`
 /// provides these.
@@ -29,8 +31,10 @@ public protocol LoginCredentialStore: Sendable {
 
     /// Remembers `username` for the next login, unless remembering is off.
     /// - Parameter username: The username that logged in.
+    /// - Returns: `allow` when it was remembered, else why it was not.
     /// - Throws: When it could not be kept.
-    func rememberUsername(_ username: String) async throws
+    @discardableResult
+    func rememberUsername(_ username: String) async throws -> PolicyDecision
 
     /// Keeps the session issued to `account`.
     /// - Parameters:
@@ -41,6 +45,8 @@ public protocol LoginCredentialStore: Sendable {
 
     /// Logs out: wipes per policy.
     /// - Parameter account: The account logging out, if known.
+    /// - Returns: What was wiped and kept.
     /// - Throws: When the wipe did not complete.
-    func logout(account: String?) async throws
+    @discardableResult
+    func logout(account: String?) async throws -> LogoutReport
 }

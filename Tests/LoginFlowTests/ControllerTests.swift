@@ -1,14 +1,26 @@
 import Testing
+import Foundation
 import Latchkey
+import LatchkeyTesting
 @testable import LoginFlow
 
-/// The driver against an in-test store (to be re-pointed at Latchkey's `Vault`
-/// once it conforms to `LoginCredentialStore`).
+/// A real `Vault` on the encrypted file (key file) in a fresh directory of the
+/// test sandbox, optionally with a remembered username.
+func makeVault(username: String? = nil, remembers: Bool = true) throws -> Vault {
+    let sandbox = ProcessInfo.processInfo.environment["LATCHKEY_TEST_SANDBOX"] ?? "/tmp"
+    let directory = "\(sandbox)/loginflow-\(UInt64.random(in: 0...UInt64.max))"
+    let vault = try Vault(appID: try AppID("com.example.login"), storeDirectory: directory, backend: .file)
+    if let username { try vault.rememberUsername(username) }
+    if !remembers { try vault.setRemembersUsername(false) }
+    return vault
+}
+
+/// The driver against a real `Vault`.
 @Suite("LoginController")
 struct ControllerTests {
     typealias F = Fixtures
 
-    private func controller(_ authenticator: ScriptedAuthenticator, _ store: InTestStore, _ recorder: OutputRecorder, tick: Duration = .seconds(1)) -> LoginController {
+    private func controller(_ authenticator: ScriptedAuthenticator, _ store: Vault, _ recorder: OutputRecorder, tick: Duration = .seconds(1)) -> LoginController {
         LoginController(authenticator: authenticator, store: store, configuration: F.configuration, tickInterval: tick, output: recorder.handler)
     }
 
@@ -20,9 +32,9 @@ struct ControllerTests {
     }
 
     @Test("appearing prefills the remembered username from the store and focuses the password")
-    func prefill() async {
+    func prefill() async throws {
         let recorder = OutputRecorder()
-        let login = controller(ScriptedAuthenticator([]), InTestStore(username: "alice"), recorder)
+        let login = controller(ScriptedAuthenticator([]), try makeVault(username: "alice"), recorder)
         await login.appear()
         let state = await login.state
         #expect(state.username == "alice" && state.remembersUsername && !state.canSubmit)
@@ -31,40 +43,41 @@ struct ControllerTests {
     }
 
     @Test("a successful login saves the session, remembers the username and clears the password")
-    func success() async {
+    func success() async throws {
         let authenticator = ScriptedAuthenticator([.success(F.tokens)])
-        let store = InTestStore()
+        let store = try makeVault()
         let login = controller(authenticator, store, OutputRecorder())
         await login.appear()
         await logIn(login, as: "bob")
         let state = await login.state
         #expect(state.signedInAccount == "bob" && state.password.isEmpty && !state.isInFlight)
         #expect(authenticator.attempts.count == 1 && authenticator.attempts.first?.password == F.password)
-        #expect(await store.sessions["bob"]?.accessToken == F.tokens.accessToken)
-        #expect(await store.username == "bob")
+        #expect(try await store.session(named: "access", account: "bob")?.value == F.tokens.accessToken)
+        #expect(try await store.session(named: "refresh", account: "bob")?.value == F.tokens.refreshToken)
+        #expect(try await store.rememberedUsername() == "bob")
 
         await login.send(.logoutRequested)
-        #expect(await store.logouts == ["bob"])
-        #expect(await store.sessions.isEmpty)
+        #expect(try await store.sessions().isEmpty)
+        #expect(try store.auditEntries().contains { $0.event == .logout })
     }
 
     @Test("opting out on the screen forgets the username in the store, and a later login does not remember it")
-    func optOut() async {
-        let store = InTestStore(username: "alice")
+    func optOut() async throws {
+        let store = try makeVault(username: "alice")
         let login = controller(ScriptedAuthenticator([.success(F.tokens)]), store, OutputRecorder())
         await login.appear()
         await login.send(.rememberUsernameChanged(false))
-        #expect(await store.remembers == false)
-        #expect(await store.username == nil)
+        #expect(try await store.remembersUsername() == false)
+        #expect(try await store.rememberedUsername() == nil)
         await logIn(login, as: "alice")
-        #expect(await store.username == nil)
-        #expect(await store.sessions["alice"] != nil)
+        #expect(try await store.rememberedUsername() == nil)
+        #expect(try await store.session(named: "access", account: "alice") != nil)
     }
 
     @Test("disappearing cancels the request in flight, and its answer changes nothing")
-    func cancelOnDisappear() async {
+    func cancelOnDisappear() async throws {
         let authenticator = ScriptedAuthenticator([.success(F.tokens)], holds: true)
-        let store = InTestStore()
+        let store = try makeVault()
         let login = controller(authenticator, store, OutputRecorder())
         await login.appear()
         await login.send(.usernameChanged("bob"))
@@ -76,13 +89,13 @@ struct ControllerTests {
         let state = await login.state
         #expect(!state.isInFlight && state.signedInAccount == nil && state.message == nil)
         #expect(authenticator.cancelled == 1)
-        #expect(await store.sessions.isEmpty)
+        #expect(try await store.sessions().isEmpty)
     }
 
     @Test("a held request shows progress until its answer, then the password is kept on a network error")
-    func heldRequest() async {
+    func heldRequest() async throws {
         let authenticator = ScriptedAuthenticator([.failure(.networkUnreachable)], holds: true)
-        let login = controller(authenticator, InTestStore(), OutputRecorder())
+        let login = controller(authenticator, try makeVault(), OutputRecorder())
         await login.appear()
         await login.send(.usernameChanged("bob"))
         await login.send(.passwordChanged(F.password))
@@ -96,9 +109,9 @@ struct ControllerTests {
     }
 
     @Test("while rate-limited the controller counts down until submit is possible again")
-    func countdown() async {
+    func countdown() async throws {
         let authenticator = ScriptedAuthenticator([.failure(.rateLimited(retryAfter: .milliseconds(60)))])
-        let login = controller(authenticator, InTestStore(), OutputRecorder(), tick: .milliseconds(10))
+        let login = controller(authenticator, try makeVault(), OutputRecorder(), tick: .milliseconds(10))
         await login.appear()
         await logIn(login, as: "bob")
         let state = await login.state
@@ -107,9 +120,11 @@ struct ControllerTests {
     }
 
     @Test("a store failure is reported, and the screen keeps working")
-    func storeFailure() async {
+    func storeFailure() async throws {
         let recorder = OutputRecorder()
-        let store = InTestStore(failing: [.load, .saveSession])
+        let backend = InMemoryBackend()
+        backend.failure = LatchkeyError(.unavailable, "the test's store is down")
+        let store = Vault(appID: try AppID("com.example.login"), policy: .default, backend: backend, storeDirectory: "/nonexistent")
         let login = controller(ScriptedAuthenticator([.success(F.tokens)]), store, recorder)
         await login.appear()
         #expect(await login.state.isVisible)

@@ -36,13 +36,19 @@ public final class EncryptedFileBackend: CredentialBackend {
     ///   - directory: The store directory, such as `$XDG_DATA_HOME/latchkey`;
     ///     created (0700) on the first write.
     ///   - keySource: The passphrase or key file that opens the vault.
-    public init(appID: AppID, directory: String, keySource: KeySource) {
+    public convenience init(appID: AppID, directory: String, keySource: KeySource) {
+        self.init(appID: appID, fileStem: appID.rawValue, directory: directory, keySource: keySource)
+    }
+
+    /// Creates a backend whose files are named `<fileStem>.vault` and so on,
+    /// for stores Latchkey keeps beside an app's vault (the audit keys).
+    init(appID: AppID, fileStem: String, directory: String, keySource: KeySource) {
         let trimmed = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         self.appID = appID
         self.directory = trimmed
-        vaultPath = "\(trimmed)/\(appID.rawValue).vault"
-        keyFilePath = "\(trimmed)/\(appID.rawValue).key"
-        lockPath = "\(trimmed)/\(appID.rawValue).lock"
+        vaultPath = "\(trimmed)/\(fileStem).vault"
+        keyFilePath = "\(trimmed)/\(fileStem).key"
+        lockPath = "\(trimmed)/\(fileStem).lock"
         keySourceKind = keySource.kind
         store = Mutex(VaultStore(directory: trimmed, vaultPath: vaultPath, keyFilePath: keyFilePath, source: keySource))
     }

@@ -1,0 +1,46 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A saved session token, such as an access or refresh token, with its account and times.
+public struct Session: Sendable, Equatable {
+    /// The account the session belongs to.
+    public let account: String
+    /// The token's name, such as `access` or `refresh`.
+    public let name: String
+    /// The token.
+    public let value: SecretBytes
+    /// When it was saved.
+    public let created: Date
+    /// When it stops being valid; always set, since the policy caps every session's life.
+    public let expires: Date?
+
+    /// Creates a session value.
+    /// - Parameters:
+    ///   - account: The account.
+    ///   - name: The token's name.
+    ///   - value: The token.
+    ///   - created: When it was saved.
+    ///   - expires: When it stops being valid.
+    public init(account: String, name: String, value: SecretBytes, created: Date, expires: Date?) {
+        self.account = account
+        self.name = name
+        self.value = value
+        self.created = created
+        self.expires = expires
+    }
+}
+
+/// What a session listing shows: everything but the token.
+public struct SessionInfo: Sendable, Equatable, Hashable {
+    /// The account the session belongs to.
+    public let account: String
+    /// The token's name.
+    public let name: String
+    /// When it was saved.
+    public let created: Date
+    /// When it stops being valid.
+    public let expires: Date?
+}

@@ -1,0 +1,95 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Dispatch
+
+// The asynchronous forms of the vault's calls. Each runs the synchronous call
+// on a dispatch queue, off the caller's thread and off Swift's cooperative
+// pool, because D-Bus calls, fsync and key derivation block.
+
+extension Vault {
+    /// Opens a vault without blocking the caller; see ``init(appID:policy:storeDirectory:backend:passphrase:)``.
+    /// - Returns: The open vault.
+    /// - Throws: As the synchronous initialiser.
+    public static func open(
+        appID: AppID, policy: Policy = .default, storeDirectory: String? = nil,
+        backend: Policy.BackendChoice? = nil, passphrase: SecretBytes? = nil
+    ) async throws -> Vault {
+        try await offload {
+            try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase)
+        }
+    }
+
+    /// See the synchronous ``rememberedUsername()``.
+    public func rememberedUsername() async throws -> String? { try await Vault.offload { try self.rememberedUsername() } }
+
+    /// See the synchronous ``rememberUsername(_:)``.
+    @discardableResult
+    public func rememberUsername(_ username: String) async throws -> PolicyDecision {
+        try await Vault.offload { try self.rememberUsername(username) }
+    }
+
+    /// See the synchronous ``forgetUsername()``.
+    public func forgetUsername() async throws { try await Vault.offload { try self.forgetUsername() } }
+
+    /// See the synchronous ``remembersUsername()``.
+    public func remembersUsername() async throws -> Bool { try await Vault.offload { try self.remembersUsername() } }
+
+    /// See the synchronous ``setRemembersUsername(_:)``.
+    public func setRemembersUsername(_ remembers: Bool) async throws {
+        try await Vault.offload { try self.setRemembersUsername(remembers) }
+    }
+
+    /// See the synchronous ``saveSession(_:name:account:expires:)``.
+    @discardableResult
+    public func saveSession(_ token: SecretBytes, name: String, account: String, expires: Date? = nil) async throws -> Date {
+        try await Vault.offload { try self.saveSession(token, name: name, account: account, expires: expires) }
+    }
+
+    /// See the synchronous ``session(named:account:)``.
+    public func session(named name: String, account: String) async throws -> Session? {
+        try await Vault.offload { try self.session(named: name, account: account) }
+    }
+
+    /// See the synchronous ``sessions(account:)``.
+    public func sessions(account: String? = nil) async throws -> [SessionInfo] {
+        try await Vault.offload { try self.sessions(account: account) }
+    }
+
+    /// See the synchronous ``deleteSession(named:account:)``.
+    @discardableResult
+    public func deleteSession(named name: String, account: String) async throws -> Bool {
+        try await Vault.offload { try self.deleteSession(named: name, account: account) }
+    }
+
+    /// See the synchronous ``logout(account:)``.
+    @discardableResult
+    public func logout(account: String? = nil) async throws -> LogoutReport {
+        try await Vault.offload { try self.logout(account: account) }
+    }
+
+    /// See the synchronous ``wipe()``.
+    @discardableResult
+    public func wipe() async throws -> LogoutReport { try await Vault.offload { try self.wipe() } }
+
+    /// See the synchronous ``applyExitPolicy()``.
+    @discardableResult
+    public func applyExitPolicy() async throws -> LogoutReport { try await Vault.offload { try self.applyExitPolicy() } }
+
+    /// See the synchronous ``migrate()``.
+    @discardableResult
+    public func migrate() async throws -> MigrationReport { try await Vault.offload { try self.migrate() } }
+
+    /// See the synchronous ``status()``.
+    public func status() async throws -> VaultStatus { try await Vault.offload { try self.status() } }
+
+    private static let queue = DispatchQueue(label: "io.github.latchkey.vault", attributes: .concurrent)
+
+    private static func offload<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}

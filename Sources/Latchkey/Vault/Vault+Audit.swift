@@ -1,0 +1,55 @@
+extension Vault {
+    /// Appends one entry to the trail of the store in use.
+    ///
+    /// When the entry cannot be written, the policy decides: `audit.onFailure`
+    /// `fail` (the default) throws, so no credential event goes unrecorded;
+    /// `warn` lets the operation stand.
+    func record(_ event: AuditEvent, _ outcome: AuditOutcome, account: String? = nil, detail: String? = nil) throws {
+        guard let audit else { return }
+        do {
+            try audit.record(event, outcome: outcome, backend: backend.kind, account: account, detail: detail)
+        } catch let error as LatchkeyError {
+            try policy.auditFailureDecision(error).requireAllowed()
+        }
+    }
+
+    /// Runs a backend operation; a failure is audited (as `unlock.failed` for a
+    /// wrong key, `tamper.detected` for altered data, else as `event` failed)
+    /// before it is rethrown.
+    func audited<R>(_ event: AuditEvent, account: String? = nil, detail: String? = nil, _ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let error as LatchkeyError {
+            let failure: AuditEvent = switch error.code {
+            case .wrongKey: .unlockFailed
+            case .tampered: .tamperDetected
+            default: event
+            }
+            // The operation's own error is the one to report; a failing audit
+            // write here would only hide it.
+            try? record(failure, .failed(error.code), account: account, detail: detail)
+            throw error
+        }
+    }
+
+    /// The audit entries of every trail of this namespace (the store in use, and
+    /// the encrypted file's when the Secret Service is in use), oldest first.
+    /// - Parameter sequence: Only entries after this sequence number (of each trail).
+    /// - Returns: The entries, merged by time.
+    /// - Throws: `LatchkeyError` when a trail cannot be read.
+    public func auditEntries(since sequence: UInt64? = nil) throws -> [AuditEntry] {
+        let entries = try auditTrails.flatMap { try $0.entries(since: sequence) }
+        return entries.sorted { $0.time < $1.time }
+    }
+
+    /// Verifies every trail of this namespace, without changing anything.
+    /// - Returns: Each trail's path and verdict.
+    /// - Throws: `LatchkeyError` when a trail or its key cannot be read.
+    public func verifyAudit() throws -> [(path: String, verification: AuditVerification)] {
+        try auditTrails.map { ($0.path, try $0.verify()) }
+    }
+
+    private var auditTrails: [AuditTrail] {
+        [audit, fileAudit].compactMap { $0 }
+    }
+}

@@ -1,0 +1,86 @@
+extension Vault {
+    /// Logs out: applies the policy's `onLogout` (wipe or keep the account's
+    /// sessions; keep or forget the remembered username), in the store in use
+    /// and in a leftover file vault from an earlier fallback.
+    /// - Parameter account: The account logging out; all accounts when nil.
+    /// - Returns: What was wiped and what was kept.
+    /// - Throws: `LatchkeyError` when a store cannot answer; nothing is reported
+    ///   as wiped that was not.
+    @discardableResult
+    public func logout(account: String? = nil) throws -> LogoutReport {
+        var report = LogoutReport()
+        try audited(.logout, account: account) {
+            for store in try storesHoldingCredentials {
+                for key in try store.list(kind: .session) where account == nil || key.account == account {
+                    if policy.sessionsOnLogout == .wipe {
+                        try store.delete(key)
+                        report.wipedSessions.append(key)
+                    } else {
+                        report.keptSessions += 1
+                    }
+                }
+                if policy.usernameOnLogout == .forget || !policy.remembersUsernames, try store.read(Vault.usernameItem) != nil {
+                    try store.delete(Vault.usernameItem)
+                    report.forgotUsername = true
+                }
+            }
+        }
+        try record(.logout, .ok, account: account, detail: report.summary)
+        return report
+    }
+
+    /// Erases every credential of the namespace: all sessions and the
+    /// remembered username, in the store in use, and a leftover file vault
+    /// entirely (with its key). The user's opt-out setting stays. Idempotent.
+    /// - Returns: What was wiped.
+    /// - Throws: `LatchkeyError` when a store cannot answer.
+    @discardableResult
+    public func wipe() throws -> LogoutReport {
+        var report = LogoutReport()
+        try audited(.wipe) {
+            for key in try backend.list(kind: .session) {
+                try backend.delete(key)
+                report.wipedSessions.append(key)
+            }
+            if try backend.read(Vault.usernameItem) != nil {
+                try backend.delete(Vault.usernameItem)
+                report.forgotUsername = true
+            }
+            if let fileVault, backend.kind != .file, try fileVaultExists() {
+                try fileVault.deleteAll()
+                report.wipedLeftoverFileVault = true
+            }
+        }
+        try record(.wipe, .ok, detail: report.summary)
+        return report
+    }
+
+    /// Applies the policy's `sessions.wipeOnExit`: call it when the app exits.
+    /// Under a policy that wipes on exit (a shared device), every session is
+    /// deleted; otherwise nothing happens.
+    /// - Returns: What was wiped.
+    /// - Throws: `LatchkeyError` when the store cannot answer.
+    @discardableResult
+    public func applyExitPolicy() throws -> LogoutReport {
+        var report = LogoutReport()
+        guard policy.wipesSessionsOnExit else { return report }
+        try audited(.wipe, detail: "app exit") {
+            for store in try storesHoldingCredentials {
+                for key in try store.list(kind: .session) {
+                    try store.delete(key)
+                    report.wipedSessions.append(key)
+                }
+            }
+        }
+        try record(.wipe, .ok, detail: "app exit: " + report.summary)
+        return report
+    }
+
+    /// The store in use, and a leftover file vault that can be opened.
+    var storesHoldingCredentials: [any CredentialBackend] {
+        get throws {
+            guard let fileVault, backend.kind != .file, try fileVaultExists() else { return [backend] }
+            return [backend, fileVault]
+        }
+    }
+}

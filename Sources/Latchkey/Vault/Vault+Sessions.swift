@@ -1,0 +1,83 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension Vault {
+    /// Saves a session token, replacing one with the same account and name. Its
+    /// life is capped by the policy's `sessions.maxAgeSeconds`.
+    /// - Parameters:
+    ///   - token: The token.
+    ///   - name: Its name, such as `access` or `refresh`.
+    ///   - account: The account it belongs to.
+    ///   - expires: When the server says it expires; the policy's cap applies either way.
+    /// - Returns: The expiry actually stored.
+    /// - Throws: `LatchkeyError` `.invalidInput` for an empty name; store and audit errors.
+    @discardableResult
+    public func saveSession(_ token: SecretBytes, name: String, account: String, expires: Date? = nil) throws -> Date {
+        guard !name.isEmpty else { throw LatchkeyError(.invalidInput, "the session name is empty") }
+        let now = Date()
+        let expiry = policy.sessionExpiry(requested: expires, created: now)
+        try audited(.sessionSaved, account: account, detail: name) {
+            try backend.write(StoredItem(value: token, created: now, expires: expiry), for: ItemKey(kind: .session, account: account, name: name))
+        }
+        try record(.sessionSaved, .ok, account: account, detail: name)
+        return expiry
+    }
+
+    /// Reads a session token. An expired session is never returned: reading it
+    /// deletes it and audits `session.expired`.
+    /// - Parameters:
+    ///   - name: The token's name.
+    ///   - account: The account.
+    /// - Returns: The session, or nil when there is none or it expired.
+    /// - Throws: `LatchkeyError` when the store cannot answer.
+    public func session(named name: String, account: String) throws -> Session? {
+        let key = ItemKey(kind: .session, account: account, name: name)
+        guard let item = try audited(.sessionRead, account: account, detail: name, { try backend.read(key) }) else { return nil }
+        if try expireIfNeeded(item, key: key) { return nil }
+        try record(.sessionRead, .ok, account: account, detail: name)
+        return Session(account: account, name: name, value: item.value, created: item.created, expires: item.expires)
+    }
+
+    /// Lists the sessions that have not expired (expired ones are deleted and audited).
+    /// - Parameter account: Only this account's sessions; all when nil.
+    /// - Returns: The sessions without their tokens, by account and name.
+    /// - Throws: `LatchkeyError` when the store cannot answer.
+    public func sessions(account: String? = nil) throws -> [SessionInfo] {
+        var result: [SessionInfo] = []
+        for key in try backend.list(kind: .session) where account == nil || key.account == account {
+            guard let item = try backend.read(key), !(try expireIfNeeded(item, key: key)) else { continue }
+            result.append(SessionInfo(account: key.account, name: key.name, created: item.created, expires: item.expires))
+        }
+        return result.sorted { ($0.account, $0.name) < ($1.account, $1.name) }
+    }
+
+    /// Deletes a session; deleting one that does not exist succeeds.
+    /// - Parameters:
+    ///   - name: The token's name.
+    ///   - account: The account.
+    /// - Returns: Whether a session was there.
+    /// - Throws: `LatchkeyError` when the store cannot answer.
+    @discardableResult
+    public func deleteSession(named name: String, account: String) throws -> Bool {
+        let key = ItemKey(kind: .session, account: account, name: name)
+        let existed = try audited(.sessionDeleted, account: account, detail: name) {
+            let existed = try backend.read(key) != nil
+            try backend.delete(key)
+            return existed
+        }
+        try record(.sessionDeleted, existed ? .ok : .skipped, account: account, detail: name)
+        return existed
+    }
+
+    /// Deletes `item` and audits `session.expired` when it has expired.
+    /// - Returns: Whether it had expired.
+    private func expireIfNeeded(_ item: StoredItem, key: ItemKey) throws -> Bool {
+        guard item.isExpired() else { return false }
+        try backend.delete(key)
+        try record(.sessionExpired, .ok, account: key.account, detail: key.name)
+        return true
+    }
+}

@@ -1,0 +1,41 @@
+extension Vault {
+    /// Reports the store in use and why, the protection in plain words, the
+    /// policy, and counts of items (never values).
+    /// - Returns: The status.
+    /// - Throws: `LatchkeyError` when the store cannot answer.
+    public func status() throws -> VaultStatus {
+        let sessions = try backend.list(kind: .session)
+        let leftover = backend.kind != .file ? try fileVaultExists() : false
+        return VaultStatus(
+            appID: appID,
+            backend: backend.kind,
+            reason: selectionReason,
+            protection: try protection(),
+            policyName: policy.name,
+            policySource: policy.source,
+            storeDirectory: storeDirectory,
+            fileVaultPath: backend.kind == .file || leftover ? fileVault?.vaultPath : nil,
+            leftoverFileVault: leftover,
+            usernameRemembered: try backend.read(Vault.usernameItem) != nil,
+            remembersUsername: try remembersUsername(),
+            sessionCount: sessions.count,
+            accountCount: Set(sessions.map(\.account)).count,
+            auditTrails: [audit?.path, fileAudit?.path].compactMap { $0 })
+    }
+
+    private func protection() throws -> String {
+        switch backend.kind {
+        case .secretService:
+            return "Secret Service: encrypted by the keyring provider and unlocked with the user's login; other local users cannot read it, programs running as this user can"
+        case .file:
+            guard let file = backend as? EncryptedFileBackend else { return "encrypted file" }
+            if file.keySourceKind == .passphrase {
+                let parameters = try file.vaultKDFParameters().map { ", Argon2id \($0)" } ?? ""
+                return "encrypted file with a passphrase (XChaCha20-Poly1305\(parameters)): a copy of the file, a backup or a stolen disk does not reveal it without the passphrase"
+            }
+            return "encrypted file with a key file on the same disk (\(file.keyFilePath)): protects against copies of the vault alone, not against anyone who can read both files"
+        default:
+            return "\(backend.kind.rawValue) store supplied by the app: no protection beyond the process"
+        }
+    }
+}

@@ -1,0 +1,64 @@
+extension Vault {
+    static let usernameItem = ItemKey(kind: .username, name: "last")
+    static let rememberSetting = ItemKey(kind: .setting, name: "rememberUsername")
+
+    /// The remembered username, for prefilling a login screen.
+    /// - Returns: The username, or nil when none is remembered.
+    /// - Throws: `LatchkeyError` when the store cannot answer.
+    public func rememberedUsername() throws -> String? {
+        guard let item = try backend.read(Vault.usernameItem) else { return nil }
+        guard let username = item.value.utf8String() else {
+            throw LatchkeyError(.tampered, "the remembered username is not valid UTF-8")
+        }
+        return username
+    }
+
+    /// Remembers `username` for the next login, unless the policy forbids it or
+    /// the user opted out; a skipped remember is audited with the reason.
+    /// - Parameter username: The username that just logged in.
+    /// - Returns: ``PolicyDecision/allow`` when it was remembered, else the denial saying why.
+    /// - Throws: `LatchkeyError` `.invalidInput` for an empty username; store and audit errors.
+    @discardableResult
+    public func rememberUsername(_ username: String) throws -> PolicyDecision {
+        guard !username.isEmpty else { throw LatchkeyError(.invalidInput, "the username is empty") }
+        let decision = policy.rememberUsernameDecision(userOptedOut: !(try remembersUsername()))
+        guard decision.isAllowed else {
+            try record(.usernameSkipped, .skipped, account: username, detail: decision.reason)
+            return decision
+        }
+        try audited(.usernameRemembered, account: username) {
+            try backend.write(StoredItem(value: SecretBytes(utf8: username)), for: Vault.usernameItem)
+        }
+        try record(.usernameRemembered, .ok, account: username)
+        return .allow
+    }
+
+    /// Forgets the remembered username, if any.
+    /// - Throws: `LatchkeyError` when the store cannot answer.
+    public func forgetUsername() throws {
+        let previous = try rememberedUsername()
+        try audited(.usernameForgotten) { try backend.delete(Vault.usernameItem) }
+        try record(.usernameForgotten, .ok, account: previous)
+    }
+
+    /// Whether the user allows remembering the username (the opt-out setting,
+    /// on until turned off). The policy may still forbid it.
+    /// - Returns: The user's setting.
+    /// - Throws: `LatchkeyError` when the store cannot answer.
+    public func remembersUsername() throws -> Bool {
+        try backend.read(Vault.rememberSetting)?.value != SecretBytes(utf8: "off")
+    }
+
+    /// Sets the user's choice. Turning it off erases the remembered username at
+    /// once; while it is off, ``rememberUsername(_:)`` is skipped.
+    /// - Parameter remembers: The user's choice.
+    /// - Throws: `LatchkeyError` when the store cannot answer.
+    public func setRemembersUsername(_ remembers: Bool) throws {
+        let event: AuditEvent = remembers ? .rememberEnabled : .rememberDisabled
+        try audited(event) {
+            try backend.write(StoredItem(value: SecretBytes(utf8: remembers ? "on" : "off")), for: Vault.rememberSetting)
+            if !remembers { try backend.delete(Vault.usernameItem) }
+        }
+        try record(event, .ok, detail: remembers ? nil : "remembered username erased")
+    }
+}

@@ -1,0 +1,208 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What apps use: one app namespace's credentials, kept by a policy, in the
+/// store the policy allows, with every credential event on the audit trail.
+///
+/// A vault remembers the last username (unless the user opted out), keeps
+/// session tokens with expiry, wipes what the policy says on logout, and
+/// reports honestly which store holds the data (``status()``).
+///
+/// Opening a vault chooses the backend: with `auto`, the Secret Service when it
+/// answers, else the encrypted file if the policy allows that fallback (audited
+/// as `backend.fallback` each time), else `.unavailable` saying why. When the
+/// Secret Service answers and a file vault from an earlier fallback exists, the
+/// policy may move it there at once (``migrate()``).
+///
+/// Every method has a synchronous form, for command-line tools, and an `async`
+/// form that runs off the caller's thread, so a UI never blocks on D-Bus, the
+/// disk or a key derivation. A vault is safe to share across tasks.
+public final class Vault: Sendable {
+    /// The app namespace.
+    public let appID: AppID
+    /// The policy in force.
+    public let policy: Policy
+    /// The directory holding the file vault and the audit trails.
+    public let storeDirectory: String
+    /// The store in use.
+    let backend: any CredentialBackend
+    /// Why this store is in use, in plain words.
+    let selectionReason: String
+    /// The encrypted file vault of this namespace, whether or not it is the store
+    /// in use (a leftover from an earlier fallback is wiped and migrated through it).
+    let fileVault: EncryptedFileBackend?
+    /// The audit trail of the store in use, or nil when the policy disables auditing.
+    let audit: AuditTrail?
+    /// The audit trail of the encrypted file, when the Secret Service is in use
+    /// (it is still verified and shown).
+    let fileAudit: AuditTrail?
+
+    /// Opens the vault of `appID`.
+    ///
+    /// - Parameters:
+    ///   - appID: The app namespace, such as `com.example.notes`.
+    ///   - policy: The policy; ``Policy/default`` when not given.
+    ///   - storeDirectory: Where the file vault and audit trails live;
+    ///     ``defaultStoreDirectory(environment:)`` when nil.
+    ///   - backend: Overrides the policy's `backend.kind` (the command line's `--backend`).
+    ///   - passphrase: The passphrase of a passphrase-protected file vault; needed
+    ///     only when the policy's `file.keySource` is `passphrase` and the file is used.
+    /// - Throws: `LatchkeyError`: `.unavailable` when the Secret Service is
+    ///   required (or the fallback is forbidden) and does not answer, saying why;
+    ///   `.wrongKey` when a passphrase is needed but not given; `.invalidInput`
+    ///   when no store directory can be found; audit and backend errors.
+    public convenience init(
+        appID: AppID,
+        policy: Policy = .default,
+        storeDirectory: String? = nil,
+        backend: Policy.BackendChoice? = nil,
+        passphrase: SecretBytes? = nil
+    ) throws {
+        try self.init(
+            appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
+            secretService: { SecretServiceBackend(appID: appID, deadline: .milliseconds(Int64(policy.secretServiceTimeout * 1000))) })
+    }
+
+    /// Opens the vault with a given backend, such as `LatchkeyTesting`'s
+    /// `InMemoryBackend` in an app's own tests. The policy's backend choice is
+    /// not consulted; audit trails are kept in `storeDirectory`.
+    /// - Parameters:
+    ///   - appID: The app namespace.
+    ///   - policy: The policy.
+    ///   - backend: The store to use.
+    ///   - storeDirectory: Where the audit trail lives.
+    public init(appID: AppID, policy: Policy = .default, backend: any CredentialBackend, storeDirectory: String) {
+        self.appID = appID
+        self.policy = policy
+        self.storeDirectory = storeDirectory
+        self.backend = backend
+        self.selectionReason = "the app supplied this store"
+        self.fileVault = nil
+        self.audit = policy.audit.isEnabled
+            ? AuditTrail(appID: appID, directory: storeDirectory, backend: backend, retention: policy.audit.retention)
+            : nil
+        self.fileAudit = nil
+    }
+
+    init(
+        appID: AppID,
+        policy: Policy,
+        storeDirectory: String?,
+        backend choice: Policy.BackendChoice?,
+        passphrase: SecretBytes?,
+        secretService: () -> SecretServiceBackend
+    ) throws {
+        let directory = try storeDirectory ?? Vault.defaultStoreDirectory()
+        let file = Vault.fileBackend(appID: appID, policy: policy, directory: directory, passphrase: passphrase)
+        let auditKeys = EncryptedFileBackend(appID: appID, fileStem: appID.rawValue + "+audit", directory: directory, keySource: .keyFile)
+        let selection = try Vault.select(choice ?? policy.backend, policy: policy, file: file, secretService: secretService)
+        if selection.backend.kind == .file, case .missingPassphrase = file {
+            throw LatchkeyError(.wrongKey, "the encrypted vault of \(appID) is protected by a passphrase (policy file.keySource \"passphrase\"), and none was given")
+        }
+        self.appID = appID
+        self.policy = policy
+        self.storeDirectory = directory
+        self.backend = selection.backend
+        self.selectionReason = selection.reason
+        self.fileVault = file.backend
+        if policy.audit.isEnabled {
+            let usesFile = selection.backend.kind == .file
+            audit = AuditTrail(appID: appID, directory: directory, backend: usesFile ? auditKeys : selection.backend, retention: policy.audit.retention)
+            fileAudit = usesFile ? nil : AuditTrail(appID: appID, directory: directory, backend: auditKeys, retention: policy.audit.retention)
+        } else {
+            audit = nil
+            fileAudit = nil
+        }
+        if let fallback = selection.fallbackFrom {
+            try record(.backendFallback, .ok, detail: "using the encrypted file: \(fallback)")
+        }
+        if selection.backend.kind == .secretService, try fileVaultExists(),
+           policy.automaticMigrationDecision().isAllowed, file.backend != nil {
+            try migrate()
+        }
+    }
+
+    /// The default store directory: `$XDG_DATA_HOME/latchkey`, else `~/.local/share/latchkey`.
+    /// - Parameter environment: The environment to read; the process's by default.
+    /// - Returns: The directory's path.
+    /// - Throws: `LatchkeyError` `.invalidInput` when neither `XDG_DATA_HOME` nor `HOME` is set.
+    public static func defaultStoreDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/latchkey" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/share/latchkey" }
+        throw LatchkeyError(.invalidInput, "neither XDG_DATA_HOME nor HOME is set, so there is no default store directory; give one explicitly")
+    }
+
+    /// The file vault as the policy and the passphrase allow it to be opened.
+    enum FileVault {
+        case ready(EncryptedFileBackend)
+        case missingPassphrase(EncryptedFileBackend)
+
+        var backend: EncryptedFileBackend? {
+            if case .ready(let backend) = self { return backend }
+            return nil
+        }
+    }
+
+    private static func fileBackend(appID: AppID, policy: Policy, directory: String, passphrase: SecretBytes?) -> FileVault {
+        switch (policy.fileKeySource, passphrase) {
+        case (.passphrase, let passphrase?):
+            let target = Duration.milliseconds(Int64((policy.kdf ?? .standard).targetUnlockTime * 1000))
+            return .ready(EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(passphrase, newVault: .calibrated(target: target))))
+        case (.passphrase, nil):
+            return .missingPassphrase(EncryptedFileBackend(appID: appID, directory: directory, keySource: .keyFile))
+        case (.keyfile, _), (nil, _):
+            return .ready(EncryptedFileBackend(appID: appID, directory: directory, keySource: .keyFile))
+        }
+    }
+
+    private struct Selection {
+        var backend: any CredentialBackend
+        var reason: String
+        var fallbackFrom: String?
+    }
+
+    private static func select(_ choice: Policy.BackendChoice, policy: Policy, file: FileVault, secretService: () -> SecretServiceBackend) throws -> Selection {
+        let fileBackend: EncryptedFileBackend
+        switch file {
+        case .ready(let backend), .missingPassphrase(let backend): fileBackend = backend
+        }
+        switch choice {
+        case .file:
+            if policy.backend == .secretService {
+                throw LatchkeyError(.policyDenied, "policy '\(policy.name)' requires the Secret Service (backend.kind \"secret-service\"); the encrypted file may not be used")
+            }
+            return Selection(backend: fileBackend, reason: "the encrypted file was chosen (backend \"file\")")
+        case .secretService:
+            let service = secretService()
+            do {
+                try service.checkAvailability()
+            } catch let error as LatchkeyError where error.code == .unavailable || error.code == .timedOut {
+                let rule = policy.backend == .secretService
+                    ? "policy '\(policy.name)' requires the Secret Service (backend.kind \"secret-service\")"
+                    : "the Secret Service was required (backend \"secret-service\")"
+                throw LatchkeyError(error.code, "\(rule), and it is unavailable: \(error.message); nothing was stored")
+            }
+            return Selection(backend: service, reason: "the Secret Service was required and answered")
+        case .auto:
+            let service = secretService()
+            do {
+                try service.checkAvailability()
+                return Selection(backend: service, reason: "the Secret Service answered")
+            } catch let error as LatchkeyError where error.code == .unavailable || error.code == .timedOut {
+                if case .deny(let reason) = policy.fileFallbackDecision(reason: error.message) {
+                    throw LatchkeyError(.unavailable, reason)
+                }
+                return Selection(backend: fileBackend, reason: "no Secret Service (\(error.message)), so the encrypted file is used", fallbackFrom: error.message)
+            }
+        }
+    }
+
+    /// Whether an encrypted file vault exists for this namespace.
+    func fileVaultExists() throws -> Bool {
+        guard let fileVault else { return false }
+        return try POSIX.status(of: fileVault.vaultPath) != nil
+    }
+}

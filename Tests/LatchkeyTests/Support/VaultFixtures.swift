@@ -1,0 +1,46 @@
+import Testing
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+@testable import Latchkey
+
+/// The stores every Vault test runs against: the real Secret Service, the
+/// encrypted file with a key file, and the encrypted file with a passphrase.
+enum VaultStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case secretService, keyFile, passphrase
+    var testDescription: String { rawValue }
+
+    /// Opens a vault of a fresh namespace on this store.
+    func open(policy: Policy = .default, purpose: String = #function) throws -> Vault {
+        let appID = try SecretServiceTestSupport.freshAppID(purpose.filter { $0.isLetter })
+        let directory = try makeTemporaryDirectory(purpose) + "/store"
+        switch self {
+        case .secretService:
+            return try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .secretService)
+        case .keyFile:
+            return try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file)
+        case .passphrase:
+            let backend = EncryptedFileBackend(appID: appID, directory: directory, keySource: fastPassphrase())
+            return Vault(appID: appID, policy: policy, backend: backend, storeDirectory: directory)
+        }
+    }
+}
+
+extension Vault {
+    /// The items of `kinds` the store holds, read through the backend, not the Vault.
+    func storedKeys(_ kinds: [ItemKey.Kind] = [.username, .session]) throws -> [ItemKey] {
+        try kinds.flatMap { try backend.list(kind: $0) }
+    }
+
+    /// An environment with no session bus, for opening a vault where no Secret Service runs.
+    static let noBus = ["XDG_RUNTIME_DIR": "/nonexistent-latchkey-test"]
+
+    /// Opens a vault as if no Secret Service were running (the availability
+    /// check finds no session bus).
+    static func withoutSecretService(appID: AppID, policy: Policy, storeDirectory: String, backend: Policy.BackendChoice? = nil) throws -> Vault {
+        try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: nil,
+                  secretService: { SecretServiceBackend(appID: appID, deadline: .seconds(1), environment: noBus) })
+    }
+}

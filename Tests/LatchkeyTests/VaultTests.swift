@@ -1,0 +1,151 @@
+import Testing
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+@testable import Latchkey
+
+@Suite("Vault")
+struct VaultTests {
+    @Test("opt-out: remember, opt out erases at once, remember is skipped, opt in, remember again", arguments: VaultStore.allCases)
+    func optOutSequence(store: VaultStore) async throws {
+        let vault = try store.open()
+        try await vault.rememberUsername("alice")
+        #expect(try await vault.rememberedUsername() == "alice")
+        try await vault.setRemembersUsername(false)
+        #expect(try await vault.rememberedUsername() == nil)
+        #expect(try vault.storedKeys([.username]).isEmpty, "the backend still holds a username item")
+        let skipped = try await vault.rememberUsername("bob")
+        #expect(skipped.reason?.contains("turned off") == true)
+        #expect(try vault.storedKeys([.username]).isEmpty)
+        try await vault.setRemembersUsername(true)
+        try await vault.rememberUsername("bob")
+        #expect(try await vault.rememberedUsername() == "bob")
+        let events = try vault.auditEntries().map(\.event)
+        #expect(events == [.usernameRemembered, .rememberDisabled, .usernameSkipped, .rememberEnabled, .usernameRemembered])
+    }
+
+    @Test("a policy that forbids remembering wins over the user's setting", arguments: VaultStore.allCases)
+    func policyForbids(store: VaultStore) throws {
+        let vault = try store.open(policy: .sharedDevice)
+        #expect(try vault.remembersUsername())
+        let decision = try vault.rememberUsername("alice")
+        #expect(decision.reason?.contains("forbids remembering") == true)
+        #expect(try vault.rememberedUsername() == nil)
+    }
+
+    @Test("default logout keeps the username and leaves no session of that account", arguments: VaultStore.allCases)
+    func defaultLogout(store: VaultStore) throws {
+        let vault = try store.open()
+        try vault.rememberUsername("alice")
+        try vault.saveSession(SecretBytes(utf8: "a1"), name: "access", account: "alice")
+        try vault.saveSession(SecretBytes(utf8: "r1"), name: "refresh", account: "alice")
+        try vault.saveSession(SecretBytes(utf8: "b1"), name: "access", account: "bob")
+        let report = try vault.logout(account: "alice")
+        #expect(report.wipedSessions.count == 2 && !report.forgotUsername)
+        #expect(try vault.rememberedUsername() == "alice")
+        let left = try vault.storedKeys([.session])
+        #expect(!left.contains { $0.account == "alice" })
+        #expect(left.map(\.account) == ["bob"])
+        let logout = try #require(try vault.auditEntries().last)
+        #expect(logout.event == .logout && logout.detail?.contains("wiped 2 sessions") == true)
+    }
+
+    @Test("shared-device logout and exit leave nothing at all", arguments: VaultStore.allCases)
+    func sharedDevice(store: VaultStore) throws {
+        let vault = try store.open(policy: .sharedDevice)
+        try vault.rememberUsername("alice")
+        try vault.saveSession(SecretBytes(utf8: "a1"), name: "access", account: "alice")
+        try vault.saveSession(SecretBytes(utf8: "b1"), name: "access", account: "bob")
+        try vault.logout()
+        #expect(try vault.storedKeys().isEmpty)
+        try vault.saveSession(SecretBytes(utf8: "c1"), name: "access", account: "carol")
+        #expect(try vault.applyExitPolicy().wipedSessions.count == 1)
+        #expect(try vault.storedKeys().isEmpty)
+    }
+
+    @Test("strict policy with no Secret Service refuses to store anything and says why")
+    func strictWithoutSecretService() throws {
+        let directory = try makeTemporaryDirectory() + "/store"
+        let error = #expect(throws: LatchkeyError.self) {
+            try Vault.withoutSecretService(appID: testAppID, policy: .strict, storeDirectory: directory)
+        }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("requires the Secret Service") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("session bus") == true)
+        #expect(try POSIX.status(of: directory) == nil, "nothing may be written")
+        let forced = #expect(throws: LatchkeyError.self) {
+            try Vault.withoutSecretService(appID: testAppID, policy: .strict, storeDirectory: directory, backend: .file)
+        }
+        #expect(forced?.code == .policyDenied)
+    }
+
+    @Test("no Secret Service: auto falls back to the file visibly, and audits it")
+    func fallback() throws {
+        let directory = try makeTemporaryDirectory() + "/store"
+        let vault = try Vault.withoutSecretService(appID: testAppID, policy: .default, storeDirectory: directory)
+        let status = try vault.status()
+        #expect(status.backend == .file)
+        #expect(status.reason.contains("no Secret Service"))
+        #expect(status.protection.contains("key file on the same disk"))
+        #expect(try vault.auditEntries().map(\.event) == [.backendFallback])
+    }
+
+    @Test("a session saved with a 1 s life is gone after 2 s; the read deletes it and audits session.expired", arguments: VaultStore.allCases)
+    func expiry(store: VaultStore) async throws {
+        let vault = try store.open()
+        try await vault.saveSession(SecretBytes(utf8: "short"), name: "access", account: "alice", expires: Date().addingTimeInterval(1))
+        #expect(try vault.storedKeys([.session]).count == 1)
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await vault.session(named: "access", account: "alice") == nil)
+        #expect(try vault.storedKeys([.session]).isEmpty)
+        #expect(try vault.auditEntries().map(\.event) == [.sessionSaved, .sessionExpired])
+    }
+
+    @Test("the policy's maxAge caps every session's life", arguments: VaultStore.allCases)
+    func maxAge(store: VaultStore) throws {
+        let vault = try store.open()
+        let before = Date()
+        let expiry = try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "a", expires: before.addingTimeInterval(90 * 86_400))
+        #expect(abs(expiry.timeIntervalSince(before) - Policy.default.sessionMaxAge) < 5)
+        let stored = try #require(try vault.session(named: "access", account: "a"))
+        #expect(stored.expires.map { abs($0.timeIntervalSince(expiry)) < 0.01 } == true)
+        #expect(try vault.sessions().map(\.name) == ["access"])
+    }
+
+    @Test("wipe erases sessions and the username, keeps the opt-out, and is idempotent", arguments: VaultStore.allCases)
+    func wipe(store: VaultStore) throws {
+        let vault = try store.open()
+        try vault.rememberUsername("alice")
+        try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
+        try vault.setRemembersUsername(false)
+        #expect(try vault.wipe().wipedSessions.count == 1)
+        #expect(try vault.storedKeys().isEmpty)
+        #expect(try vault.remembersUsername() == false)
+        #expect(try vault.wipe().wipedSessions.isEmpty)
+    }
+
+    @Test("migration moves every item into the Secret Service and then destroys the file vault and its key")
+    func migration() throws {
+        let appID = try SecretServiceTestSupport.freshAppID("migration")
+        let directory = try makeTemporaryDirectory() + "/store"
+        let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+        try offline.rememberUsername("alice")
+        for i in 0..<5 { try offline.saveSession(SecretBytes(utf8: "token-\(i)"), name: "t\(i)", account: "alice") }
+        let file = try #require(offline.fileVault)
+        #expect(try POSIX.status(of: file.vaultPath) != nil && POSIX.status(of: file.keyFilePath) != nil)
+
+        let online = try Vault(appID: appID, policy: .default, storeDirectory: directory)
+        #expect(online.backend.kind == .secretService)
+        #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
+        #expect(try online.rememberedUsername() == "alice")
+        for i in 0..<5 { #expect(try online.session(named: "t\(i)", account: "alice")?.value == SecretBytes(utf8: "token-\(i)")) }
+        let migrate = try #require(try online.auditEntries().first { $0.event == .migrate })
+        #expect(migrate.detail?.contains("moved 6 items") == true, "\(migrate.detail ?? "")")
+        #expect(try online.verifyAudit().allSatisfy { $0.verification.isIntact })
+        try online.wipe()
+        try SecretServiceBackend(appID: appID).deleteAll()
+    }
+}
