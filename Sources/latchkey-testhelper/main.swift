@@ -8,11 +8,15 @@
 //       forever: writes setting/slot-(i % SLOTS) = "i" for i = START, START+1, ...
 //   latchkey-testhelper make-vault DIR APPID
 //       writes a few items to a key-file vault (fuzz seeds use an all-zero key file)
+//   latchkey-testhelper migrate-crash DIR APPID STEP
+//       opens the app's Vault (default policy, so a file vault left from a
+//       fallback is migrated into the Secret Service) and SIGKILLs itself right
+//       after migration step STEP
 //
 // After each write returns, it prints the write's number and a newline on stdout
 // (one unbuffered write), so the parent knows which writes were acknowledged.
 import Foundation
-import Latchkey
+@_spi(Testing) import Latchkey
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("latchkey-testhelper: \(message)\n".utf8))
@@ -59,6 +63,11 @@ do {
         try backend.write(StoredItem(value: SecretBytes(utf8: "token-\u{e9}"), created: created, expires: created + 3600),
                           for: ItemKey(kind: .session, account: "alice", name: "access"))
         try backend.write(StoredItem(value: SecretBytes([0, 1, 255]), created: created), for: ItemKey(kind: .key, name: "pseudonym"))
+    case "migrate-crash" where arguments.count == 5:
+        guard let step = Int(arguments[4]) else { fail("STEP must be a number") }
+        try Vault.$migrationStepObserver.withValue({ if $0 == step { kill(getpid(), SIGKILL) } }) {
+            _ = try Vault(appID: appID, storeDirectory: arguments[2])
+        }
     default:
         fail("unknown command or wrong number of arguments")
     }

@@ -1,5 +1,6 @@
 import Testing
 import Glibc
+import Foundation
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -147,5 +148,49 @@ struct VaultTests {
         #expect(try online.verifyAudit().allSatisfy { $0.verification.isIntact })
         try online.wipe()
         try SecretServiceBackend(appID: appID).deleteAll()
+    }
+}
+
+@Suite("Vault migration under SIGKILL", .serialized)
+struct VaultMigrationCrashTests {
+    @Test("killing the process at each step of migration loses nothing")
+    func killedAtEveryStep() throws {
+        let appID = try SecretServiceTestSupport.freshAppID("migrationcrash")
+        let directory = try makeTemporaryDirectory() + "/store"
+        let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+        try offline.rememberUsername("alice")
+        let tokens = (0..<5).map { "token-\($0)-\(UInt32.random(in: 0...UInt32.max))" }
+        for (i, token) in tokens.enumerated() { try offline.saveSession(SecretBytes(utf8: token), name: "t\(i)", account: "alice") }
+        let file = try #require(offline.fileVault)
+        let service = SecretServiceBackend(appID: appID)
+
+        /// Every item is in the Secret Service or in the file vault (or both), with its value.
+        func nothingLost() throws {
+            func value(_ key: ItemKey) throws -> SecretBytes? {
+                let fileItem = try POSIX.status(of: file.vaultPath) == nil ? nil : try file.read(key)
+                return try service.read(key)?.value ?? fileItem?.value
+            }
+            #expect(try value(Vault.usernameItem) == SecretBytes(utf8: "alice"))
+            for (i, token) in tokens.enumerated() {
+                #expect(try value(ItemKey(kind: .session, account: "alice", name: "t\(i)")) == SecretBytes(utf8: token))
+            }
+        }
+
+        // Six items, then the file vault's destruction: seven steps.
+        for step in 1...7 {
+            let helper = Process()
+            helper.executableURL = URL(fileURLWithPath: try testHelperPath())
+            helper.arguments = ["migrate-crash", directory, appID.rawValue, String(step)]
+            try helper.run()
+            helper.waitUntilExit()
+            #expect(helper.terminationReason == .uncaughtSignal && helper.terminationStatus == SIGKILL, "step \(step)")
+            try nothingLost()
+            #expect(try POSIX.status(of: file.vaultPath) != nil || step == 7, "the file vault went before every item was verified")
+        }
+        let online = try Vault(appID: appID, policy: .default, storeDirectory: directory)
+        #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
+        try nothingLost()
+        try online.wipe()
+        try service.deleteAll()
     }
 }
