@@ -169,6 +169,10 @@ enum LibSecret {
 
     /// Runs `body` with the Secret Service while holding the process-wide gate.
     ///
+    /// When the kept connection turns out stale (`.unavailable`: the daemon it
+    /// talked to was restarted or killed, and D-Bus addresses the old instance),
+    /// a fresh one is opened and `body` runs once more, within the same deadline;
+    /// `body` must therefore be safe to repeat.
     /// - Parameters:
     ///   - deadline: How long the whole operation, waiting included, may take.
     ///   - body: The operation.
@@ -183,27 +187,33 @@ enum LibSecret {
             throw LatchkeyError(.timedOut, "other Secret Service calls did not finish within the deadline")
         }
         defer { gate.signal() }
-        let remaining = deadline - (clock.now - start)
-        let cancellation = Cancellation(after: remaining)
+        let cancellation = Cancellation(after: deadline - (clock.now - start))
         do {
-            let open: Service
-            if let cached = service.withLock({ $0 }) {
-                open = cached
-            } else {
-                let pointer = try check("secret_service_open_sync", cancellation) {
-                    secret_service_open_sync(secret_service_get_type(), nil, SECRET_SERVICE_OPEN_SESSION, cancellation.pointer, $0)
+            if let kept = service.withLock({ $0 }) {
+                do {
+                    return try body(Connection(service: kept, cancellation: cancellation))
+                } catch let error as LatchkeyError where error.code == .unavailable {
+                    disconnect()
                 }
-                guard let pointer else {
-                    throw LatchkeyError(.unavailable, "the Secret Service could not be opened", cFunction: "secret_service_open_sync")
-                }
-                open = Service(pointer)
-                service.withLock { $0 = open }
             }
-            return try body(Connection(service: open, cancellation: cancellation))
+            let fresh = try open(cancellation)
+            service.withLock { $0 = fresh }
+            return try body(Connection(service: fresh, cancellation: cancellation))
         } catch let error as LatchkeyError where [.unavailable, .timedOut, .io, .internal].contains(error.code) {
             disconnect()
             throw error
         }
+    }
+
+    /// Opens a service proxy of the process's own with `secret_service_open_sync`.
+    private static func open(_ cancellation: Cancellation) throws -> Service {
+        let pointer = try check("secret_service_open_sync", cancellation) {
+            secret_service_open_sync(secret_service_get_type(), nil, SECRET_SERVICE_OPEN_SESSION, cancellation.pointer, $0)
+        }
+        guard let pointer else {
+            throw LatchkeyError(.unavailable, "the Secret Service could not be opened", cFunction: "secret_service_open_sync")
+        }
+        return Service(pointer)
     }
 
     /// The Secret Service while the gate is held; valid only inside `withConnection`.
@@ -238,9 +248,9 @@ enum LibSecret {
 
         /// Stores an item in the default collection with `secret_item_create_sync`.
         ///
-        /// The collection (`secret_collection_for_alias_sync`, alias `default`) is
-        /// checked first: when it is locked this throws `.locked` at once instead of
-        /// letting the daemon ask for an unlock prompt that may never appear.
+        /// The collection is checked first: when it is locked this throws `.locked`
+        /// at once instead of letting libsecret ask the daemon for an unlock prompt,
+        /// which waits for a person (or, with no display, fails).
         /// - Parameters:
         ///   - schema: The item's schema.
         ///   - attributes: Its attributes.
@@ -248,29 +258,39 @@ enum LibSecret {
         ///   - secret: Its secret.
         ///   - replace: Whether to replace an item with the same attributes.
         func store(_ schema: Schema, _ attributes: [String: String], label: String, secret: SecretBytes, replace: Bool) throws {
-            let collection = try check("secret_collection_for_alias_sync", cancellation) {
-                secret_collection_for_alias_sync(service.pointer, "default", SECRET_COLLECTION_NONE, cancellation.pointer, $0)
-            }
-            guard let collection else {
+            guard let collection = try defaultCollection() else {
                 throw LatchkeyError(.unavailable, "the Secret Service has no default collection", cFunction: "secret_collection_for_alias_sync")
             }
-            let owner = ObjectOwner(collection)
-            guard secret_collection_get_locked(owner.pointer) == 0 else {
+            guard secret_collection_get_locked(collection.pointer) == 0 else {
                 throw LatchkeyError(.locked, "the Secret Service's default collection is locked", cFunction: "secret_collection_get_locked")
             }
             let table = AttributeTable(attributes)
-            // secret_value_new copies the bytes into libsecret's own zeroing memory.
-            let value = secret.withUnsafeBytes { bytes in
-                emptySecret.withUnsafeBufferPointer { empty in
-                    secret_value_new(bytes.baseAddress?.assumingMemoryBound(to: CChar.self) ?? empty.baseAddress!, bytes.count, "application/octet-stream")
-                }
-            }
+            let value = Value(secret)
             let flags = replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE
             let item = try check("secret_item_create_sync", cancellation) {
-                secret_item_create_sync(owner.pointer, schema.pointer, table.pointer, label, value, flags, cancellation.pointer, $0)
+                secret_item_create_sync(collection.pointer, schema.pointer, table.pointer, label, value.pointer, flags, cancellation.pointer, $0)
             }
-            secret_value_unref(UnsafeMutableRawPointer(value))
             if let item { g_object_unref(item) }
+        }
+
+        /// Whether the default collection is locked (`secret_collection_get_locked`);
+        /// false when there is no default collection.
+        ///
+        /// Searches alone cannot tell "absent" from "locked": gnome-keyring, having
+        /// loaded a keyring while locked, knows only hashed attributes and does not
+        /// match `xdg:schema` against them, so a search with a schema finds nothing.
+        func isDefaultCollectionLocked() throws -> Bool {
+            guard let collection = try defaultCollection() else { return false }
+            return secret_collection_get_locked(collection.pointer) != 0
+        }
+
+        /// The collection behind the `default` alias, with its properties freshly
+        /// loaded (`secret_collection_for_alias_sync`), or nil when there is none.
+        private func defaultCollection() throws -> ObjectOwner<SecretCollection>? {
+            let collection = try check("secret_collection_for_alias_sync", cancellation) {
+                secret_collection_for_alias_sync(service.pointer, "default", SECRET_COLLECTION_NONE, cancellation.pointer, $0)
+            }
+            return collection.map(ObjectOwner.init)
         }
 
         /// Deletes one item found by ``search(_:_:loadSecrets:)`` with `secret_item_delete_sync`.
@@ -403,6 +423,21 @@ enum LibSecret {
             }
         }
         deinit { g_hash_table_unref(pointer) }
+    }
+
+    /// A `SecretValue` holding a copy of a secret (`secret_value_new` copies into
+    /// libsecret's own memory, which it zeroes when freed), released by its owner.
+    private final class Value {
+        let pointer: OpaquePointer
+        init(_ secret: SecretBytes) {
+            pointer = secret.withUnsafeBytes { bytes in
+                emptySecret.withUnsafeBufferPointer { empty in
+                    secret_value_new(bytes.baseAddress?.assumingMemoryBound(to: CChar.self) ?? empty.baseAddress!,
+                                     bytes.count, "application/octet-stream")
+                }
+            }
+        }
+        deinit { secret_value_unref(UnsafeMutableRawPointer(pointer)) }
     }
 
     /// Owns one reference to a GObject and drops it with `g_object_unref`.
