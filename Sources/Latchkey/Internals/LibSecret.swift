@@ -4,12 +4,9 @@ import Synchronization
 
 // Every call into libsecret, GIO and GLib lives in this file. Nothing outside it
 // sees a GLib type, a GError or an unsafe pointer that these libraries produced.
-//
-// Calls run one at a time in the process (libsecret and some Secret Service
-// providers have crashed under concurrent use), behind a gate that is waited
-// for with the caller's deadline, so the deadline covers the queueing too.
-// Each operation gets one GCancellable that a timer on another thread cancels
-// at the deadline; a call cancelled that way fails with `.timedOut`.
+// Calls run one at a time in the process (libsecret and some providers have
+// crashed under concurrent use), each operation under one deadline: see
+// `withConnection(deadline:_:)`.
 
 /// Thin, internal wrappers over libsecret and GIO, named after the C functions they call.
 enum LibSecret {
@@ -72,11 +69,15 @@ enum LibSecret {
         let detail = error.pointee.message.map { String(cString: $0) } ?? "no details"
         g_error_free(error)
 
-        func isCode<Enum: RawRepresentable>(_ value: Enum) -> Bool where Enum.RawValue: BinaryInteger {
-            Int64(code) == Int64(value.rawValue)
+        func isCode<Enum: RawRepresentable>(_ values: Enum...) -> Bool where Enum.RawValue: BinaryInteger {
+            values.contains { Int64(code) == Int64($0.rawValue) }
         }
-        if domain == g_io_error_quark(), isCode(G_IO_ERROR_CANCELLED) || cancellation?.isCancelled == true {
+        let io = domain == g_io_error_quark(), dbus = domain == g_dbus_error_quark()
+        if cancellation?.isCancelled == true || (io && isCode(G_IO_ERROR_CANCELLED)) {
             return LatchkeyError(.timedOut, "the Secret Service did not answer within the deadline", cFunction: function)
+        }
+        if (io && isCode(G_IO_ERROR_TIMED_OUT)) || (dbus && isCode(G_DBUS_ERROR_NO_REPLY, G_DBUS_ERROR_TIMEOUT, G_DBUS_ERROR_TIMED_OUT)) {
+            return LatchkeyError(.timedOut, "the Secret Service did not answer: \(detail)", cFunction: function)
         }
         if domain == secret_error_get_quark() {
             if isCode(SECRET_ERROR_IS_LOCKED) {
@@ -86,12 +87,6 @@ enum LibSecret {
                 return LatchkeyError(.notFound, "the Secret Service item no longer exists (\(detail))", cFunction: function)
             }
             return LatchkeyError(.io, "the Secret Service failed: \(detail)", cFunction: function)
-        }
-        if domain == g_io_error_quark(), isCode(G_IO_ERROR_TIMED_OUT) {
-            return LatchkeyError(.timedOut, "the Secret Service did not answer: \(detail)", cFunction: function)
-        }
-        if domain == g_dbus_error_quark(), isCode(G_DBUS_ERROR_NO_REPLY) || isCode(G_DBUS_ERROR_TIMEOUT) || isCode(G_DBUS_ERROR_TIMED_OUT) {
-            return LatchkeyError(.timedOut, "the Secret Service did not answer: \(detail)", cFunction: function)
         }
         // Everything else from D-Bus or GIO (no bus, no owner, connection closed,
         // a session or object the daemon no longer knows) means the service cannot be used now.
@@ -169,6 +164,10 @@ enum LibSecret {
 
     /// Runs `body` with the Secret Service while holding the process-wide gate.
     ///
+    /// The gate is waited for with the deadline, so queueing counts too; then one
+    /// `GCancellable`, cancelled by a timer on another thread at the deadline,
+    /// stops every call `body` makes, which then fails with `.timedOut`.
+    ///
     /// When the kept connection turns out stale (`.unavailable`: the daemon it
     /// talked to was restarted or killed, and D-Bus addresses the old instance),
     /// a fresh one is opened and `body` runs once more, within the same deadline;
@@ -221,12 +220,9 @@ enum LibSecret {
         fileprivate let service: Service
         fileprivate let cancellation: Cancellation
 
-        /// Searches with `secret_service_search_sync`, never unlocking anything:
-        /// locked items come back with `isLocked` set and no secret.
-        /// - Parameters:
-        ///   - schema: The schema the items must carry.
-        ///   - attributes: The attributes the items must have.
-        ///   - loadSecrets: Whether to load the secrets of unlocked items.
+        /// Searches with `secret_service_search_sync`, loading the secrets of unlocked
+        /// items when asked, never unlocking anything: locked items come back with
+        /// `isLocked` set and no secret.
         func search(_ schema: Schema, _ attributes: [String: String], loadSecrets: Bool) throws -> [Item] {
             let table = AttributeTable(attributes)
             var flags = SECRET_SEARCH_ALL.rawValue
@@ -246,17 +242,12 @@ enum LibSecret {
             return items
         }
 
-        /// Stores an item in the default collection with `secret_item_create_sync`.
+        /// Stores an item in the default collection with `secret_item_create_sync`,
+        /// replacing an item with the same attributes when `replace` is set.
         ///
         /// The collection is checked first: when it is locked this throws `.locked`
         /// at once instead of letting libsecret ask the daemon for an unlock prompt,
         /// which waits for a person (or, with no display, fails).
-        /// - Parameters:
-        ///   - schema: The item's schema.
-        ///   - attributes: Its attributes.
-        ///   - label: Its label.
-        ///   - secret: Its secret.
-        ///   - replace: Whether to replace an item with the same attributes.
         func store(_ schema: Schema, _ attributes: [String: String], label: String, secret: SecretBytes, replace: Bool) throws {
             guard let collection = try defaultCollection() else {
                 throw LatchkeyError(.unavailable, "the Secret Service has no default collection", cFunction: "secret_collection_for_alias_sync")

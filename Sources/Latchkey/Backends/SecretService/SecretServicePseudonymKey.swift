@@ -29,6 +29,13 @@ struct SecretServicePseudonymKey {
 
     private let key: SecretBytes
 
+    /// Wraps a key.
+    /// - Parameter key: The key's 32 bytes.
+    init(key: SecretBytes) {
+        precondition(key.count == Self.length, "a pseudonym key is 32 bytes")
+        self.key = key
+    }
+
     /// The attributes of an app's key item.
     static func attributes(_ appID: AppID) -> [String: String] {
         SecretServiceAttributes.item(appID, kind: .key, accountPseudonym: "", name: itemName)
