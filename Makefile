@@ -17,6 +17,8 @@ demo: deps
 test: deps
 	$(SWIFT) build --build-tests
 	.ci/with-keyring $(SWIFT) test --skip-build
+	# Second pass, alone on a fresh bus and daemon: tests that lock, stop or kill gnome-keyring.
+	LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1 .ci/with-keyring $(SWIFT) test --skip-build --filter SecretServiceDestructiveTests
 
 clean:
 	rm -rf .build

@@ -4,12 +4,9 @@ import Synchronization
 
 // Every call into libsecret, GIO and GLib lives in this file. Nothing outside it
 // sees a GLib type, a GError or an unsafe pointer that these libraries produced.
-//
-// Calls run one at a time in the process (libsecret and some Secret Service
-// providers have crashed under concurrent use), behind a gate that is waited
-// for with the caller's deadline, so the deadline covers the queueing too.
-// Each operation gets one GCancellable that a timer on another thread cancels
-// at the deadline; a call cancelled that way fails with `.timedOut`.
+// Calls run one at a time in the process (libsecret and some providers have
+// crashed under concurrent use), each operation under one deadline: see
+// `withConnection(deadline:_:)`.
 
 /// Thin, internal wrappers over libsecret and GIO, named after the C functions they call.
 enum LibSecret {
@@ -72,11 +69,15 @@ enum LibSecret {
         let detail = error.pointee.message.map { String(cString: $0) } ?? "no details"
         g_error_free(error)
 
-        func isCode<Enum: RawRepresentable>(_ value: Enum) -> Bool where Enum.RawValue: BinaryInteger {
-            Int64(code) == Int64(value.rawValue)
+        func isCode<Enum: RawRepresentable>(_ values: Enum...) -> Bool where Enum.RawValue: BinaryInteger {
+            values.contains { Int64(code) == Int64($0.rawValue) }
         }
-        if domain == g_io_error_quark(), isCode(G_IO_ERROR_CANCELLED) || cancellation?.isCancelled == true {
+        let io = domain == g_io_error_quark(), dbus = domain == g_dbus_error_quark()
+        if cancellation?.isCancelled == true || (io && isCode(G_IO_ERROR_CANCELLED)) {
             return LatchkeyError(.timedOut, "the Secret Service did not answer within the deadline", cFunction: function)
+        }
+        if (io && isCode(G_IO_ERROR_TIMED_OUT)) || (dbus && isCode(G_DBUS_ERROR_NO_REPLY, G_DBUS_ERROR_TIMEOUT, G_DBUS_ERROR_TIMED_OUT)) {
+            return LatchkeyError(.timedOut, "the Secret Service did not answer: \(detail)", cFunction: function)
         }
         if domain == secret_error_get_quark() {
             if isCode(SECRET_ERROR_IS_LOCKED) {
@@ -86,12 +87,6 @@ enum LibSecret {
                 return LatchkeyError(.notFound, "the Secret Service item no longer exists (\(detail))", cFunction: function)
             }
             return LatchkeyError(.io, "the Secret Service failed: \(detail)", cFunction: function)
-        }
-        if domain == g_io_error_quark(), isCode(G_IO_ERROR_TIMED_OUT) {
-            return LatchkeyError(.timedOut, "the Secret Service did not answer: \(detail)", cFunction: function)
-        }
-        if domain == g_dbus_error_quark(), isCode(G_DBUS_ERROR_NO_REPLY) || isCode(G_DBUS_ERROR_TIMEOUT) || isCode(G_DBUS_ERROR_TIMED_OUT) {
-            return LatchkeyError(.timedOut, "the Secret Service did not answer: \(detail)", cFunction: function)
         }
         // Everything else from D-Bus or GIO (no bus, no owner, connection closed,
         // a session or object the daemon no longer knows) means the service cannot be used now.
@@ -169,6 +164,14 @@ enum LibSecret {
 
     /// Runs `body` with the Secret Service while holding the process-wide gate.
     ///
+    /// The gate is waited for with the deadline, so queueing counts too; then one
+    /// `GCancellable`, cancelled by a timer on another thread at the deadline,
+    /// stops every call `body` makes, which then fails with `.timedOut`.
+    ///
+    /// When the kept connection turns out stale (`.unavailable`: the daemon it
+    /// talked to was restarted or killed, and D-Bus addresses the old instance),
+    /// a fresh one is opened and `body` runs once more, within the same deadline;
+    /// `body` must therefore be safe to repeat.
     /// - Parameters:
     ///   - deadline: How long the whole operation, waiting included, may take.
     ///   - body: The operation.
@@ -183,27 +186,33 @@ enum LibSecret {
             throw LatchkeyError(.timedOut, "other Secret Service calls did not finish within the deadline")
         }
         defer { gate.signal() }
-        let remaining = deadline - (clock.now - start)
-        let cancellation = Cancellation(after: remaining)
+        let cancellation = Cancellation(after: deadline - (clock.now - start))
         do {
-            let open: Service
-            if let cached = service.withLock({ $0 }) {
-                open = cached
-            } else {
-                let pointer = try check("secret_service_open_sync", cancellation) {
-                    secret_service_open_sync(secret_service_get_type(), nil, SECRET_SERVICE_OPEN_SESSION, cancellation.pointer, $0)
+            if let kept = service.withLock({ $0 }) {
+                do {
+                    return try body(Connection(service: kept, cancellation: cancellation))
+                } catch let error as LatchkeyError where error.code == .unavailable {
+                    disconnect()
                 }
-                guard let pointer else {
-                    throw LatchkeyError(.unavailable, "the Secret Service could not be opened", cFunction: "secret_service_open_sync")
-                }
-                open = Service(pointer)
-                service.withLock { $0 = open }
             }
-            return try body(Connection(service: open, cancellation: cancellation))
+            let fresh = try open(cancellation)
+            service.withLock { $0 = fresh }
+            return try body(Connection(service: fresh, cancellation: cancellation))
         } catch let error as LatchkeyError where [.unavailable, .timedOut, .io, .internal].contains(error.code) {
             disconnect()
             throw error
         }
+    }
+
+    /// Opens a service proxy of the process's own with `secret_service_open_sync`.
+    private static func open(_ cancellation: Cancellation) throws -> Service {
+        let pointer = try check("secret_service_open_sync", cancellation) {
+            secret_service_open_sync(secret_service_get_type(), nil, SECRET_SERVICE_OPEN_SESSION, cancellation.pointer, $0)
+        }
+        guard let pointer else {
+            throw LatchkeyError(.unavailable, "the Secret Service could not be opened", cFunction: "secret_service_open_sync")
+        }
+        return Service(pointer)
     }
 
     /// The Secret Service while the gate is held; valid only inside `withConnection`.
@@ -211,12 +220,9 @@ enum LibSecret {
         fileprivate let service: Service
         fileprivate let cancellation: Cancellation
 
-        /// Searches with `secret_service_search_sync`, never unlocking anything:
-        /// locked items come back with `isLocked` set and no secret.
-        /// - Parameters:
-        ///   - schema: The schema the items must carry.
-        ///   - attributes: The attributes the items must have.
-        ///   - loadSecrets: Whether to load the secrets of unlocked items.
+        /// Searches with `secret_service_search_sync`, loading the secrets of unlocked
+        /// items when asked, never unlocking anything: locked items come back with
+        /// `isLocked` set and no secret.
         func search(_ schema: Schema, _ attributes: [String: String], loadSecrets: Bool) throws -> [Item] {
             let table = AttributeTable(attributes)
             var flags = SECRET_SEARCH_ALL.rawValue
@@ -236,41 +242,46 @@ enum LibSecret {
             return items
         }
 
-        /// Stores an item in the default collection with `secret_item_create_sync`.
+        /// Stores an item in the default collection with `secret_item_create_sync`,
+        /// replacing an item with the same attributes when `replace` is set.
         ///
-        /// The collection (`secret_collection_for_alias_sync`, alias `default`) is
-        /// checked first: when it is locked this throws `.locked` at once instead of
-        /// letting the daemon ask for an unlock prompt that may never appear.
-        /// - Parameters:
-        ///   - schema: The item's schema.
-        ///   - attributes: Its attributes.
-        ///   - label: Its label.
-        ///   - secret: Its secret.
-        ///   - replace: Whether to replace an item with the same attributes.
+        /// The collection is checked first: when it is locked this throws `.locked`
+        /// at once instead of letting libsecret ask the daemon for an unlock prompt,
+        /// which waits for a person (or, with no display, fails).
         func store(_ schema: Schema, _ attributes: [String: String], label: String, secret: SecretBytes, replace: Bool) throws {
-            let collection = try check("secret_collection_for_alias_sync", cancellation) {
-                secret_collection_for_alias_sync(service.pointer, "default", SECRET_COLLECTION_NONE, cancellation.pointer, $0)
-            }
-            guard let collection else {
+            guard let collection = try defaultCollection() else {
                 throw LatchkeyError(.unavailable, "the Secret Service has no default collection", cFunction: "secret_collection_for_alias_sync")
             }
-            let owner = ObjectOwner(collection)
-            guard secret_collection_get_locked(owner.pointer) == 0 else {
+            guard secret_collection_get_locked(collection.pointer) == 0 else {
                 throw LatchkeyError(.locked, "the Secret Service's default collection is locked", cFunction: "secret_collection_get_locked")
             }
             let table = AttributeTable(attributes)
-            // secret_value_new copies the bytes into libsecret's own zeroing memory.
-            let value = secret.withUnsafeBytes { bytes in
-                emptySecret.withUnsafeBufferPointer { empty in
-                    secret_value_new(bytes.baseAddress?.assumingMemoryBound(to: CChar.self) ?? empty.baseAddress!, bytes.count, "application/octet-stream")
-                }
-            }
+            let value = Value(secret)
             let flags = replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE
             let item = try check("secret_item_create_sync", cancellation) {
-                secret_item_create_sync(owner.pointer, schema.pointer, table.pointer, label, value, flags, cancellation.pointer, $0)
+                secret_item_create_sync(collection.pointer, schema.pointer, table.pointer, label, value.pointer, flags, cancellation.pointer, $0)
             }
-            secret_value_unref(UnsafeMutableRawPointer(value))
             if let item { g_object_unref(item) }
+        }
+
+        /// Whether the default collection is locked (`secret_collection_get_locked`);
+        /// false when there is no default collection.
+        ///
+        /// Searches alone cannot tell "absent" from "locked": gnome-keyring, having
+        /// loaded a keyring while locked, knows only hashed attributes and does not
+        /// match `xdg:schema` against them, so a search with a schema finds nothing.
+        func isDefaultCollectionLocked() throws -> Bool {
+            guard let collection = try defaultCollection() else { return false }
+            return secret_collection_get_locked(collection.pointer) != 0
+        }
+
+        /// The collection behind the `default` alias, with its properties freshly
+        /// loaded (`secret_collection_for_alias_sync`), or nil when there is none.
+        private func defaultCollection() throws -> ObjectOwner<SecretCollection>? {
+            let collection = try check("secret_collection_for_alias_sync", cancellation) {
+                secret_collection_for_alias_sync(service.pointer, "default", SECRET_COLLECTION_NONE, cancellation.pointer, $0)
+            }
+            return collection.map(ObjectOwner.init)
         }
 
         /// Deletes one item found by ``search(_:_:loadSecrets:)`` with `secret_item_delete_sync`.
@@ -403,6 +414,21 @@ enum LibSecret {
             }
         }
         deinit { g_hash_table_unref(pointer) }
+    }
+
+    /// A `SecretValue` holding a copy of a secret (`secret_value_new` copies into
+    /// libsecret's own memory, which it zeroes when freed), released by its owner.
+    private final class Value {
+        let pointer: OpaquePointer
+        init(_ secret: SecretBytes) {
+            pointer = secret.withUnsafeBytes { bytes in
+                emptySecret.withUnsafeBufferPointer { empty in
+                    secret_value_new(bytes.baseAddress?.assumingMemoryBound(to: CChar.self) ?? empty.baseAddress!,
+                                     bytes.count, "application/octet-stream")
+                }
+            }
+        }
+        deinit { secret_value_unref(UnsafeMutableRawPointer(pointer)) }
     }
 
     /// Owns one reference to a GObject and drops it with `g_object_unref`.

@@ -63,7 +63,7 @@ public final class SecretServiceBackend: CredentialBackend {
     public func read(_ key: ItemKey) throws -> StoredItem? {
         try run { connection in
             guard let pseudonyms = try SecretServicePseudonymKey.find(appID, in: connection) else { return nil }
-            let items = try connection.search(SecretServiceAttributes.schema, attributes(key, pseudonyms), loadSecrets: true)
+            let items = try Self.search(connection, attributes(key, pseudonyms), loadSecrets: true)
             let envelopes = try Self.unlockedEnvelopes(items)
             guard envelopes.allSatisfy({ $0.account == key.account && $0.name == key.name }) else {
                 throw LatchkeyError(.tampered, "a Secret Service item's payload belongs to another item")
@@ -94,9 +94,7 @@ public final class SecretServiceBackend: CredentialBackend {
     public func delete(_ key: ItemKey) throws {
         try run { connection in
             guard let pseudonyms = try SecretServicePseudonymKey.find(appID, in: connection) else { return }
-            let items = try connection.search(SecretServiceAttributes.schema, attributes(key, pseudonyms), loadSecrets: false)
-            try Self.requireUnlocked(items)
-            for item in items { try connection.delete(item) }
+            for item in try Self.search(connection, attributes(key, pseudonyms), loadSecrets: false) { try connection.delete(item) }
         }
     }
 
@@ -107,8 +105,7 @@ public final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`, `.tampered`.
     public func list(kind: ItemKey.Kind?) throws -> [ItemKey] {
         try run { connection in
-            let items = try connection.search(SecretServiceAttributes.schema,
-                                              SecretServiceAttributes.matching(appID, kind: kind), loadSecrets: true)
+            let items = try Self.search(connection, SecretServiceAttributes.matching(appID, kind: kind), loadSecrets: true)
             let own = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
             return try zip(own, Self.unlockedEnvelopes(own)).map { item, envelope in
                 guard let kind = item.attributes[SecretServiceAttributes.kind],
@@ -130,9 +127,7 @@ public final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`.
     public func deleteAll() throws {
         let items = try run { connection in
-            let items = try connection.search(SecretServiceAttributes.schema, SecretServiceAttributes.matching(appID), loadSecrets: false)
-            try Self.requireUnlocked(items)
-            return items
+            try Self.search(connection, SecretServiceAttributes.matching(appID), loadSecrets: false)
         }
         let keysLast = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
             + items.filter { SecretServicePseudonymKey.isKeyItem($0.attributes) }
@@ -159,6 +154,19 @@ public final class SecretServiceBackend: CredentialBackend {
 
     private func attributes(_ key: ItemKey, _ pseudonyms: SecretServicePseudonymKey) -> [String: String] {
         SecretServiceAttributes.item(appID, kind: key.kind, accountPseudonym: pseudonyms.pseudonym(of: key.account), name: key.name)
+    }
+
+    /// Searches Latchkey's items (`secret_service_search_sync`, never unlocking),
+    /// and never mistakes a locked collection for an absent item.
+    /// - Throws: `.locked` when an item found is locked, or when nothing was found
+    ///   and the default collection is locked (a provider may not find locked items).
+    static func search(_ connection: LibSecret.Connection, _ attributes: [String: String], loadSecrets: Bool) throws -> [LibSecret.Item] {
+        let items = try connection.search(SecretServiceAttributes.schema, attributes, loadSecrets: loadSecrets)
+        try requireUnlocked(items)
+        if items.isEmpty, try connection.isDefaultCollectionLocked() {
+            throw LatchkeyError(.locked, "the Secret Service's default collection is locked")
+        }
+        return items
     }
 
     /// Throws `.locked` when any item is locked: Latchkey never asks to unlock.

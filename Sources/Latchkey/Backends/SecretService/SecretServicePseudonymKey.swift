@@ -29,6 +29,13 @@ struct SecretServicePseudonymKey {
 
     private let key: SecretBytes
 
+    /// Wraps a key.
+    /// - Parameter key: The key's 32 bytes.
+    init(key: SecretBytes) {
+        precondition(key.count == Self.length, "a pseudonym key is 32 bytes")
+        self.key = key
+    }
+
     /// The attributes of an app's key item.
     static func attributes(_ appID: AppID) -> [String: String] {
         SecretServiceAttributes.item(appID, kind: .key, accountPseudonym: "", name: itemName)
@@ -48,7 +55,7 @@ struct SecretServicePseudonymKey {
     /// - Returns: The key, or nil when the app has none yet.
     /// - Throws: `LatchkeyError` `.locked`, `.tampered`, or what the service throws.
     static func find(_ appID: AppID, in connection: LibSecret.Connection) throws -> SecretServicePseudonymKey? {
-        let items = try connection.search(SecretServiceAttributes.schema, attributes(appID), loadSecrets: true)
+        let items = try SecretServiceBackend.search(connection, attributes(appID), loadSecrets: true)
         let candidates = try SecretServiceBackend.unlockedEnvelopes(items).map { envelope in
             guard envelope.item.value.count == length, envelope.name == itemName, envelope.account.isEmpty else {
                 throw LatchkeyError(.tampered, "the Secret Service's pseudonym key item is malformed")

@@ -1,0 +1,232 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Latchkey
+
+/// Tests that lock, stop or kill the real gnome-keyring-daemon. They would break
+/// every other test running beside them, so they run only in `make test`'s second
+/// pass, alone, on a fresh private bus and daemon
+/// (`LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1`), one after another.
+@Suite("Secret Service with a locked, hung or killed daemon", .serialized,
+       .enabled(if: ProcessInfo.processInfo.environment["LATCHKEY_DESTRUCTIVE_KEYRING_TESTS"] == "1",
+                "destructive: set LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1 (make test's second pass)"))
+struct SecretServiceDestructiveTests {
+    static let deadline = Duration.seconds(1)
+    /// Deadline plus a margin: a correctness bound (no hang), not a speed benchmark.
+    static let bound = Duration.seconds(3)
+    static let allowedAfterKill: Set<LatchkeyError.Code> = [.unavailable, .locked, .timedOut]
+
+    init() throws {
+        try Daemon.ensureUnlocked()
+    }
+
+    @Test("a locked collection gives locked within the deadline for every operation, and no prompt is awaited")
+    func lockedCollection() throws {
+        let (backend, key, item) = try Self.backendWithItem("locked")
+        let fresh = SecretServiceBackend(appID: try SecretServiceTestSupport.freshAppID("locked-fresh"), deadline: Self.deadline)
+
+        try Daemon.lockLogin()
+        #expect(try Daemon.isLoginLocked())
+
+        let operations: [(String, () throws -> Void)] = [
+            ("read", { _ = try backend.read(key) }),
+            ("write", { try backend.write(item, for: key) }),
+            ("write to an app without a pseudonym key yet", { try fresh.write(item, for: key) }),
+            ("list", { _ = try backend.list(kind: nil) }),
+            ("delete", { try backend.delete(key) }),
+            ("deleteAll", { try backend.deleteAll() }),
+        ]
+        for (name, operation) in operations {
+            let outcome = SecretServiceTestSupport.failure(operation)
+            #expect(outcome.error?.code == .locked, "\(name): \(String(describing: outcome.error))")
+            #expect(outcome.elapsed < Self.bound, "\(name) took \(outcome.elapsed)")
+        }
+        #expect(try Daemon.isLoginLocked(), "Latchkey must not unlock")
+
+        try Daemon.restartUnlocked()
+        #expect(try Self.eventually { try backend.read(key) } == item)
+        try backend.deleteAll()
+    }
+
+    @Test("a hung daemon gives timedOut within the deadline, also to callers queued behind it")
+    func hungDaemon() async throws {
+        let (backend, key, item) = try Self.backendWithItem("hung")
+
+        let pid = try Daemon.pid()
+        #expect(kill(pid, SIGSTOP) == 0)
+        let outcomes = try await withThrowingTaskGroup(of: (LatchkeyError?, Duration).self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    try await SecretServiceTestSupport.onOwnThread {
+                        let outcome = SecretServiceTestSupport.failure { _ = try backend.read(key) }
+                        return (outcome.error, outcome.elapsed)
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(kill(pid, SIGCONT) == 0)
+        for (error, elapsed) in outcomes {
+            #expect(error?.code == .timedOut, "\(String(describing: error))")
+            #expect(elapsed < Self.bound, "took \(elapsed)")
+        }
+        #expect(try Self.eventually { try backend.read(key) } == item)
+        try backend.deleteAll()
+    }
+
+    @Test("the daemon killed mid-test gives unavailable, locked or timedOut within the deadline, never a hang")
+    func killedDaemon() async throws {
+        let (backend, key, item) = try Self.backendWithItem("killed")
+        let pid = try Daemon.pid()
+
+        // A writer keeps going while the daemon is killed under it.
+        let writes = Mutex(0)
+        let writer = Task {
+            try await SecretServiceTestSupport.onOwnThread {
+                var outcomes: [(LatchkeyError?, Duration)] = []
+                for index in 0..<40 {
+                    outcomes.append(SecretServiceTestSupport.failure {
+                        try backend.write(StoredItem(value: SecretBytes(utf8: "w\(index)")), for: ItemKey(kind: .session, name: "w\(index)"))
+                    })
+                    writes.withLock { $0 += 1 }
+                }
+                return outcomes
+            }
+        }
+        while writes.withLock({ $0 }) < 10 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(kill(pid, SIGKILL) == 0)
+        let outcomes = try await writer.value
+
+        let failures = outcomes.compactMap { $0.0 }
+        #expect(!failures.isEmpty, "writes after the kill cannot all have succeeded")
+        for (error, elapsed) in outcomes {
+            if let error { #expect(Self.allowedAfterKill.contains(error.code), "\(error)") }
+            #expect(elapsed < Self.bound, "took \(elapsed)")
+        }
+        let later: [(String, () throws -> Void)] = [
+            ("read", { _ = try backend.read(key) }),
+            ("list", { _ = try backend.list(kind: nil) }),
+            ("write", { try backend.write(item, for: key) }),
+        ]
+        for (name, operation) in later {
+            let outcome = SecretServiceTestSupport.failure(operation)
+            #expect(outcome.error.map { Self.allowedAfterKill.contains($0.code) } == true, "\(name): \(String(describing: outcome.error))")
+            #expect(outcome.elapsed < Self.bound, "\(name) took \(outcome.elapsed)")
+        }
+
+        #expect(try Daemon.pid() != pid && Daemon.isLoginLocked(), "D-Bus re-activated a daemon, whose keyring is locked")
+
+        try Daemon.restartUnlocked()
+        #expect(try Self.eventually { try backend.read(key) } == item, "the item written before the kill survives")
+        try backend.deleteAll()
+    }
+
+    /// A backend with a short deadline for a fresh namespace, holding one item.
+    static func backendWithItem(_ purpose: String) throws -> (SecretServiceBackend, ItemKey, StoredItem) {
+        let backend = SecretServiceBackend(appID: try SecretServiceTestSupport.freshAppID(purpose), deadline: deadline)
+        let key = ItemKey(kind: .session, account: "account-\(purpose)", name: "access")
+        let item = StoredItem(value: SecretBytes(utf8: "written before the daemon was disturbed"))
+        try eventually { try backend.write(item, for: key) }
+        return (backend, key, item)
+    }
+
+    /// The value of the first of a few attempts that does not fail: the first call
+    /// after a daemon restart may meet the old, stale connection.
+    static func eventually<Value>(_ body: () throws -> Value) throws -> Value {
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            do { return try body() } catch { lastError = error }
+        }
+        throw lastError!
+    }
+
+    /// The test session's gnome-keyring-daemon, reached through `dbus-send`.
+    enum Daemon {
+        static func send(_ arguments: [String]) throws -> String {
+            let output = try SecretServiceTestSupport.run(["dbus-send", "--session", "--print-reply", "--reply-timeout=5000"] + arguments)
+            guard output.status == 0 else {
+                throw LatchkeyError(.io, "dbus-send \(arguments.joined(separator: " ")) failed: \(output.stderr)")
+            }
+            return output.stdout
+        }
+
+        static func pid() throws -> pid_t {
+            let reply = try send(["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                  "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets"])
+            guard let number = reply.split(separator: " ").last.flatMap({ pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
+                throw LatchkeyError(.io, "no process id in: \(reply)")
+            }
+            return number
+        }
+
+        static func lockLogin() throws {
+            _ = try send(["--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+                          "array:objpath:/org/freedesktop/secrets/collection/login"])
+        }
+
+        static func isLoginLocked() throws -> Bool {
+            let reply = try send(["--dest=org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login",
+                                  "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection", "string:Locked"])
+            return reply.contains("boolean true")
+        }
+
+        static func isRunning() throws -> Bool {
+            try send(["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
+                      "string:org.freedesktop.secrets"]).contains("boolean true")
+        }
+
+        /// Starts a daemon that replaces the current one, unlocked with the test
+        /// keyring's password, and waits until its login collection is unlocked.
+        static func restartUnlocked() throws {
+            let environment = ProcessInfo.processInfo.environment
+            guard let passwordFile = environment["LATCHKEY_TEST_KEYRING_PASSWORD_FILE"],
+                  let sandbox = environment["LATCHKEY_TEST_SANDBOX"] else {
+                throw LatchkeyError(.io, "not inside .ci/with-keyring: LATCHKEY_TEST_KEYRING_PASSWORD_FILE is not set")
+            }
+            let pid = try spawn(["gnome-keyring-daemon", "--replace", "--foreground", "--unlock", "--components=secrets"],
+                                input: passwordFile, log: sandbox + "/gnome-keyring-restarted.log")
+            let clock = ContinuousClock()
+            let start = clock.now
+            while clock.now - start < .seconds(10) {
+                // While the old daemon hands over, any of these may fail for a moment.
+                if (try? Daemon.pid()) == pid, (try? isLoginLocked()) == false { return }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            throw LatchkeyError(.io, "the restarted gnome-keyring-daemon did not come up unlocked")
+        }
+
+        /// Starts a program with `posix_spawnp`, stdin from a file, no signal
+        /// blocked or ignored. (Foundation's Process passes on the test runner's
+        /// blocked signals, and a daemon that never sees SIGTERM cannot be replaced.)
+        static func spawn(_ arguments: [String], input: String, log: String) throws -> pid_t {
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            var none = sigset_t()
+            sigemptyset(&none)
+            var all = sigset_t()
+            sigfillset(&all)
+            posix_spawnattr_setsigmask(&attributes, &none)
+            posix_spawnattr_setsigdefault(&attributes, &all)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+            posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+            let argv = arguments.map { strdup($0) } + [nil]
+            var pid: pid_t = 0
+            let result = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
+            argv.forEach { free($0) }
+            posix_spawn_file_actions_destroy(&actions)
+            posix_spawnattr_destroy(&attributes)
+            guard result == 0 else { throw LatchkeyError(.io, "posix_spawnp \(arguments[0]) failed: \(result)") }
+            return pid
+        }
+
+        /// Leaves a running daemon with an unlocked login collection, restarting it when needed.
+        static func ensureUnlocked() throws {
+            if try isRunning(), try !isLoginLocked() { return }
+            try restartUnlocked()
+        }
+    }
+}
