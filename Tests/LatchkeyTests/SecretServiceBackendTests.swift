@@ -110,7 +110,9 @@ struct SecretServiceBackendTests {
 
     @Test("8 concurrent tasks x 100 writes are all readable afterwards")
     func concurrentWrites() async throws {
-        try await SecretServiceTestSupport.withBackend("concurrent") { backend in
+        try await SecretServiceTestSupport.withBackend("concurrent", deadline: .seconds(30)) { backend in
+            // The deadline bounds waiting behind the other writers too; the point here
+            // is that nothing is lost or corrupted, so it is generous.
             // Each task runs its blocking calls on a thread of its own, so the
             // writers really overlap and the test runner's few threads stay free.
             try await withThrowingTaskGroup(of: Void.self) { group in
