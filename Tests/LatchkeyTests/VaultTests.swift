@@ -194,3 +194,41 @@ struct VaultMigrationCrashTests {
         try service.deleteAll()
     }
 }
+
+@Suite("Vault audit events for failures")
+struct VaultFailureAuditTests {
+    @Test("a wrong passphrase is refused and audited as unlock.failed; a tampered vault as tamper.detected")
+    func unlockAndTamper() throws {
+        let appID = try SecretServiceTestSupport.freshAppID("failures")
+        let directory = try makeTemporaryDirectory() + "/store"
+        var policy = Policy.default
+        policy.fileKeySource = .passphrase
+        policy.kdf = .standard
+        let right = try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
+        try right.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
+        let vaultPath = try #require(right.fileVault?.vaultPath)
+
+        let wrong = try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "wrong"))
+        let refused = #expect(throws: LatchkeyError.self) { try wrong.session(named: "access", account: "alice") }
+        #expect(refused?.code == .wrongKey)
+        let unlock = try #require(try wrong.auditEntries().last)
+        #expect(unlock.event == .unlockFailed && unlock.outcome == .failed(.wrongKey))
+
+        var bytes = try fileBytes(vaultPath)
+        bytes[bytes.count - 1] ^= 1
+        try overwrite(vaultPath, with: bytes)
+        let reopened = try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
+        let tampered = #expect(throws: LatchkeyError.self) { try reopened.session(named: "access", account: "alice") }
+        #expect(tampered?.code == .tampered)
+        let tamper = try #require(try wrong.auditEntries().last)
+        #expect(tamper.event == .tamperDetected && tamper.outcome == .failed(.tampered))
+    }
+
+    @Test("a policy that forbids remembering is audited as policy.denied")
+    func policyDenied() throws {
+        let vault = try VaultStore.keyFile.open(policy: .sharedDevice)
+        try vault.rememberUsername("alice")
+        let entry = try #require(try vault.auditEntries().last)
+        #expect(entry.event == .policyDenied && entry.outcome == .denied && entry.detail?.contains("forbids") == true)
+    }
+}

@@ -23,7 +23,12 @@ extension Vault {
         guard !username.isEmpty else { throw LatchkeyError(.invalidInput, "the username is empty") }
         let decision = policy.rememberUsernameDecision(userOptedOut: !(try remembersUsername()))
         guard decision.isAllowed else {
-            try record(.usernameSkipped, .skipped, account: username, detail: decision.reason)
+            // The policy's own refusal is a denial; the user's opt-out a skip.
+            if policy.remembersUsernames {
+                try record(.usernameSkipped, .skipped, account: username, detail: decision.reason)
+            } else {
+                try record(.policyDenied, .denied, account: username, detail: decision.reason)
+            }
             return decision
         }
         try audited(.usernameRemembered, account: username) {
