@@ -70,7 +70,7 @@ struct AuditTail {
     private func readEnd() throws -> (start: Int, bytes: [UInt8]) {
         let size = try file.status().size
         let start = max(0, size - Self.window)
-        return (start, try file.read(count: size - start, at: start))
+        return (start, try file.read(upTo: size - start, at: start))
     }
 
     private func tampered(_ what: String) -> LatchkeyError {

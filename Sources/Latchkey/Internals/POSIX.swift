@@ -130,45 +130,23 @@ enum POSIX {
             }
         }
 
-        /// Reads up to `count` bytes starting at `offset` (`pread`); fewer only at the end of the file.
-        func read(count: Int, at offset: Int) throws -> [UInt8] {
-            var result = [UInt8](repeating: 0, count: count)
-            var filled = 0
-            while filled < count {
-                let got = try result.withUnsafeMutableBytes { buffer in
-                    try POSIX.check("pread", path: path) {
-                        pread(descriptor, buffer.baseAddress! + filled, count - filled, off_t(offset + filled))
-                    }
-                }
-                if got == 0 { break }
-                filled += got
-            }
-            return Array(result[..<filled])
-        }
-
         /// Writes all of `bytes` (`write`), continuing after short writes.
         func writeAll(_ bytes: [UInt8]) throws {
-            try bytes.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = try POSIX.check("write", path: path) {
-                        write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                    }
-                    offset += written
-                }
-            }
+            try bytes.withUnsafeBytes(writeAll)
         }
 
         /// Writes all bytes of a secret (`write`), continuing after short writes.
         func writeAll(_ secret: SecretBytes) throws {
-            try secret.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = try POSIX.check("write", path: path) {
-                        write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                    }
-                    offset += written
+            try secret.withUnsafeBytes(writeAll)
+        }
+
+        private func writeAll(_ buffer: UnsafeRawBufferPointer) throws {
+            var offset = 0
+            while offset < buffer.count {
+                let written = try POSIX.check("write", path: path) {
+                    write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 }
+                offset += written
             }
         }
 
