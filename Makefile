@@ -23,7 +23,7 @@ clean:
 
 # Fuzzing (not part of `make test`): each target is Fuzz/<name>.swift, built with the
 # library's sources and -sanitize=fuzzer,address by Fuzz/run; add more names here.
-FUZZ_TARGETS ?= vault-decoder
+FUZZ_TARGETS ?= vault-decoder policy-parser git-credential-parser
 FUZZ_RUNS ?= 1000000
 FUZZ_SECONDS ?= 300
 
