@@ -61,7 +61,7 @@ struct GitCredentialMessageTests {
         "host=a\u{0}b\n",
         "host=a\rb\n",
         "url=hts://bobb:pwgit\r\r\n\r\n", // found by make fuzz: the host kept a CR that serializing lost
-        "password_expiry_utc=9223372036854775807\n", // found by make fuzz: serialized() trapped converting it back
+        "password_expiry_utc=9223372036854775807\n", // seen while fixing the fuzzer's finding: serialized() could trap converting it back
         "password_expiry_utc=-1\n",
     ])
     func malformed(input: String) {
