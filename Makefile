@@ -25,9 +25,32 @@ clean:
 
 # Fuzzing (not part of `make test`): each target is Fuzz/<name>.swift, built with the
 # library's sources and -sanitize=fuzzer,address by Fuzz/run; add more names here.
-FUZZ_TARGETS ?= vault-decoder
+FUZZ_TARGETS ?= vault-decoder policy-parser git-credential-parser
 FUZZ_RUNS ?= 1000000
 FUZZ_SECONDS ?= 300
 
 fuzz: deps
 	@for target in $(FUZZ_TARGETS); do Fuzz/run $$target $(FUZZ_RUNS) $(FUZZ_SECONDS) || exit 1; done
+
+# Benchmarks and the reliability harness (issue 9): release builds of latchkey-bench
+# (never installed), run inside a private D-Bus session with a real gnome-keyring.
+# git's own libsecret credential helper, which Debian ships only as source, is built
+# into .build/bench-tools for the whole-process comparison when its source is there.
+BENCH_ARGS ?=
+STRESS_ARGS ?=
+GIT_LIBSECRET_SOURCE ?= /usr/share/doc/git/contrib/credential/libsecret/git-credential-libsecret.c
+
+bench: deps
+	$(SWIFT) build -c release --product latchkey-bench
+	$(SWIFT) build -c release --product latchkey
+	@mkdir -p .build/bench-tools
+	@if [ -f $(GIT_LIBSECRET_SOURCE) ] && [ ! -x .build/bench-tools/git-credential-libsecret ]; then \
+	  cc -O2 -o .build/bench-tools/git-credential-libsecret $(GIT_LIBSECRET_SOURCE) \
+	    $$(pkg-config --cflags --libs libsecret-1 glib-2.0) || echo "bench: could not build git-credential-libsecret"; fi
+	.ci/with-keyring $$($(SWIFT) build -c release --show-bin-path)/latchkey-bench \
+	  --git-libsecret $(CURDIR)/.build/bench-tools/git-credential-libsecret $(BENCH_ARGS)
+
+stress: deps
+	$(SWIFT) build -c release --product latchkey-bench
+	$(SWIFT) build -c release --product latchkey-testhelper
+	.ci/with-keyring $$($(SWIFT) build -c release --show-bin-path)/latchkey-bench stress $(STRESS_ARGS)

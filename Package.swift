@@ -53,6 +53,11 @@ let package = Package(
             name: "LoginFlowTests",
             dependencies: ["LoginFlow", "Latchkey", "LatchkeyTesting"]
         ),
+        // Benchmarks and the reliability harness (make bench, make stress); never installed.
+        .executableTarget(
+            name: "latchkey-bench",
+            dependencies: ["Latchkey"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

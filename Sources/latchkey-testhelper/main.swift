@@ -6,6 +6,9 @@
 //       writes COUNT items (setting/PREFIX-i = "PREFIX-i"), key-file source
 //   latchkey-testhelper write-loop DIR APPID START SLOTS
 //       forever: writes setting/slot-(i % SLOTS) = "i" for i = START, START+1, ...
+//   latchkey-testhelper write-many-audited DIR APPID PREFIX COUNT
+//       as write-many, and after each write appends an audit entry to the trail
+//       in DIR whose key and anchor live in the same vault (make stress)
 //   latchkey-testhelper make-vault DIR APPID
 //       writes a few items to a key-file vault (fuzz seeds use an all-zero key file)
 //   latchkey-testhelper migrate-crash DIR APPID STEP
@@ -29,7 +32,7 @@ func acknowledge(_ number: Int) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4 else {
-    fail("usage: latchkey-testhelper write-many|write-loop|make-vault DIR APPID ...")
+    fail("usage: latchkey-testhelper write-many|write-many-audited|write-loop|make-vault DIR APPID ...")
 }
 let appID: AppID
 do {
@@ -47,6 +50,16 @@ do {
         for i in 0..<count {
             let name = "\(prefix)-\(i)"
             try backend.write(StoredItem(value: SecretBytes(utf8: name)), for: ItemKey(kind: .setting, name: name))
+            acknowledge(i)
+        }
+    case "write-many-audited" where arguments.count == 6:
+        let prefix = arguments[4]
+        guard let count = Int(arguments[5]) else { fail("COUNT must be a number") }
+        let trail = AuditTrail(appID: appID, directory: arguments[2], backend: backend)
+        for i in 0..<count {
+            let name = "\(prefix)-\(i)"
+            try backend.write(StoredItem(value: SecretBytes(utf8: name)), for: ItemKey(kind: .setting, name: name))
+            try trail.record(.sessionSaved, outcome: .ok, backend: .file, account: prefix, detail: "\(prefix) \(i)")
             acknowledge(i)
         }
     case "write-loop" where arguments.count == 6:

@@ -59,6 +59,10 @@ struct GitCredentialMessageTests {
         "=value-without-key\n",
         "password_expiry_utc=tomorrow\n",
         "host=a\u{0}b\n",
+        "host=a\rb\n",
+        "url=hts://bobb:pwgit\r\r\n\r\n", // found by make fuzz: the host kept a CR that serializing lost
+        "password_expiry_utc=9223372036854775807\n", // seen while fixing the fuzzer's finding: serialized() could trap converting it back
+        "password_expiry_utc=-1\n",
     ])
     func malformed(input: String) {
         let error = #expect(throws: LatchkeyError.self) { try GitCredentialMessage.parse(SecretBytes(utf8: input)) }
@@ -80,5 +84,13 @@ struct GitCredentialMessageTests {
         let back = try GitCredentialMessage.parse(message.serialized())
         #expect(back.password == message.password)
         #expect(back.passwordExpiry == message.passwordExpiry)
+    }
+
+    @Test("an expiry no Int64 can hold is left out when serialising, never trapped on")
+    func unrepresentableExpiry() throws {
+        var message = GitCredentialMessage()
+        message.host = "example.com"
+        message.passwordExpiry = Date(timeIntervalSince1970: 1e300)
+        #expect(message.serialized().utf8String() == "host=example.com\n")
     }
 }

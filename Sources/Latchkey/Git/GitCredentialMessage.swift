@@ -38,6 +38,9 @@ public struct GitCredentialMessage: Sendable {
     /// The longest message accepted.
     public static let maximumLength = 1 << 20
 
+    /// The latest `password_expiry_utc` accepted, in seconds since 1970 (2^40, in the year 36812).
+    static let latestExpiry: Int64 = 1 << 40
+
     /// Parses a message.
     /// - Parameter input: The bytes git wrote to the helper's standard input.
     /// - Returns: The message.
@@ -67,6 +70,11 @@ public struct GitCredentialMessage: Sendable {
                 guard !valueBytes.contains(0) else {
                     throw LatchkeyError(.invalidInput, "credential attribute '\(key)' contains a NUL byte")
                 }
+                // A carriage return left inside a value (after the line's CRLF) could not be
+                // written back faithfully, and git itself refuses such values (credential.protectProtocol).
+                guard !valueBytes.contains(UInt8(ascii: "\r")) else {
+                    throw LatchkeyError(.invalidInput, "credential attribute '\(key)' contains a carriage return")
+                }
                 try message.set(key: key, value: valueBytes, line: lineNumber)
             }
         }
@@ -93,7 +101,8 @@ public struct GitCredentialMessage: Sendable {
         case "path": path = text
         case "username": username = text
         case "password_expiry_utc":
-            guard let seconds = Int64(text) else {
+            // Bounded so the time converts back to the same whole number of seconds.
+            guard let seconds = Int64(text), (0...Self.latestExpiry).contains(seconds) else {
                 throw LatchkeyError(.invalidInput, "credential attribute 'password_expiry_utc' is not a Unix time")
             }
             passwordExpiry = Date(timeIntervalSince1970: TimeInterval(seconds))
@@ -136,7 +145,9 @@ public struct GitCredentialMessage: Sendable {
         add("path", path)
         add("username", username)
         if let password { lines.append(("password", password)) }
-        if let passwordExpiry { add("password_expiry_utc", String(Int64(passwordExpiry.timeIntervalSince1970))) }
+        if let passwordExpiry, let seconds = Int64(exactly: passwordExpiry.timeIntervalSince1970.rounded(.down)) {
+            add("password_expiry_utc", String(seconds))
+        }
         if let oauthRefreshToken { lines.append(("oauth_refresh_token", oauthRefreshToken)) }
         let total = lines.reduce(0) { $0 + $1.0.utf8.count + 2 + $1.1.count }
         return SecretBytes(count: total) { out in

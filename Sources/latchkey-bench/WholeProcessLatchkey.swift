@@ -1,0 +1,101 @@
+import Foundation
+
+/// Whole-process figures for Latchkey's own commands: `latchkey session get` on
+/// each backend, and `git credential fill` through `git-credential-latchkey`.
+///
+/// Until the full CLI is in the build, `latchkey --help` does not list
+/// `session get` and these figures are reported as not measured. The command
+/// lines are all in ``Invocation``: check them against the CLI's contract when it lands.
+struct WholeProcessLatchkey {
+    let directory: String
+    let runs: Int
+    let binDirectory: String
+    let gitHelperDirectory: String
+
+    static let appID = "com.example.bench"
+    static let sessionName = "access"
+    static let gitName = "git credential fill, git-credential-latchkey"
+
+    /// The `latchkey` command lines used here.
+    enum Invocation {
+        /// Stores a session token read from stdin.
+        static func store(_ latchkey: String, backend: String) -> [String] {
+            [latchkey, "--app", appID, "--backend", backend, "session", "set", sessionName]
+        }
+
+        /// Prints the session token.
+        static func get(_ latchkey: String, backend: String) -> [String] {
+            [latchkey, "--app", appID, "--backend", backend, "session", "get", sessionName]
+        }
+    }
+
+    func run(secretServiceRunning: Bool, into report: inout Report) {
+        let section = WholeProcessSection.section
+        let latchkey = binDirectory + "/latchkey"
+        let backends = [("secret-service", 0.6), ("file", 0.3)]
+        guard FileManager.default.isExecutableFile(atPath: latchkey) else {
+            for (backend, _) in backends { report.skip(section, name(backend), "\(latchkey) is not built (make bench builds it with -c release)") }
+            report.skip(section, Self.gitName, "\(latchkey) is not built")
+            return
+        }
+        let help = (try? Spawn.capture([latchkey, "--help"]))?.output ?? "" // an unusable binary counts as having no `session get`
+        guard help.contains("session get") else {
+            let reason = "the latchkey CLI in this build has no `session get` (its --help does not list it): the full CLI is not in main yet"
+            for (backend, _) in backends { report.skip(section, name(backend), reason) }
+            report.skip(section, Self.gitName, reason)
+            return
+        }
+        let secretTool = report.find(section, WholeProcessSection.secretToolName)
+        for (backend, factor) in backends {
+            if backend == "secret-service" && !secretServiceRunning {
+                report.skip(section, name(backend), "no Secret Service on the session bus")
+                continue
+            }
+            do {
+                let token = String(decoding: FileBackendSection.token().copyBytes(), as: UTF8.self)
+                let stored = try Spawn.capture(Invocation.store(latchkey, backend: backend), input: token)
+                let read = try Spawn.capture(Invocation.get(latchkey, backend: backend))
+                guard stored.status == 0, read.status == 0, read.output.contains(token) else {
+                    report.skip(section, name(backend), "storing and reading a session through the CLI did not round-trip (exit \(stored.status)/\(read.status)): \(stored.error)\(read.error)")
+                    continue
+                }
+                var measurement = Measurement(section: section, name: name(backend), summary: try Spawn.time(runs, Invocation.get(latchkey, backend: backend)))
+                if let secretTool {
+                    measurement.floor = secretTool.name
+                    measurement.ratioToFloor = measurement.summary.median / secretTool.summary.median
+                    measurement.target = "<= \(factor)x secret-tool"
+                    measurement.targetMet = measurement.ratioToFloor! <= factor
+                }
+                report.add(measurement)
+            } catch {
+                report.skip(section, name(backend), "\(error)")
+            }
+        }
+        measureGit(latchkey, into: &report)
+    }
+
+    private func name(_ backend: String) -> String { "latchkey session get, \(backend) backend" }
+
+    private func measureGit(_ latchkey: String, into report: inout Report) {
+        let section = WholeProcessSection.section
+        do {
+            try FileManager.default.createDirectory(atPath: gitHelperDirectory, withIntermediateDirectories: true)
+            let helper = gitHelperDirectory + "/git-credential-latchkey"
+            if !FileManager.default.fileExists(atPath: helper) {
+                try FileManager.default.createSymbolicLink(atPath: helper, withDestinationPath: latchkey)
+            }
+            let git = try GitCredential(directory: gitHelperDirectory + "/state", helper: helper)
+            try git.approve()
+            var measurement = Measurement(section: section, name: Self.gitName, summary: try git.timeFill(runs))
+            if let peer = report.find(section, WholeProcessSection.gitLibsecretName) {
+                measurement.floor = peer.name
+                measurement.ratioToFloor = measurement.summary.median / peer.summary.median
+                measurement.target = "<= 1x git's libsecret helper"
+                measurement.targetMet = measurement.ratioToFloor! <= 1
+            }
+            report.add(measurement)
+        } catch {
+            report.skip(section, Self.gitName, "\(error)")
+        }
+    }
+}

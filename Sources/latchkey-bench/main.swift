@@ -1,0 +1,135 @@
+// latchkey-bench: Latchkey's benchmarks and reliability harness (issue 9).
+// Never installed; `make bench` and `make stress` build it in release mode and
+// run it inside .ci/with-keyring (a private D-Bus session and gnome-keyring).
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let usage = """
+    Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH]
+           latchkey-bench stress [crash] [concurrency] [corruption] [--kills N] [--processes K] [--writes M]
+
+    Without a command it measures and prints one table (with --json, one JSON document,
+    "version": 1). `stress` runs the reliability checks (all three by default); each
+    prints a summary line `N passed, N failed` and the exit status is 1 when any failed.
+    """
+
+/// A wrong command line (exit status 64).
+struct UsageError: Error {
+    var description: String
+}
+
+struct Options {
+    var json = false
+    var samples = 31
+    var runs = 31
+    var sizes = [10, 1_000, 10_000]
+    var gitLibsecret: String?
+    var stress: [String]?
+    var kills = 500
+    var processes = 4
+    var writes = 250
+
+    init(_ arguments: [String]) throws {
+        var rest = arguments[...]
+        func value(_ flag: String) throws -> String {
+            guard let next = rest.popFirst() else { throw UsageError(description: "\(flag) needs a value") }
+            return next
+        }
+        func number(_ flag: String) throws -> Int {
+            guard let number = Int(try value(flag)), number > 0 else { throw UsageError(description: "\(flag) needs a positive number") }
+            return number
+        }
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--json": json = true
+            case "--samples": samples = try number(argument)
+            case "--runs": runs = max(30, try number(argument))
+            case "--sizes":
+                sizes = try value(argument).split(separator: ",").map {
+                    guard let size = Int($0), size > 0 else { throw UsageError(description: "--sizes takes positive numbers") }
+                    return size
+                }
+            case "--git-libsecret": gitLibsecret = try value(argument)
+            case "--kills": kills = try number(argument)
+            case "--processes": processes = try number(argument)
+            case "--writes": writes = try number(argument)
+            case "stress" where stress == nil: stress = []
+            case "crash" where stress != nil, "concurrency" where stress != nil, "corruption" where stress != nil:
+                stress?.append(argument)
+            case "--help", "-h":
+                print(usage)
+                exit(0)
+            default: throw UsageError(description: "unknown argument '\(argument)'")
+            }
+        }
+    }
+}
+
+/// A private working directory beside the store Latchkey would use, removed at exit.
+func makeWorkDirectory() throws -> String {
+    let environment = ProcessInfo.processInfo.environment
+    let base = environment["LATCHKEY_TEST_SANDBOX"] ?? environment["TMPDIR"] ?? "/tmp"
+    var template = Array("\(base)/latchkey-bench.XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw Spawn.Failure(description: "mkdtemp in \(base) failed") }
+    return String(cString: made)
+}
+
+func progress(_ text: String) {
+    FileHandle.standardError.write(Data("latchkey-bench: \(text)\n".utf8))
+}
+
+func runBenchmarks(_ options: Options, in directory: String) throws {
+    var report = Report()
+    report.notes.append("work directory \(directory) (same file system as the vaults measured)")
+    progress("file backend at \(options.sizes.map(\.formatted).joined(separator: ", ")) entries")
+    try FileBackendSection(directory: directory, sizes: options.sizes, samples: options.samples).run(into: &report)
+    progress("key derivation")
+    try KeyDerivationSection(directory: directory, samples: 5).run(into: &report)
+    let secretService = WholeProcessSection.secretServiceRunning()
+    progress("Secret Service backend (daemon \(secretService ? "running" : "not running"))")
+    SecretServiceSection(samples: options.samples).run(secretServiceRunning: secretService, into: &report)
+    progress("whole-process figures, \(options.runs) runs each")
+    let bin = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]) // argv[0] is the fallback without /proc
+        .deletingLastPathComponent().path
+    let gitHelper = options.gitLibsecret.flatMap(Spawn.which) ?? Spawn.which("git-credential-libsecret")
+    try WholeProcessSection(directory: directory, runs: options.runs, gitLibsecretHelper: gitHelper, binDirectory: bin).run(into: &report)
+    print(options.json ? try report.json() : report.table())
+}
+
+func runStress(_ options: Options, in directory: String) throws -> Bool {
+    let parts = options.stress?.isEmpty == false ? options.stress! : ["crash", "concurrency", "corruption"]
+    var allPassed = true
+    for part in parts {
+        let started = ContinuousClock.now
+        let result: (passed: Int, failed: Int)
+        switch part {
+        case "crash": result = try CrashStress(directory: directory, kills: options.kills).run()
+        case "concurrency": result = try ConcurrencyStress(directory: directory, processes: options.processes, writes: options.writes).run()
+        default: result = try CorruptionStress(directory: directory).run()
+        }
+        progress("\(part) took \(Report.time((ContinuousClock.now - started).seconds))")
+        print("\(result.passed) passed, \(result.failed) failed")
+        allPassed = allPassed && result.failed == 0
+    }
+    return allPassed
+}
+
+do {
+    let options = try Options(Array(CommandLine.arguments.dropFirst()))
+    let directory = try makeWorkDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) } // best effort: the sandbox is removed anyway
+    if options.stress != nil {
+        let passed = try runStress(options, in: directory)
+        try? FileManager.default.removeItem(atPath: directory) // exit() skips the defer; best effort as above
+        exit(passed ? 0 : 1)
+    }
+    try runBenchmarks(options, in: directory)
+} catch let failure as UsageError {
+    FileHandle.standardError.write(Data("Error: \(failure.description)\n\(usage)\n".utf8))
+    exit(64)
+} catch {
+    FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+    exit(1)
+}
