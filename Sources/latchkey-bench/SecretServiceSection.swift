@@ -1,9 +1,5 @@
 // The Secret Service backend in-process against the real daemon, and a bare
-// libsecret lookup for comparison. Compiled in when the target defines
-// LATCHKEY_BENCH_SECRET_SERVICE (Package.swift, swiftSettings of latchkey-bench),
-// which needs `SecretServiceBackend` and `BenchmarkProbe.libsecretLookup` in the
-// library; without it the section reports why it was not measured.
-#if LATCHKEY_BENCH_SECRET_SERVICE
+// libsecret lookup for comparison.
 @_spi(Benchmarks) import Latchkey
 
 struct SecretServiceSection {
@@ -55,17 +51,3 @@ struct SecretServiceSection {
         }
     }
 }
-#else
-struct SecretServiceSection {
-    let samples: Int
-
-    static let section = "Secret Service backend (in-process, real daemon)"
-
-    func run(secretServiceRunning: Bool, into report: inout Report) {
-        let reason = "this build has no SecretServiceBackend (not in main yet); SecretServiceSection.swift measures it once the target defines LATCHKEY_BENCH_SECRET_SERVICE"
-        for name in ["read", "write", "bare libsecret lookup (secret_password_lookupv_sync)"] {
-            report.skip(Self.section, name, reason)
-        }
-    }
-}
-#endif

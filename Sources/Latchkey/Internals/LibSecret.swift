@@ -404,6 +404,16 @@ enum LibSecret {
         }
     }
 
+    /// A bare lookup by one attribute with no schema (`secret_password_lookupv_sync`),
+    /// for the benchmarks' comparison; a found secret is freed (`secret_password_free`) at once.
+    static func bareLookup(attribute: String, value: String) throws -> Bool {
+        let table = AttributeTable([attribute: value])
+        let secret = try check("secret_password_lookupv_sync", nil) { secret_password_lookupv_sync(nil, table.pointer, nil, $0) }
+        guard let secret else { return false }
+        secret_password_free(secret)
+        return true
+    }
+
     /// A `GHashTable` of string attributes (`g_hash_table_new_full`), freed by its owner.
     private final class AttributeTable {
         let pointer: OpaquePointer
