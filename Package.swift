@@ -32,10 +32,6 @@ let package = Package(
             name: "latchkey",
             dependencies: ["Latchkey"]
         ),
-        .executableTarget(
-            name: "latchkey-audit-testhelper",
-            dependencies: ["Latchkey"]
-        ),
         // Launched by the encrypted-file tests as a separate process; never installed.
         .executableTarget(
             name: "latchkey-testhelper",

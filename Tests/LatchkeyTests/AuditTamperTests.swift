@@ -140,38 +140,27 @@ struct AuditTamperTests {
         #expect(try trail.verify() == .intact(entryCount: 200, lastSequence: 200))
     }
 
-    /// The helper executable built beside the test bundle.
-    static var helperPath: String {
-        let bundle = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0] // the arguments are the fallback when /proc is absent
-        return URL(fileURLWithPath: bundle).deletingLastPathComponent().appendingPathComponent("latchkey-audit-testhelper").path
-    }
-
-    static func runHelper(_ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: helperPath)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        return process
-    }
-
     @Test("two processes appending at once never interleave partial lines, and the chain verifies")
     func twoProcesses() throws {
-        #expect(FileManager.default.isExecutableFile(atPath: Self.helperPath), "build the helper first: swift build --build-tests")
         let directory = try makeTemporaryDirectory()
-        let appID = "com.example.processes"
-        let writers = try ["alpha", "beta"].map { try Self.runHelper(["append", directory, appID, "150", $0]) }
+        let appID = try AppID("com.example.processes")
+        // Both processes write to one key-file vault, which also holds the trail's key and anchor.
+        let writers = try ["alpha", "beta"].map { tag in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: try testHelperPath())
+            process.arguments = ["write-many-audited", directory, appID.rawValue, tag, "150"]
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
         for writer in writers {
             writer.waitUntilExit()
             #expect(writer.terminationStatus == 0)
         }
-        let verifier = try Self.runHelper(["verify", directory, appID])
-        verifier.waitUntilExit()
-        let verdict = String(decoding: (verifier.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(verifier.terminationStatus == 0 && verdict == "intact 300 300\n", "\(verdict)")
+        let trail = AuditTrail(appID: appID, directory: directory, backend: EncryptedFileBackend(appID: appID, directory: directory, keySource: .keyFile))
+        #expect(try trail.verify() == .intact(entryCount: 300, lastSequence: 300))
 
-        let bytes = try POSIX.File.open(directory + "/\(appID).test-directory.audit.jsonl", .read).readAll()
+        let bytes = try POSIX.File.open(trail.path, .read).readAll()
         #expect(bytes.last == 10)
         let lines = bytes.split(separator: 10, omittingEmptySubsequences: false).dropLast()
         let entries = try lines.enumerated().map { try AuditEntry(line: $0.element, source: "line \($0.offset + 1)") }
