@@ -23,14 +23,14 @@ test: deps
 clean:
 	rm -rf .build
 
-# Fuzzing (not part of `make test`): each target is Fuzz/<name>.swift, built with the
-# library's sources and -sanitize=fuzzer,address by Fuzz/run; add more names here.
+# Fuzzing (not part of `make test`): each target is Tests/Fuzz/<name>.swift, built with the
+# library's sources and -sanitize=fuzzer,address by Tests/Fuzz/run; add more names here.
 FUZZ_TARGETS ?= vault-decoder policy-parser git-credential-parser
 FUZZ_RUNS ?= 1000000
 FUZZ_SECONDS ?= 300
 
 fuzz: deps
-	@for target in $(FUZZ_TARGETS); do Fuzz/run $$target $(FUZZ_RUNS) $(FUZZ_SECONDS) || exit 1; done
+	@for target in $(FUZZ_TARGETS); do Tests/Fuzz/run $$target $(FUZZ_RUNS) $(FUZZ_SECONDS) || exit 1; done
 
 # Benchmarks and the reliability harness (issue 9): release builds of latchkey-bench
 # (never installed), run inside a private D-Bus session with a real gnome-keyring.
