@@ -232,3 +232,28 @@ struct VaultFailureAuditTests {
         #expect(entry.event == .policyDenied && entry.outcome == .denied && entry.detail?.contains("forbids") == true)
     }
 }
+
+@Suite("Vault KDF bounds from the policy")
+struct VaultKDFBoundsTests {
+    @Test("a vault whose header asks for more Argon2id memory than the policy allows is refused before any derivation")
+    func headerAboveBounds() throws {
+        let appID = try SecretServiceTestSupport.freshAppID("kdfbounds")
+        let directory = try makeTemporaryDirectory() + "/store"
+        let heavy = try KDFParameters(opsLimit: 1, memoryLimit: 64 << 10)
+        try EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(SecretBytes(utf8: "p"), newVault: .fixed(heavy)))
+            .write(StoredItem(value: SecretBytes(utf8: "t")), for: ItemKey(kind: .session, account: "a", name: "access"))
+        var policy = Policy.default
+        policy.fileKeySource = .passphrase
+        policy.kdf = Policy.KDFBounds(targetUnlockTime: 0.1, minimumMemoryKiB: 8, maximumMemoryKiB: 32, maximumOpsLimit: 4)
+        let error = #expect(throws: LatchkeyError.self) {
+            try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "p"))
+        }
+        #expect(error?.code == .invalidInput && error?.message.contains("file.kdf.maximumMemoryKiB") == true)
+    }
+
+    @Test("calibration never chooses more passes than the policy's reader accepts")
+    func calibrationRespectsPasses() throws {
+        let parameters = try KDFParameters.calibrated(target: .milliseconds(200), memoryLimit: 1 << 20, minimumMemory: 1 << 20, maximumPasses: 2)
+        #expect(parameters.opsLimit <= 2 && parameters.memoryLimit == 1 << 20)
+    }
+}

@@ -102,6 +102,9 @@ public final class Vault: Sendable {
         if selection.backend.kind == .file, case .missingPassphrase = file {
             throw LatchkeyError(.wrongKey, "the encrypted vault of \(appID) is protected by a passphrase (policy file.keySource \"passphrase\"), and none was given")
         }
+        if selection.backend.kind == .file, let header = try file.backend?.vaultKDFParameters() {
+            try Vault.check(header, against: policy.kdf ?? .standard, policyName: policy.name)
+        }
         self.appID = appID
         self.policy = policy
         self.storeDirectory = directory
@@ -149,8 +152,10 @@ public final class Vault: Sendable {
     private static func fileBackend(appID: AppID, policy: Policy, directory: String, passphrase: SecretBytes?) -> FileVault {
         switch (policy.fileKeySource, passphrase) {
         case (.passphrase, let passphrase?):
-            let target = Duration.milliseconds(Int64((policy.kdf ?? .standard).targetUnlockTime * 1000))
-            return .ready(EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(passphrase, newVault: .calibrated(target: target))))
+            let bounds = policy.kdf ?? .standard
+            let choice = KDFChoice.calibrated(target: .milliseconds(Int64(bounds.targetUnlockTime * 1000)),
+                                              minimumMemory: bounds.minimumMemoryKiB * 1024, maximumPasses: UInt64(bounds.maximumOpsLimit))
+            return .ready(EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(passphrase, newVault: choice)))
         case (.passphrase, nil):
             return .missingPassphrase(EncryptedFileBackend(appID: appID, directory: directory, keySource: .keyFile))
         case (.keyfile, _), (nil, _):
@@ -197,6 +202,17 @@ public final class Vault: Sendable {
                 }
                 return Selection(backend: fileBackend, reason: "no Secret Service (\(error.message)), so the encrypted file is used", fallbackFrom: error.message)
             }
+        }
+    }
+
+    /// Refuses, before any key derivation runs, a vault whose header asks for
+    /// more Argon2id memory or passes than the policy's reader bounds allow.
+    private static func check(_ header: KDFParameters, against bounds: Policy.KDFBounds, policyName: String) throws {
+        if header.memoryLimit > bounds.maximumMemoryKiB * 1024 {
+            throw LatchkeyError(.invalidInput, "the vault asks for \(header.memoryLimit / 1024) KiB of Argon2id memory, above policy '\(policyName)' file.kdf.maximumMemoryKiB (\(bounds.maximumMemoryKiB))")
+        }
+        if header.opsLimit > UInt64(bounds.maximumOpsLimit) {
+            throw LatchkeyError(.invalidInput, "the vault asks for \(header.opsLimit) Argon2id passes, above policy '\(policyName)' file.kdf.maximumOpsLimit (\(bounds.maximumOpsLimit))")
         }
     }
 

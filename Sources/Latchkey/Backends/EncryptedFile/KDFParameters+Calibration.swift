@@ -4,7 +4,7 @@ extension KDFParameters {
 
     /// Chooses parameters that make one key derivation on this machine take
     /// about `target`: it times one pass at `memoryLimit` (halving the memory,
-    /// down to 8 MiB, while a single pass is slower than `target`), then three
+    /// down to `minimumMemory`, while a single pass is slower than `target`), then three
     /// passes, and from the two (a fixed cost for filling the memory plus a cost
     /// per pass) takes as many passes as fit, between ``minimumOps`` and ``maximumOps``.
     ///
@@ -12,10 +12,13 @@ extension KDFParameters {
     /// - Parameters:
     ///   - target: The unlock time to aim at, such as 250 to 500 ms.
     ///   - memoryLimit: The memory to start from, in bytes; 64 MiB by default.
+    ///   - minimumMemory: The least memory to settle for, in bytes; 8 MiB by default.
+    ///   - maximumPasses: The most passes to choose; ``maximumOps`` by default.
     /// - Returns: Parameters within the reader's caps.
     /// - Throws: `LatchkeyError` `.internal` when `crypto_pwhash` fails (out of memory).
-    public static func calibrated(target: Duration = defaultTarget, memoryLimit: Int = 64 << 20) throws -> KDFParameters {
-        let floor = min(8 << 20, max(minimumMemory, memoryLimit))
+    public static func calibrated(target: Duration = defaultTarget, memoryLimit: Int = 64 << 20, minimumMemory: Int = 8 << 20,
+                                  maximumPasses: UInt64 = maximumOps) throws -> KDFParameters {
+        let floor = min(minimumMemory, max(Self.minimumMemory, memoryLimit))
         var memory = min(maximumMemory, max(floor, memoryLimit))
         var onePass = try timeOneDerivation(opsLimit: minimumOps, memoryLimit: memory)
         while onePass > target && memory / 2 >= floor {
@@ -27,7 +30,8 @@ extension KDFParameters {
         let perPass = max((threePasses - onePass) / 2, .microseconds(1))
         let fixedCost = max(onePass - perPass, .zero)
         let fitting = max(1, ((target - fixedCost) / perPass).rounded(.down))
-        let ops = fitting >= Double(maximumOps) ? maximumOps : max(minimumOps, UInt64(fitting))
+        let cap = min(maximumOps, max(minimumOps, maximumPasses))
+        let ops = fitting >= Double(cap) ? cap : max(minimumOps, UInt64(fitting))
         return try KDFParameters(opsLimit: ops, memoryLimit: memory)
     }
 
