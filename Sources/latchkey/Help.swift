@@ -36,10 +36,11 @@ enum Help {
 
     /// `latchkey --help`.
     static var tool: String {
-        let width = Command.all.map { commandLine($0).count }.max() ?? 0
+        let width = 26
         let commands = Command.all.map {
             let line = commandLine($0)
-            return "  " + line + String(repeating: " ", count: width - line.count + 2) + $0.summary
+            guard line.count < width else { return "  \(line)\n  " + String(repeating: " ", count: width) + $0.summary }
+            return "  " + line + String(repeating: " ", count: width - line.count) + $0.summary
         }.joined(separator: "\n")
         return """
         latchkey \(version): keeps an app's credentials (remembered username, session tokens)
