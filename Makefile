@@ -10,9 +10,21 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The release binary as users run it: the Swift runtime and Foundation linked in
+# statically (quicker start-up, no toolchain needed at run time); libsodium,
+# libsecret and GLib stay the system's shared libraries.
+RELEASE_FLAGS ?= -c release --static-swift-stdlib
+
 demo: deps
-	$(SWIFT) build -c release --product latchkey
-	$$($(SWIFT) build -c release --show-bin-path)/latchkey --help
+	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey
+	$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey demo
+
+# Installs `latchkey` and `git-credential-latchkey` (a symlink to it), nothing else.
+install: deps
+	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey" "$(DESTDIR)$(PREFIX)/bin/latchkey"
+	ln -sf latchkey "$(DESTDIR)$(PREFIX)/bin/git-credential-latchkey"
 
 test: deps
 	$(SWIFT) build --build-tests

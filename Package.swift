@@ -45,6 +45,10 @@ let package = Package(
             name: "LoginFlow",
             dependencies: ["Latchkey"]
         ),
+        // Runs the built `latchkey` binary as a subprocess (built by `swift build --build-tests`).
+        .testTarget(
+            name: "CLITests"
+        ),
         .testTarget(
             name: "LoginFlowTests",
             dependencies: ["LoginFlow", "Latchkey", "LatchkeyTesting"]

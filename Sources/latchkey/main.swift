@@ -1,12 +1,62 @@
-// The `latchkey` command. Until the full command set lands, it prints its help.
-let arguments = CommandLine.arguments.dropFirst()
-if arguments.first == "--version" {
-    print("latchkey 0.1.0")
-} else {
-    print("""
-    latchkey: keeps an app's credentials (remembered username, session tokens) in the
-    Secret Service or an encrypted file, wipes them by policy, and audits every event.
+// The `latchkey` command (and `git-credential-latchkey`, the same binary under
+// another name): parsing and printing only; every behaviour is the library's.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Latchkey
 
-    Usage: latchkey [--help] [--version]
-    """)
+/// Runs the command line and returns the exit status.
+func runTool(_ argv: [String]) -> Int32 {
+    let invokedAs = argv.first.map { String($0.split(separator: "/").last ?? "") } ?? "latchkey"
+    var arguments = argv.dropFirst()
+    var globals = GlobalOptions()
+    var output = Output(json: arguments.contains("--json"))
+    var group: String?
+    do {
+        globals = try GlobalOptions.parse(&arguments)
+        output = Output(json: globals.json)
+        if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
+        group = arguments.first
+        if globals.version {
+            try output.line("latchkey \(Help.version)")
+            output.set("latchkey", .string(Help.version))
+            try output.finish(error: nil)
+            return 0
+        }
+        let wantsHelp = globals.help || arguments.prefix { $0 != "--" }.contains { $0 == "--help" || $0 == "-h" }
+        if wantsHelp {
+            try CommandLineIO.write((group.map(Help.group) ?? Help.tool) + "\n", to: .output)
+            return 0
+        }
+        let command = try Command.find(&arguments)
+        let parsed = try CommandArguments.parse(arguments, options: command.options, flags: command.flags, globals: &globals)
+        output = Output(json: globals.json)
+        guard parsed.positionals.count == command.positionals else {
+            let count = parsed.positionals.count
+            throw LatchkeyError(.usage, count < command.positionals
+                ? "\(command.words.joined(separator: " ")) needs \(command.arguments.split(separator: " ").prefix(command.positionals).joined(separator: " "))"
+                : "unexpected argument '\(parsed.positionals[command.positionals])'")
+        }
+        var context = Context(globals: globals, output: output, environment: ProcessInfo.processInfo.environment)
+        context.readsStandardInput = command.readsStandardInput
+        try command.run(context, parsed)
+        try output.finish(error: nil)
+        return 0
+    } catch {
+        let failure = error as? LatchkeyError ?? LatchkeyError(.internal, "\(error)")
+        Output.message("latchkey: \(failure)")
+        if failure.code == .usage { Output.message(Help.usage(group)) }
+        do {
+            try output.finish(error: failure)
+        } catch {
+            // The document with the result could not be written (a secret that is not
+            // UTF-8, say): write one with the error alone.
+            try? Output(json: true).finish(error: failure)
+        }
+        return failure.code.exitStatus
+    }
 }
+
+CommandLineIO.exit(status: runTool(CommandLine.arguments))

@@ -132,22 +132,12 @@ enum POSIX {
 
         /// Writes all of `bytes` (`write`), continuing after short writes.
         func writeAll(_ bytes: [UInt8]) throws {
-            try bytes.withUnsafeBytes(writeAll)
+            try bytes.withUnsafeBytes { try POSIX.writeAll($0, to: descriptor, name: path) }
         }
 
         /// Writes all bytes of a secret (`write`), continuing after short writes.
         func writeAll(_ secret: SecretBytes) throws {
-            try secret.withUnsafeBytes(writeAll)
-        }
-
-        private func writeAll(_ buffer: UnsafeRawBufferPointer) throws {
-            var offset = 0
-            while offset < buffer.count {
-                let written = try POSIX.check("write", path: path) {
-                    write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                }
-                offset += written
-            }
+            try secret.withUnsafeBytes { try POSIX.writeAll($0, to: descriptor, name: path) }
         }
 
         /// Flushes data and metadata to the disk (`fsync`).
@@ -231,6 +221,10 @@ enum POSIX {
         if mkdir(path, mode_t(permissions)) == 0 { return }
         let code = errno
         if code == EEXIST { return }
+        if code == ENOTDIR {
+            // A parent is a file: nothing can be created there (not "not found").
+            throw LatchkeyError(.cannotCreate, "\(path): a parent is not a directory", cFunction: "mkdir")
+        }
         throw error(errno: code, function: "mkdir", path: path)
     }
 
@@ -286,6 +280,21 @@ enum POSIX {
 }
 
 extension POSIX {
+    /// Writes all of `buffer` to `descriptor` (`write`), continuing after short
+    /// writes; `name` names the file or stream in errors.
+    static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32, name: String) throws {
+        var offset = 0
+        while offset < buffer.count {
+            let written = try check("write", path: name) {
+                write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            offset += written
+        }
+    }
+
+    /// Ends the process with `status` (`exit`).
+    static func exitProcess(_ status: Int32) -> Never { exit(status) }
+
     /// Whether `descriptor` is a terminal (`isatty`).
     static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
 

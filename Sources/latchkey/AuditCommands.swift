@@ -1,0 +1,101 @@
+import Latchkey
+
+/// `audit show|verify` and `policy show|check`.
+enum AuditCommands {
+    static func show(_ context: Context, _ arguments: CommandArguments) throws {
+        let since = try arguments.integer("--since", in: 0...Int64.max).map { UInt64($0) }
+        let entries = try context.openVault().auditEntries(since: since)
+        var objects: [JSONOutput] = []
+        for entry in entries {
+            let outcome = entry.outcome.errorCode.map { "\(entry.outcome.name)(\($0))" } ?? entry.outcome.name
+            var text = "\(entry.sequence)\t\(entry.timeText)\t\(entry.event)\t\(outcome)\t\(entry.backend)"
+            if let account = entry.account { text += "\taccount \(account)" }
+            if let detail = entry.detail { text += "\t\(detail)" }
+            try context.output.line(text)
+            objects.append(.object([
+                ("seq", .integer(Int64(entry.sequence))), ("time", .string(entry.timeText)), ("event", .string(entry.event.rawValue)),
+                ("outcome", .string(entry.outcome.name)), ("error", .string(entry.outcome.errorCode?.rawValue)),
+                ("backend", .string(entry.backend.rawValue)), ("account", .string(entry.account)), ("detail", .string(entry.detail)),
+            ]))
+        }
+        context.output.set("entries", .array(objects))
+    }
+
+    static func verify(_ context: Context, _ arguments: CommandArguments) throws {
+        var trails: [JSONOutput] = []
+        var firstBreak: LatchkeyError?
+        for (path, verification) in try context.openVault().verifyAudit() {
+            switch verification {
+            case .intact(let count, let last):
+                try context.output.line("\(path): intact, \(count) entr\(count == 1 ? "y" : "ies"), last sequence \(last)")
+                trails.append(.object([("path", .string(path)), ("intact", .bool(true)),
+                                       ("entries", .integer(count)), ("lastSequence", .integer(Int64(last)))]))
+            case .broken(let sequence, let reason):
+                try context.output.line("\(path): BROKEN at sequence \(sequence): \(reason)")
+                trails.append(.object([("path", .string(path)), ("intact", .bool(false)),
+                                       ("sequence", .integer(Int64(sequence))), ("reason", .string(reason))]))
+                if firstBreak == nil {
+                    firstBreak = LatchkeyError(.tampered, "the audit trail \(path) was altered: first bad sequence \(sequence): \(reason)")
+                }
+            }
+        }
+        context.output.set("intact", .bool(firstBreak == nil))
+        context.output.set("trails", .array(trails))
+        if let firstBreak { throw firstBreak }
+    }
+
+    static func policyShow(_ context: Context, _ arguments: CommandArguments) throws {
+        try show(try context.policy(), context.output)
+    }
+
+    static func policyCheck(_ context: Context, _ arguments: CommandArguments) throws {
+        let path = arguments.positionals[0]
+        let policy = try Policy(contentsOfFile: path)
+        try context.output.line("\(path): a valid policy, '\(policy.name)'")
+        context.output.set("valid", .bool(true))
+        context.output.set("name", .string(policy.name))
+    }
+
+    private static func show(_ policy: Policy, _ out: Output) throws {
+        var fields: [(String, JSONOutput)] = [
+            ("version", .integer(policy.version)), ("name", .string(policy.name)), ("source", .string(policy.source)),
+            ("username.remember", .bool(policy.remembersUsernames)),
+            ("sessions.maxAgeSeconds", .integer(Int64(policy.sessionMaxAge))),
+            ("sessions.wipeOnExit", .bool(policy.wipesSessionsOnExit)),
+            ("onLogout.sessions", .string(policy.sessionsOnLogout.rawValue)),
+            ("onLogout.username", .string(policy.usernameOnLogout.rawValue)),
+            ("backend.kind", .string(policy.backend.rawValue)),
+            ("backend.allowFileFallback", .bool(policy.allowsFileFallback)),
+            ("backend.migrateToSecretService", .bool(policy.migratesToSecretService)),
+            ("backend.secretServiceTimeoutMilliseconds", .integer(Int64((policy.secretServiceTimeout * 1000).rounded()))),
+            ("file.keySource", .string(policy.fileKeySource?.rawValue)),
+        ]
+        if let kdf = policy.kdf {
+            fields += [
+                ("file.kdf.targetUnlockMilliseconds", .integer(Int64((kdf.targetUnlockTime * 1000).rounded()))),
+                ("file.kdf.minimumMemoryKiB", .integer(kdf.minimumMemoryKiB)),
+                ("file.kdf.maximumMemoryKiB", .integer(kdf.maximumMemoryKiB)),
+                ("file.kdf.maximumOpsLimit", .integer(kdf.maximumOpsLimit)),
+            ]
+        }
+        fields += [
+            ("audit.enabled", .bool(policy.audit.isEnabled)),
+            ("audit.maxEntries", policy.audit.retention.maxEntries.map { .integer($0) } ?? .null),
+            ("audit.maxAgeDays", policy.audit.retention.maxAge.map { .integer(Int64(($0 / 86_400).rounded())) } ?? .null),
+            ("audit.onFailure", .string(policy.audit.failureMode.rawValue)),
+        ]
+        for (key, value) in fields {
+            try out.line("\(key): \(textOf(value))")
+        }
+        out.set("policy", JSONOutput.nested(fields))
+    }
+
+    private static func textOf(_ value: JSONOutput) -> String {
+        switch value {
+        case .string(let text): text
+        case .integer(let number): String(number)
+        case .bool(let flag): flag ? "true" : "false"
+        default: "null"
+        }
+    }
+}

@@ -1,0 +1,85 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Latchkey
+
+/// What every command works with: the global options resolved against the
+/// environment (app id, policy, store directory, passphrase), and the output.
+struct Context {
+    var globals: GlobalOptions
+    let output: Output
+    let environment: [String: String]
+    /// Whether the command reads data from standard input (so a passphrase cannot be prompted there).
+    var readsStandardInput = false
+
+    /// The app namespace: `--app`, else `LATCHKEY_APP`, else `default`.
+    func appID() throws -> AppID {
+        try AppID(globals.app ?? environment["LATCHKEY_APP"] ?? "default")
+    }
+
+    /// The store directory: `--store-dir`, else `LATCHKEY_HOME`, else nil for the library's default.
+    var storeDirectory: String? {
+        globals.storeDirectory ?? environment["LATCHKEY_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The policy in force: `--policy FILE` (or `built-in:NAME`), else
+    /// `$XDG_CONFIG_HOME/latchkey/policy.json` when present, else the built-in default.
+    func policy() throws -> Policy {
+        if let path = globals.policy {
+            if path.hasPrefix("built-in:") {
+                let name = String(path.dropFirst("built-in:".count))
+                guard let policy = Policy.builtIn(named: name) else {
+                    throw LatchkeyError(.usage, "there is no built-in policy '\(name)' (default, strict, shared-device)")
+                }
+                return policy
+            }
+            return try Policy(contentsOfFile: path)
+        }
+        guard let path = userPolicyPath else { return .default }
+        do {
+            return try Policy(contentsOfFile: path)
+        } catch let error as LatchkeyError where error.code == .notFound {
+            return .default
+        }
+    }
+
+    /// `$XDG_CONFIG_HOME/latchkey/policy.json` (or `~/.config/...`).
+    private var userPolicyPath: String? {
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/latchkey/policy.json" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/latchkey/policy.json" }
+        return nil
+    }
+
+    /// Opens the vault. A passphrase is read only when the policy protects the
+    /// file with one: from `--passphrase-fd` or `--passphrase-file`, else from
+    /// a no-echo prompt when standard input is a terminal and the file is the store in use.
+    /// - Throws: `LatchkeyError` `.wrongKey` saying how to give a passphrase when one is needed and missing.
+    func openVault() throws -> Vault {
+        let policy = try policy()
+        let appID = try appID()
+        let needsPassphrase = policy.fileKeySource == .passphrase
+        let supplied = needsPassphrase ? try suppliedPassphrase() : nil
+        do {
+            return try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: supplied)
+        } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && supplied == nil {
+            guard SecretInput.standardInputIsTerminal && !readsStandardInput else {
+                throw LatchkeyError(.wrongKey, error.message + "; give it with --passphrase-fd N or --passphrase-file PATH (a 0600 file), or run on a terminal to be asked")
+            }
+            try CommandLineIO.write("Passphrase for \(appID): ", to: .error)
+            let typed = try SecretInput.readFromTerminal()
+            return try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: typed)
+        }
+    }
+
+    private func suppliedPassphrase() throws -> SecretBytes? {
+        if let descriptor = globals.passphraseDescriptor {
+            if descriptor == 0 && readsStandardInput {
+                throw LatchkeyError(.usage, "this command reads standard input, so the passphrase cannot come from --passphrase-fd 0")
+            }
+            return try SecretInput.read(fromDescriptor: descriptor)
+        }
+        return try globals.passphraseFile.map(SecretInput.read(fromFile:))
+    }
+}

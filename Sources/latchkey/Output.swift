@@ -1,0 +1,68 @@
+import Latchkey
+
+/// Where a command's results go: lines of text on standard output, or, with
+/// `--json`, fields of the one JSON document written when the command ends.
+/// Messages to the person (prompts, errors) go to standard error in both modes.
+final class Output {
+    let json: Bool
+    private var fields: [(String, JSONOutput)] = [("version", .integer(1))]
+
+    init(json: Bool) {
+        self.json = json
+    }
+
+    /// Writes a line of text (text mode only).
+    func line(_ text: String) throws {
+        if !json { try CommandLineIO.write(text + "\n", to: .output) }
+    }
+
+    /// Sets a field of the JSON document (JSON mode only has a document).
+    func set(_ key: String, _ value: JSONOutput) {
+        fields.removeAll { $0.0 == key }
+        fields.append((key, value))
+    }
+
+    /// Writes a secret the command exists to print: its bytes and a newline in
+    /// text mode, the `key` field in JSON mode.
+    func secret(_ secret: SecretBytes, key: String) throws {
+        if json {
+            set(key, .secret(secret))
+        } else {
+            try CommandLineIO.write(secret, to: .output)
+            try CommandLineIO.write("\n", to: .output)
+        }
+    }
+
+    /// Writes bytes that follow a protocol (git's), in text mode only.
+    func raw(_ bytes: SecretBytes) throws {
+        if !json { try CommandLineIO.write(bytes, to: .output) }
+    }
+
+    /// Writes a message for the person on standard error.
+    static func message(_ text: String) {
+        // Nothing sensible remains to be done when standard error cannot be written.
+        try? CommandLineIO.write(text + "\n", to: .error)
+    }
+
+    /// Ends the command: in JSON mode, writes the document, with `error` when the command failed.
+    func finish(error: LatchkeyError?) throws {
+        guard json else { return }
+        if let error {
+            set("error", .object([("code", .string(error.code.rawValue)), ("message", .string(error.description))]))
+        }
+        var pieces: [JSONOutput.Piece] = []
+        try JSONOutput.object(fields).render(into: &pieces)
+        pieces.append(.text("\n"))
+        var text = ""
+        for piece in pieces {
+            switch piece {
+            case .text(let more): text += more
+            case .secret(let secret):
+                try CommandLineIO.write(text, to: .output)
+                text = ""
+                try CommandLineIO.write(secret, to: .output)
+            }
+        }
+        try CommandLineIO.write(text, to: .output)
+    }
+}

@@ -1,0 +1,63 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Latchkey
+
+/// `session put|get|list|delete`. Without `--account`, a session belongs to the empty account.
+enum SessionCommands {
+    static func put(_ context: Context, _ arguments: CommandArguments) throws {
+        let name = arguments.positionals[0]
+        let account = arguments.options["--account"] ?? ""
+        let lifetime = try arguments.integer("--expires-in", in: 1...315_360_000)
+        let vault = try context.openVault()
+        let token: SecretBytes
+        if SecretInput.standardInputIsTerminal {
+            try CommandLineIO.write("Token for session \(name): ", to: .error)
+            token = try SecretInput.readFromTerminal()
+        } else {
+            token = try SecretInput.read(fromDescriptor: 0)
+        }
+        guard !token.isEmpty else { throw LatchkeyError(.invalidInput, "the token read from standard input is empty; nothing was saved") }
+        let expires = try vault.saveSession(token, name: name, account: account, expires: lifetime.map { Date().addingTimeInterval(TimeInterval($0)) })
+        try context.output.line("saved session \(name)\(account.isEmpty ? "" : " of account \(account)"), expires \(formatTime(expires))")
+        context.output.set("saved", info(name: name, account: account, created: nil, expires: expires))
+    }
+
+    static func get(_ context: Context, _ arguments: CommandArguments) throws {
+        let name = arguments.positionals[0]
+        let account = arguments.options["--account"] ?? ""
+        guard let session = try context.openVault().session(named: name, account: account) else {
+            throw LatchkeyError(.notFound, "no session \(name)\(account.isEmpty ? "" : " of account \(account)") (it was never saved, was deleted, or expired)")
+        }
+        context.output.set("session", info(name: name, account: account, created: session.created, expires: session.expires))
+        try context.output.secret(session.value, key: "secret")
+    }
+
+    static func list(_ context: Context, _ arguments: CommandArguments) throws {
+        let sessions = try context.openVault().sessions(account: arguments.options["--account"])
+        for session in sessions {
+            let expires = session.expires.map { "expires \(formatTime($0))" } ?? "no expiry"
+            try context.output.line("\(session.name)\taccount \(session.account.isEmpty ? "-" : session.account)\tsaved \(formatTime(session.created))\t\(expires)")
+        }
+        context.output.set("sessions", .array(sessions.map {
+            info(name: $0.name, account: $0.account, created: $0.created, expires: $0.expires)
+        }))
+    }
+
+    static func delete(_ context: Context, _ arguments: CommandArguments) throws {
+        let name = arguments.positionals[0]
+        let account = arguments.options["--account"] ?? ""
+        let existed = try context.openVault().deleteSession(named: name, account: account)
+        try context.output.line(existed ? "deleted session \(name)" : "there was no session \(name); nothing to delete")
+        context.output.set("deleted", .bool(existed))
+    }
+
+    private static func info(name: String, account: String, created: Date?, expires: Date?) -> JSONOutput {
+        var fields: [(String, JSONOutput)] = [("name", .string(name)), ("account", .string(account))]
+        if let created { fields.append(("created", .time(created))) }
+        fields.append(("expires", .time(expires)))
+        return .object(fields)
+    }
+}

@@ -1,0 +1,123 @@
+import Latchkey
+
+/// `status`, `username`, `remember`, `logout`, `wipe`, `migrate`.
+enum VaultCommands {
+    static func status(_ context: Context, _ arguments: CommandArguments) throws {
+        let status = try context.openVault().status()
+        let out = context.output
+        let accounts = status.accountCount == 1 ? "1 account" : "\(status.accountCount) accounts"
+        try out.line("app: \(status.appID)")
+        try out.line("backend: \(status.backend)")
+        try out.line("why: \(status.reason)")
+        try out.line("protection: \(status.protection)")
+        try out.line("policy: \(status.policyName) (\(status.policySource))")
+        try out.line("store directory: \(status.storeDirectory)")
+        if let path = status.fileVaultPath {
+            try out.line("vault file: \(path)\(status.leftoverFileVault ? " (left over from a fallback; `latchkey migrate` moves it)" : "")")
+        }
+        try out.line("remember username: \(status.remembersUsername ? "on" : "off"); a username is \(status.usernameRemembered ? "" : "not ")remembered")
+        try out.line("sessions: \(status.sessionCount) in \(accounts)")
+        try out.line("audit trails: \(status.auditTrails.isEmpty ? "off" : status.auditTrails.joined(separator: ", "))")
+        out.set("app", .string(status.appID.rawValue))
+        out.set("backend", .string(status.backend.rawValue))
+        out.set("reason", .string(status.reason))
+        out.set("protection", .string(status.protection))
+        out.set("policy", .object([("name", .string(status.policyName)), ("source", .string(status.policySource))]))
+        out.set("storeDirectory", .string(status.storeDirectory))
+        out.set("fileVault", .string(status.fileVaultPath))
+        out.set("leftoverFileVault", .bool(status.leftoverFileVault))
+        out.set("remembersUsername", .bool(status.remembersUsername))
+        out.set("usernameRemembered", .bool(status.usernameRemembered))
+        out.set("sessions", .integer(status.sessionCount))
+        out.set("accounts", .integer(status.accountCount))
+        out.set("auditTrails", .array(status.auditTrails.map { .string($0) }))
+    }
+
+    static func usernameGet(_ context: Context, _ arguments: CommandArguments) throws {
+        guard let username = try context.openVault().rememberedUsername() else {
+            throw LatchkeyError(.notFound, "no username is remembered")
+        }
+        try context.output.line(username)
+        context.output.set("username", .string(username))
+    }
+
+    static func usernameSet(_ context: Context, _ arguments: CommandArguments) throws {
+        let name = arguments.positionals[0]
+        try context.openVault().rememberUsername(name).requireAllowed()
+        try context.output.line("remembered the username")
+        context.output.set("remembered", .bool(true))
+    }
+
+    static func usernameForget(_ context: Context, _ arguments: CommandArguments) throws {
+        try context.openVault().forgetUsername()
+        try context.output.line("forgot the remembered username")
+        context.output.set("forgotten", .bool(true))
+    }
+
+    static func rememberOn(_ context: Context, _ arguments: CommandArguments) throws {
+        try setRemember(true, context)
+    }
+
+    static func rememberOff(_ context: Context, _ arguments: CommandArguments) throws {
+        try setRemember(false, context)
+    }
+
+    private static func setRemember(_ remembers: Bool, _ context: Context) throws {
+        try context.openVault().setRemembersUsername(remembers)
+        try context.output.line(remembers ? "remembering the username is on" : "remembering the username is off; the remembered username was erased")
+        context.output.set("remember", .bool(remembers))
+    }
+
+    static func rememberShow(_ context: Context, _ arguments: CommandArguments) throws {
+        let vault = try context.openVault()
+        let remembers = try vault.remembersUsername()
+        let policyAllows = vault.policy.remembersUsernames
+        try context.output.line("\(remembers ? "on" : "off")\(policyAllows ? "" : " (but policy '\(vault.policy.name)' never remembers usernames)")")
+        context.output.set("remember", .bool(remembers))
+        context.output.set("policyAllows", .bool(policyAllows))
+    }
+
+    static func logout(_ context: Context, _ arguments: CommandArguments) throws {
+        let account = arguments.options["--account"]
+        let report = try context.openVault().logout(account: account)
+        try context.output.line("logged out \(account.map { "account \($0)" } ?? "every account"): \(report.summary)")
+        setReport(report, context.output)
+    }
+
+    static func wipe(_ context: Context, _ arguments: CommandArguments) throws {
+        let appID = try context.appID()
+        if !arguments.flags.contains("--yes") {
+            guard SecretInput.standardInputIsTerminal else {
+                throw LatchkeyError(.usage, "wipe erases every credential of \(appID); confirm with --yes (standard input is not a terminal, so it cannot ask)")
+            }
+            try CommandLineIO.write("Erase every credential of \(appID) (sessions and the remembered username)? Type 'yes' to confirm: ", to: .error)
+            guard readLine() == "yes" else {
+                try context.output.line("cancelled: nothing was wiped")
+                context.output.set("wiped", .bool(false))
+                return
+            }
+        }
+        let report = try context.openVault().wipe()
+        try context.output.line("wiped \(appID): \(report.summary)")
+        context.output.set("wiped", .bool(true))
+        setReport(report, context.output)
+    }
+
+    static func migrate(_ context: Context, _ arguments: CommandArguments) throws {
+        let report = try context.openVault().migrate()
+        try context.output.line(report.summary)
+        context.output.set("moved", .integer(report.moved))
+        context.output.set("keptNewer", .integer(report.keptNewer))
+        context.output.set("destroyedFileVault", .bool(report.destroyedFileVault))
+    }
+
+    private static func setReport(_ report: LogoutReport, _ out: Output) {
+        out.set("wipedSessions", .array(report.wipedSessions.map {
+            .object([("account", .string($0.account)), ("name", .string($0.name))])
+        }))
+        out.set("forgotUsername", .bool(report.forgotUsername))
+        out.set("keptSessions", .integer(report.keptSessions))
+        out.set("wipedLeftoverFileVault", .bool(report.wipedLeftoverFileVault))
+        out.set("summary", .string(report.summary))
+    }
+}
