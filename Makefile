@@ -53,16 +53,16 @@ STRESS_ARGS ?=
 GIT_LIBSECRET_SOURCE ?= /usr/share/doc/git/contrib/credential/libsecret/git-credential-libsecret.c
 
 bench: deps
-	$(SWIFT) build -c release --product latchkey-bench
-	$(SWIFT) build -c release --product latchkey
+	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey-bench
+	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey
 	@mkdir -p .build/bench-tools
 	@if [ -f $(GIT_LIBSECRET_SOURCE) ] && [ ! -x .build/bench-tools/git-credential-libsecret ]; then \
 	  cc -O2 -o .build/bench-tools/git-credential-libsecret $(GIT_LIBSECRET_SOURCE) \
 	    $$(pkg-config --cflags --libs libsecret-1 glib-2.0) || echo "bench: could not build git-credential-libsecret"; fi
-	.ci/with-keyring $$($(SWIFT) build -c release --show-bin-path)/latchkey-bench \
+	.ci/with-keyring $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey-bench \
 	  --git-libsecret $(CURDIR)/.build/bench-tools/git-credential-libsecret $(BENCH_ARGS)
 
 stress: deps
-	$(SWIFT) build -c release --product latchkey-bench
-	$(SWIFT) build -c release --product latchkey-testhelper
-	.ci/with-keyring $$($(SWIFT) build -c release --show-bin-path)/latchkey-bench stress $(STRESS_ARGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey-bench
+	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey-testhelper
+	.ci/with-keyring $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey-bench stress $(STRESS_ARGS)

@@ -12,11 +12,11 @@ struct KeyDerivationSection {
     func run(into report: inout Report) throws {
         let bounds = Policy.KDFBounds.standard
         let target = Duration.milliseconds(Int((bounds.targetUnlockTime * 1_000).rounded()))
-        let memory = min(bounds.maximumMemoryKiB, max(bounds.minimumMemoryKiB, 8)) * 1_024
+        // Exactly as a Vault calibrates a new passphrase vault under the default bounds.
+        let choice = KDFChoice.calibrated(target: target, minimumMemory: bounds.minimumMemoryKiB * 1_024,
+                                          maximumPasses: UInt64(bounds.maximumOpsLimit), maximumMemory: bounds.maximumMemoryKiB * 1_024)
         var parameters: KDFParameters?
-        let calibration = try Stopwatch.seconds {
-            parameters = try KDFParameters.calibrated(target: target, memoryLimit: memory)
-        }
+        let calibration = try Stopwatch.seconds { parameters = try choice.resolve() }
         guard let parameters else { return }
         report.notes.append("key derivation: calibrated for the policy's standard target \(Report.time(bounds.targetUnlockTime)) from \(bounds.minimumMemoryKiB / 1_024) MiB in \(Report.time(calibration)): \(parameters)")
 

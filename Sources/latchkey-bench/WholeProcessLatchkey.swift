@@ -20,7 +20,7 @@ struct WholeProcessLatchkey {
     enum Invocation {
         /// Stores a session token read from stdin.
         static func store(_ latchkey: String, backend: String) -> [String] {
-            [latchkey, "--app", appID, "--backend", backend, "session", "set", sessionName]
+            [latchkey, "--app", appID, "--backend", backend, "session", "put", sessionName]
         }
 
         /// Prints the session token.

@@ -152,4 +152,22 @@ struct SecretServiceBackendTests {
             #expect(error?.code == .tampered)
         }
     }
+
+    @Test("a backend that remembers the pseudonym key still finds items after another instance replaced the namespace")
+    func replacedKey() async throws {
+        let appID = try SecretServiceTestSupport.freshAppID("replacedkey")
+        let first = SecretServiceBackend(appID: appID)
+        let other = SecretServiceBackend(appID: appID)
+        let key = ItemKey(kind: .session, account: "alice", name: "access")
+        try await SecretServiceTestSupport.onOwnThread {
+            try first.write(StoredItem(value: SecretBytes(utf8: "old")), for: key)
+            #expect(try first.read(key)?.value == SecretBytes(utf8: "old"))
+            try other.deleteAll()
+            try other.write(StoredItem(value: SecretBytes(utf8: "new")), for: key)
+            #expect(try first.read(key)?.value == SecretBytes(utf8: "new"))
+            try first.delete(key)
+            #expect(try other.read(key) == nil)
+            try other.deleteAll()
+        }
+    }
 }

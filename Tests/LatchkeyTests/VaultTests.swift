@@ -251,9 +251,11 @@ struct VaultKDFBoundsTests {
         #expect(error?.code == .invalidInput && error?.message.contains("file.kdf.maximumMemoryKiB") == true)
     }
 
-    @Test("calibration never chooses more passes than the policy's reader accepts")
+    @Test("calibration never chooses more passes than the policy's reader accepts, and uses more memory instead")
     func calibrationRespectsPasses() throws {
-        let parameters = try KDFParameters.calibrated(target: .milliseconds(200), memoryLimit: 1 << 20, minimumMemory: 1 << 20, maximumPasses: 2)
-        #expect(parameters.opsLimit <= 2 && parameters.memoryLimit == 1 << 20)
+        let parameters = try KDFParameters.calibrated(target: .milliseconds(150), memoryLimit: 1 << 20, minimumMemory: 1 << 20,
+                                                      maximumPasses: 2, maximumMemory: 256 << 20)
+        #expect(parameters.opsLimit <= 2)
+        #expect(parameters.memoryLimit > 1 << 20 && parameters.memoryLimit <= 256 << 20, "\(parameters)")
     }
 }

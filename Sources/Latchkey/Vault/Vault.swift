@@ -154,7 +154,8 @@ public final class Vault: Sendable {
         case (.passphrase, let passphrase?):
             let bounds = policy.kdf ?? .standard
             let choice = KDFChoice.calibrated(target: .milliseconds(Int64(bounds.targetUnlockTime * 1000)),
-                                              minimumMemory: bounds.minimumMemoryKiB * 1024, maximumPasses: UInt64(bounds.maximumOpsLimit))
+                                              minimumMemory: bounds.minimumMemoryKiB * 1024, maximumPasses: UInt64(bounds.maximumOpsLimit),
+                                              maximumMemory: bounds.maximumMemoryKiB * 1024)
             return .ready(EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(passphrase, newVault: choice)))
         case (.passphrase, nil):
             return .missingPassphrase(EncryptedFileBackend(appID: appID, directory: directory, keySource: .keyFile))

@@ -6,7 +6,10 @@ extension KDFParameters {
     /// about `target`: it times one pass at `memoryLimit` (halving the memory,
     /// down to `minimumMemory`, while a single pass is slower than `target`), then three
     /// passes, and from the two (a fixed cost for filling the memory plus a cost
-    /// per pass) takes as many passes as fit, between ``minimumOps`` and ``maximumOps``.
+    /// per pass) takes as many passes as fit, between ``minimumOps`` and
+    /// `maximumPasses`. When more passes would fit than that, it uses more memory
+    /// instead (up to `maximumMemory`), which Argon2id turns into more work for
+    /// an attacker than passes do.
     ///
     /// It runs `crypto_pwhash` a few times, taking about half of `target` or more.
     /// - Parameters:
@@ -14,10 +17,11 @@ extension KDFParameters {
     ///   - memoryLimit: The memory to start from, in bytes; 64 MiB by default.
     ///   - minimumMemory: The least memory to settle for, in bytes; 8 MiB by default.
     ///   - maximumPasses: The most passes to choose; ``maximumOps`` by default.
+    ///   - maximumMemory: The most memory to choose, in bytes; 1 GiB by default.
     /// - Returns: Parameters within the reader's caps.
     /// - Throws: `LatchkeyError` `.internal` when `crypto_pwhash` fails (out of memory).
     public static func calibrated(target: Duration = defaultTarget, memoryLimit: Int = 64 << 20, minimumMemory: Int = 8 << 20,
-                                  maximumPasses: UInt64 = maximumOps) throws -> KDFParameters {
+                                  maximumPasses: UInt64 = maximumOps, maximumMemory: Int = maximumMemory) throws -> KDFParameters {
         let floor = min(minimumMemory, max(Self.minimumMemory, memoryLimit))
         var memory = min(maximumMemory, max(floor, memoryLimit))
         var onePass = try timeOneDerivation(opsLimit: minimumOps, memoryLimit: memory)
@@ -31,8 +35,12 @@ extension KDFParameters {
         let fixedCost = max(onePass - perPass, .zero)
         let fitting = max(1, ((target - fixedCost) / perPass).rounded(.down))
         let cap = min(maximumOps, max(minimumOps, maximumPasses))
-        let ops = fitting >= Double(cap) ? cap : max(minimumOps, UInt64(fitting))
-        return try KDFParameters(opsLimit: ops, memoryLimit: memory)
+        guard fitting > Double(cap) else { return try KDFParameters(opsLimit: max(minimumOps, UInt64(fitting)), memoryLimit: memory) }
+        // The time per pass grows with the memory, so scale the memory by the passes that did not fit.
+        let ceiling = min(Self.maximumMemory, max(memory, maximumMemory))
+        let scaled = min(Double(ceiling), Double(memory) * fitting / Double(cap))
+        let rounded = max(memory, Int(scaled) / (1 << 20) * (1 << 20))
+        return try KDFParameters(opsLimit: cap, memoryLimit: rounded)
     }
 
     /// How long one `crypto_pwhash` takes with these limits, on a throw-away passphrase.

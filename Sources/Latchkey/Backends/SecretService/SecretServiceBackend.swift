@@ -26,6 +26,10 @@ public final class SecretServiceBackend: CredentialBackend {
     /// Whether the availability check passed since the last failure that may mean
     /// the service went away.
     private let reachable = Mutex(false)
+    /// The app's pseudonym key as last found, so a read costs one search, not two.
+    /// A read or delete that finds nothing looks the key up again before it
+    /// answers, in case another process replaced the namespace.
+    private let knownKey = Mutex<SecretServicePseudonymKey?>(nil)
 
     /// Creates a backend for one app namespace. Nothing is contacted until the first call.
     /// - Parameters:
@@ -62,8 +66,7 @@ public final class SecretServiceBackend: CredentialBackend {
     ///   `.tampered` when the stored payload is malformed or belongs to another address.
     public func read(_ key: ItemKey) throws -> StoredItem? {
         try run { connection in
-            guard let pseudonyms = try SecretServicePseudonymKey.find(appID, in: connection) else { return nil }
-            let items = try Self.search(connection, attributes(key, pseudonyms), loadSecrets: true)
+            let items = try searchWithKnownKey(connection, key, loadSecrets: true)
             let envelopes = try Self.unlockedEnvelopes(items)
             guard envelopes.allSatisfy({ $0.account == key.account && $0.name == key.name }) else {
                 throw LatchkeyError(.tampered, "a Secret Service item's payload belongs to another item")
@@ -81,6 +84,7 @@ public final class SecretServiceBackend: CredentialBackend {
     public func write(_ item: StoredItem, for key: ItemKey) throws {
         try run { connection in
             let pseudonyms = try SecretServicePseudonymKey.findOrCreate(appID, in: connection)
+            knownKey.withLock { $0 = pseudonyms }
             let envelope = SecretServiceEnvelope(account: key.account, name: key.name, item: item)
             try connection.store(SecretServiceAttributes.schema, attributes(key, pseudonyms),
                                  label: SecretServiceAttributes.label(appID, kind: key.kind),
@@ -93,8 +97,7 @@ public final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`.
     public func delete(_ key: ItemKey) throws {
         try run { connection in
-            guard let pseudonyms = try SecretServicePseudonymKey.find(appID, in: connection) else { return }
-            for item in try Self.search(connection, attributes(key, pseudonyms), loadSecrets: false) { try connection.delete(item) }
+            for item in try searchWithKnownKey(connection, key, loadSecrets: false) { try connection.delete(item) }
         }
     }
 
@@ -131,6 +134,7 @@ public final class SecretServiceBackend: CredentialBackend {
         }
         let keysLast = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
             + items.filter { SecretServicePseudonymKey.isKeyItem($0.attributes) }
+        knownKey.withLock { $0 = nil }
         for item in keysLast {
             try run { try $0.delete(item) }
         }
@@ -150,6 +154,21 @@ public final class SecretServiceBackend: CredentialBackend {
             reachable.withLock { $0 = false }
             throw error
         }
+    }
+
+    /// Searches the items at `key`'s address with the known pseudonym key; when
+    /// that finds nothing (or no key is known), looks the key up again and, if
+    /// it changed, searches once more.
+    private func searchWithKnownKey(_ connection: LibSecret.Connection, _ key: ItemKey, loadSecrets: Bool) throws -> [LibSecret.Item] {
+        let known = knownKey.withLock { $0 }
+        if let known {
+            let items = try Self.search(connection, attributes(key, known), loadSecrets: loadSecrets)
+            if !items.isEmpty { return items }
+        }
+        let current = try SecretServicePseudonymKey.find(appID, in: connection)
+        knownKey.withLock { $0 = current }
+        guard let current, current != known else { return [] }
+        return try Self.search(connection, attributes(key, current), loadSecrets: loadSecrets)
     }
 
     private func attributes(_ key: ItemKey, _ pseudonyms: SecretServicePseudonymKey) -> [String: String] {

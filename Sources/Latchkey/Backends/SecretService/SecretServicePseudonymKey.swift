@@ -21,7 +21,7 @@ import Foundation
 ///   the same moment and one reads back before the other's item lands.
 /// - The key is looked up on every operation rather than cached, so a `deleteAll`
 ///   by another instance or process (which deletes the key too) is seen at once.
-struct SecretServicePseudonymKey {
+struct SecretServicePseudonymKey: Sendable, Equatable {
     /// The key item's name.
     static let itemName = "pseudonym"
     /// The key's length in bytes.
