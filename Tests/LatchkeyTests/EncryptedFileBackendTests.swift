@@ -179,7 +179,7 @@ struct EncryptedFileBackendTests {
     @Test("calibration stays within the bounds a reader accepts")
     func calibrationWithinBounds() throws {
         let parameters = try KDFParameters.calibrated(target: .milliseconds(30), memoryLimit: 1 << 20)
-        #expect(parameters.memoryLimit <= 1 << 20 && parameters.memoryLimit >= KDFParameters.minimumMemory)
+        #expect(parameters.memoryLimit <= KDFParameters.maximumMemory && parameters.memoryLimit >= 1 << 20)
         #expect((KDFParameters.minimumOps...KDFParameters.maximumOps).contains(parameters.opsLimit))
         let backend = try makeFileBackend(.passphrase(SecretBytes(utf8: "p"), newVault: .fixed(parameters)))
         try backend.write(StoredItem(value: SecretBytes(utf8: "v")), for: ItemKey(kind: .setting, name: "a"))
