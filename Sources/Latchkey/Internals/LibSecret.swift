@@ -242,6 +242,44 @@ enum LibSecret {
             return items
         }
 
+        /// The secrets of the items matching `attributes`, without making an item
+        /// proxy for each: `secret_service_search_for_dbus_paths_sync`, then one
+        /// `secret_service_get_secrets_for_dbus_paths_sync` for the unlocked ones.
+        /// Never unlocks anything.
+        /// - Returns: The unlocked items' secrets, and how many matching items are locked.
+        func secrets(_ schema: Schema, _ attributes: [String: String]) throws -> (secrets: [SecretBytes], locked: Int) {
+            let table = AttributeTable(attributes)
+            var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+            var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+            defer {
+                g_strfreev(unlocked)
+                g_strfreev(locked)
+            }
+            _ = try check("secret_service_search_for_dbus_paths_sync", cancellation) {
+                secret_service_search_for_dbus_paths_sync(service.pointer, schema.pointer, table.pointer, cancellation.pointer, &unlocked, &locked, $0)
+            }
+            let lockedCount = locked.map { Int(g_strv_length($0)) } ?? 0
+            guard let unlocked, unlocked.pointee != nil else { return ([], lockedCount) }
+            let paths = UnsafeMutableRawPointer(unlocked).assumingMemoryBound(to: UnsafePointer<gchar>?.self)
+            guard let values = try check("secret_service_get_secrets_for_dbus_paths_sync", cancellation, {
+                secret_service_get_secrets_for_dbus_paths_sync(service.pointer, paths, cancellation.pointer, $0)
+            }) else { return ([], lockedCount) }
+            defer { g_hash_table_unref(values) }
+            var secrets: [SecretBytes] = []
+            var iterator = GHashTableIter()
+            g_hash_table_iter_init(&iterator, values)
+            var value: gpointer?
+            while g_hash_table_iter_next(&iterator, nil, &value) != 0 {
+                guard let value else { continue }
+                var length = 0
+                let bytes = secret_value_get(OpaquePointer(value), &length)
+                secrets.append(SecretBytes(count: length) { out in
+                    if let bytes, length > 0 { out.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: length)) }
+                })
+            }
+            return (secrets, lockedCount)
+        }
+
         /// Stores an item in the default collection with `secret_item_create_sync`,
         /// replacing an item with the same attributes when `replace` is set.
         ///

@@ -66,8 +66,7 @@ public final class SecretServiceBackend: CredentialBackend {
     ///   `.tampered` when the stored payload is malformed or belongs to another address.
     public func read(_ key: ItemKey) throws -> StoredItem? {
         try run { connection in
-            let items = try searchWithKnownKey(connection, key, loadSecrets: true)
-            let envelopes = try Self.unlockedEnvelopes(items)
+            let envelopes = try withKnownKey(connection) { try Self.envelopes(connection, attributes(key, $0)) }
             guard envelopes.allSatisfy({ $0.account == key.account && $0.name == key.name }) else {
                 throw LatchkeyError(.tampered, "a Secret Service item's payload belongs to another item")
             }
@@ -97,7 +96,8 @@ public final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`.
     public func delete(_ key: ItemKey) throws {
         try run { connection in
-            for item in try searchWithKnownKey(connection, key, loadSecrets: false) { try connection.delete(item) }
+            let items = try withKnownKey(connection) { try Self.search(connection, attributes(key, $0), loadSecrets: false) }
+            for item in items { try connection.delete(item) }
         }
     }
 
@@ -156,19 +156,18 @@ public final class SecretServiceBackend: CredentialBackend {
         }
     }
 
-    /// Searches the items at `key`'s address with the known pseudonym key; when
-    /// that finds nothing (or no key is known), looks the key up again and, if
-    /// it changed, searches once more.
-    private func searchWithKnownKey(_ connection: LibSecret.Connection, _ key: ItemKey, loadSecrets: Bool) throws -> [LibSecret.Item] {
+    /// Runs a search with the known pseudonym key; when that finds nothing (or
+    /// no key is known), looks the key up again and, if it changed, searches once more.
+    private func withKnownKey<Found>(_ connection: LibSecret.Connection, _ search: (SecretServicePseudonymKey) throws -> [Found]) throws -> [Found] {
         let known = knownKey.withLock { $0 }
         if let known {
-            let items = try Self.search(connection, attributes(key, known), loadSecrets: loadSecrets)
-            if !items.isEmpty { return items }
+            let found = try search(known)
+            if !found.isEmpty { return found }
         }
         let current = try SecretServicePseudonymKey.find(appID, in: connection)
         knownKey.withLock { $0 = current }
         guard let current, current != known else { return [] }
-        return try Self.search(connection, attributes(key, current), loadSecrets: loadSecrets)
+        return try search(current)
     }
 
     private func attributes(_ key: ItemKey, _ pseudonyms: SecretServicePseudonymKey) -> [String: String] {
@@ -186,6 +185,21 @@ public final class SecretServiceBackend: CredentialBackend {
             throw LatchkeyError(.locked, "the Secret Service's default collection is locked")
         }
         return items
+    }
+
+    /// The payloads of the items matching `attributes`, read by D-Bus path
+    /// without an item proxy each (the fast path for reads), never unlocking.
+    /// - Throws: `.locked` when a matching item is locked, or when nothing was
+    ///   found and the default collection is locked; `.tampered` for a malformed payload.
+    static func envelopes(_ connection: LibSecret.Connection, _ attributes: [String: String]) throws -> [SecretServiceEnvelope] {
+        let (secrets, locked) = try connection.secrets(SecretServiceAttributes.schema, attributes)
+        guard locked == 0 else {
+            throw LatchkeyError(.locked, "the Secret Service collection holding the items is locked")
+        }
+        if secrets.isEmpty, try connection.isDefaultCollectionLocked() {
+            throw LatchkeyError(.locked, "the Secret Service's default collection is locked")
+        }
+        return try secrets.map { try SecretServiceEnvelope(decoding: $0) }
     }
 
     /// Throws `.locked` when any item is locked: Latchkey never asks to unlock.
