@@ -42,6 +42,7 @@ enum LibSecret {
         // Sendable: the schema is immutable after `init`; libsecret only reads it,
         // and its reference count is atomic.
         fileprivate let pointer: UnsafeMutablePointer<SecretSchema>
+        fileprivate let name: String
 
         /// - Parameters:
         ///   - name: The schema name, such as `io.github.latchkey.Item`.
@@ -53,6 +54,7 @@ enum LibSecret {
                 g_hash_table_insert(types, g_strdup(attribute), nil)
             }
             pointer = secret_schema_newv(name, SECRET_SCHEMA_NONE, types)
+            self.name = name
             g_hash_table_unref(types)
         }
 
@@ -288,38 +290,61 @@ enum LibSecret {
         /// which waits for a person (or, with no display, fails).
         func store(_ schema: Schema, _ attributes: [String: String], label: String, secret: SecretBytes, replace: Bool) throws {
             guard let collection = try defaultCollection() else {
-                throw LatchkeyError(.unavailable, "the Secret Service has no default collection", cFunction: "secret_collection_for_alias_sync")
+                throw LatchkeyError(.unavailable, "the Secret Service has no default collection", cFunction: "secret_service_read_alias_dbus_path_sync")
             }
-            guard secret_collection_get_locked(collection.pointer) == 0 else {
-                throw LatchkeyError(.locked, "the Secret Service's default collection is locked", cFunction: "secret_collection_get_locked")
+            guard !collection.locked else {
+                throw LatchkeyError(.locked, "the Secret Service's default collection is locked", cFunction: "org.freedesktop.DBus.Properties.Get")
             }
-            let table = AttributeTable(attributes)
+            let properties = PropertyTable(label: label, attributes: attributes.merging(["xdg:schema": schema.name]) { $1 })
             let value = Value(secret)
             let flags = replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE
-            let item = try check("secret_item_create_sync", cancellation) {
-                secret_item_create_sync(collection.pointer, schema.pointer, table.pointer, label, value.pointer, flags, cancellation.pointer, $0)
+            let path = try check("secret_service_create_item_dbus_path_sync", cancellation) {
+                secret_service_create_item_dbus_path_sync(service.pointer, collection.path, properties.pointer, value.pointer, flags, cancellation.pointer, $0)
             }
-            if let item { g_object_unref(item) }
+            g_free(path)
         }
 
-        /// Whether the default collection is locked (`secret_collection_get_locked`);
-        /// false when there is no default collection.
+        /// Whether the default collection is locked; false when there is none.
         ///
         /// Searches alone cannot tell "absent" from "locked": gnome-keyring, having
         /// loaded a keyring while locked, knows only hashed attributes and does not
         /// match `xdg:schema` against them, so a search with a schema finds nothing.
         func isDefaultCollectionLocked() throws -> Bool {
-            guard let collection = try defaultCollection() else { return false }
-            return secret_collection_get_locked(collection.pointer) != 0
+            try defaultCollection()?.locked ?? false
         }
 
-        /// The collection behind the `default` alias, with its properties freshly
-        /// loaded (`secret_collection_for_alias_sync`), or nil when there is none.
-        private func defaultCollection() throws -> ObjectOwner<SecretCollection>? {
-            let collection = try check("secret_collection_for_alias_sync", cancellation) {
-                secret_collection_for_alias_sync(service.pointer, "default", SECRET_COLLECTION_NONE, cancellation.pointer, $0)
+        /// The D-Bus path of the collection behind the `default` alias
+        /// (`secret_service_read_alias_dbus_path_sync`) and its `Locked` property,
+        /// read fresh from the daemon (`org.freedesktop.DBus.Properties.Get` through
+        /// `g_dbus_connection_call_sync`), without building a collection proxy;
+        /// nil when there is no default collection.
+        private func defaultCollection() throws -> (path: String, locked: Bool)? {
+            let alias = try check("secret_service_read_alias_dbus_path_sync", cancellation) {
+                secret_service_read_alias_dbus_path_sync(service.pointer, "default", cancellation.pointer, $0)
             }
-            return collection.map(ObjectOwner.init)
+            guard let alias else { return nil }
+            let path = String(cString: alias)
+            g_free(alias)
+            guard path != "/" else { return nil }
+            var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.Secret.Collection"), g_variant_new_string("Locked")]
+            let connection = g_dbus_proxy_get_connection(UnsafeMutableRawPointer(service.pointer).assumingMemoryBound(to: GDBusProxy.self))
+            let reply = try check("g_dbus_connection_call_sync", cancellation) {
+                g_dbus_connection_call_sync(connection, "org.freedesktop.secrets", path, "org.freedesktop.DBus.Properties", "Get",
+                                            g_variant_new_tuple(&arguments, 2), nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellation.pointer, $0)
+            }
+            guard let reply else {
+                throw LatchkeyError(.io, "no reply to reading the collection's Locked property", cFunction: "g_dbus_connection_call_sync")
+            }
+            defer { g_variant_unref(reply) }
+            guard g_variant_n_children(reply) == 1, let boxed = g_variant_get_child_value(reply, 0) else {
+                throw LatchkeyError(.io, "unexpected reply to reading the collection's Locked property", cFunction: "g_variant_get_child_value")
+            }
+            defer { g_variant_unref(boxed) }
+            guard let locked = g_variant_get_variant(boxed) else {
+                throw LatchkeyError(.io, "unexpected reply to reading the collection's Locked property", cFunction: "g_variant_get_variant")
+            }
+            defer { g_variant_unref(locked) }
+            return (path, g_variant_get_boolean(locked) != 0)
         }
 
         /// Deletes one item found by ``search(_:_:loadSecrets:)`` with `secret_item_delete_sync`.
@@ -460,6 +485,27 @@ enum LibSecret {
             for (key, value) in attributes {
                 g_hash_table_insert(pointer, g_strdup(key), g_strdup(value))
             }
+        }
+        deinit { g_hash_table_unref(pointer) }
+    }
+
+    /// A `GHashTable` of an item's D-Bus properties (its label and its attributes
+    /// as `a{ss}`), as `secret_service_create_item_dbus_path_sync` takes them; freed by its owner.
+    private final class PropertyTable {
+        let pointer: OpaquePointer
+        init(label: String, attributes: [String: String]) {
+            pointer = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, { g_variant_unref(OpaquePointer($0)) })
+            let type = g_variant_type_new("a{ss}")
+            let builder = g_variant_builder_new(type)
+            g_variant_type_free(type)
+            for (key, value) in attributes {
+                g_variant_builder_add_value(builder, g_variant_new_dict_entry(g_variant_new_string(key), g_variant_new_string(value)))
+            }
+            g_hash_table_insert(pointer, g_strdup("org.freedesktop.Secret.Item.Attributes"),
+                                UnsafeMutableRawPointer(g_variant_ref_sink(g_variant_builder_end(builder))))
+            g_variant_builder_unref(builder)
+            g_hash_table_insert(pointer, g_strdup("org.freedesktop.Secret.Item.Label"),
+                                UnsafeMutableRawPointer(g_variant_ref_sink(g_variant_new_string(label))))
         }
         deinit { g_hash_table_unref(pointer) }
     }
