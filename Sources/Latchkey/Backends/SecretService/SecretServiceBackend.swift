@@ -108,6 +108,11 @@ public final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`, `.tampered`.
     public func list(kind: ItemKey.Kind?) throws -> [ItemKey] {
         try run { connection in
+            if let kind, kind != .key {
+                // One kind: its payloads by D-Bus path (no item proxies) carry account and name.
+                return try Self.envelopes(connection, SecretServiceAttributes.matching(appID, kind: kind))
+                    .map { ItemKey(kind: kind, account: $0.account, name: $0.name) }
+            }
             let items = try Self.search(connection, SecretServiceAttributes.matching(appID, kind: kind), loadSecrets: true)
             let own = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
             return try zip(own, Self.unlockedEnvelopes(own)).map { item, envelope in
