@@ -38,9 +38,17 @@ extension KDFParameters {
         guard fitting > Double(cap) else { return try KDFParameters(opsLimit: max(minimumOps, UInt64(fitting)), memoryLimit: memory) }
         // The time per pass grows with the memory, so scale the memory by the passes that did not fit.
         let ceiling = min(Self.maximumMemory, max(memory, maximumMemory))
-        let scaled = min(Double(ceiling), Double(memory) * fitting / Double(cap))
-        let rounded = max(memory, Int(scaled) / (1 << 20) * (1 << 20))
-        return try KDFParameters(opsLimit: cap, memoryLimit: rounded)
+        let estimate = min(Double(ceiling), Double(memory) * fitting / Double(cap))
+        // Filling more memory costs more than the per-pass estimate says: time the
+        // estimate once and correct the memory by how far off it was.
+        let measured = try timeOneDerivation(opsLimit: cap, memoryLimit: Self.mebibytes(estimate, atLeast: memory))
+        let corrected = min(Double(ceiling), estimate * (target / measured))
+        return try KDFParameters(opsLimit: cap, memoryLimit: Self.mebibytes(corrected, atLeast: memory))
+    }
+
+    /// `bytes` rounded down to whole mebibytes, but at least `floor`.
+    private static func mebibytes(_ bytes: Double, atLeast floor: Int) -> Int {
+        max(floor, Int(bytes) / (1 << 20) * (1 << 20))
     }
 
     /// How long one `crypto_pwhash` takes with these limits, on a throw-away passphrase.
