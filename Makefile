@@ -28,9 +28,7 @@ install: deps
 
 test: deps
 	$(SWIFT) build --build-tests
-	.ci/with-keyring $(SWIFT) test --skip-build
-	# Second pass, alone on a fresh bus and daemon: tests that lock, stop or kill gnome-keyring.
-	LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1 .ci/with-keyring $(SWIFT) test --skip-build --filter SecretServiceDestructiveTests
+	SWIFT=$(SWIFT) .ci/test
 
 clean:
 	rm -rf .build
