@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Latchkey
 
 /// A writer process (`latchkey-testhelper write-loop`) SIGKILLed at random
@@ -24,8 +21,8 @@ struct CrashStress {
             let writer = try ChildProcess(helper, ["write-loop", store, appID.rawValue, "\(next)", "\(Self.slots)"])
             var numbers: [Int] = []
             if let first = writer.line(), let number = Int(first) { numbers.append(number) }
-            usleep(UInt32.random(in: 0...20_000))
-            kill(writer.process.processIdentifier, SIGKILL)
+            Spawn.pause(microseconds: UInt32.random(in: 0...20_000))
+            Spawn.killNow(writer.process.processIdentifier)
             numbers += writer.remainingNumbers()
             writer.process.waitUntilExit()
             var problems: [String] = []

@@ -2,9 +2,6 @@
 // Never installed; `make bench` and `make stress` build it in release mode and
 // run it inside .ci/with-keyring (a private D-Bus session and gnome-keyring).
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 let usage = """
     Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH]
@@ -71,9 +68,7 @@ struct Options {
 func makeWorkDirectory() throws -> String {
     let environment = ProcessInfo.processInfo.environment
     let base = environment["LATCHKEY_TEST_SANDBOX"] ?? environment["TMPDIR"] ?? "/tmp"
-    var template = Array("\(base)/latchkey-bench.XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw Spawn.Failure(description: "mkdtemp in \(base) failed") }
-    return String(cString: made)
+    return try Spawn.makeTemporaryDirectory(in: base)
 }
 
 func progress(_ text: String) {

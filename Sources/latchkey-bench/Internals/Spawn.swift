@@ -3,10 +3,28 @@ import Foundation
 import Glibc
 #endif
 
-/// Runs whole processes for the start-to-exit figures: `posix_spawnp` with
-/// stdout and stderr on /dev/null and stdin from a file (or /dev/null), then
-/// `waitpid`. Nothing else runs in between, so every program is timed the same way.
+/// Every C call of the benchmarks. Runs whole processes for the start-to-exit
+/// figures: `posix_spawnp` with stdout and stderr on /dev/null and stdin from a
+/// file (or /dev/null), then `waitpid`. Nothing else runs in between, so every
+/// program is timed the same way.
 enum Spawn {
+    /// Makes a fresh private directory under `base` (`mkdtemp`).
+    static func makeTemporaryDirectory(in base: String) throws -> String {
+        var template = Array("\(base)/latchkey-bench.\(String(repeating: "X", count: 6))".utf8CString) // mkdtemp replaces the six Xs
+        guard let made = mkdtemp(&template) else { throw Failure(description: "mkdtemp in \(base) failed") }
+        return String(cString: made)
+    }
+
+    /// Kills a process at once (`kill` with SIGKILL).
+    static func killNow(_ process: Int32) {
+        kill(process, SIGKILL)
+    }
+
+    /// Sleeps for up to `microseconds` (`usleep`).
+    static func pause(microseconds: UInt32) {
+        usleep(microseconds)
+    }
+
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
