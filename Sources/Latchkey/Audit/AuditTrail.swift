@@ -93,8 +93,9 @@ public final class AuditTrail: Sendable {
         try PrivateFiles.prepareDirectory(directory)
         return try PrivateFiles.withExclusiveLock(lockPath) {
             let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
-            try PrivateFiles.requirePrivate(file.status(), path: path, directory: false)
-            let key = try keyCreatingIfFresh(trailSize: file.status().size)
+            let status = try file.status()
+            try PrivateFiles.requirePrivate(status, path: path, directory: false)
+            let key = try keyCreatingIfFresh(trailSize: status.size)
             let (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key).continuation(anchor: readAnchor())
             let now = clock()
             let unsigned = AuditEntry(

@@ -7,6 +7,8 @@ enum PrivateFiles {
     /// - Throws: `.insecurePermissions` naming the path when it is accessible to
     ///   others or owned by someone else; `.cannotCreate` when it cannot be made.
     static func prepareDirectory(_ path: String) throws {
+        // The usual case, on every write: the directory is there already.
+        if try requirePrivate(path, directory: true) != nil { return }
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
@@ -61,20 +63,9 @@ enum PrivateFiles {
     /// of the directory. A crash at any point leaves the old or the new file, whole.
     /// Call it while holding the file's lock.
     static func replace(_ path: String, with bytes: [UInt8]) throws {
-        let directory = directoryName(of: path)
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        let suffix = Sodium.randomBytes(count: 8).map { String($0, radix: 16) }.joined()
-        let temporary = directory + "/" + temporaryPrefix + name + "." + suffix
-        do {
-            let file = try POSIX.File.open(temporary, .createNew(permissions: 0o600))
-            try file.writeAll(bytes)
-            try file.sync()
+        try publishDurably(path, write: { try $0.writeAll(bytes) }) { temporary in
             try POSIX.rename(temporary, to: path)
-        } catch {
-            try? POSIX.removeFile(temporary) // best effort: the original error is the one to report
-            throw error
         }
-        try POSIX.syncDirectory(directory)
     }
 
     /// Removes temporary files a crashed writer left for `path`. Call it while holding the lock.
@@ -113,23 +104,32 @@ enum PrivateFiles {
     /// `link`, so no reader ever sees a partial file and no existing file is replaced.
     /// - Returns: false when `path` already existed (and was left as it is).
     static func createIfAbsent(_ path: String, with secret: SecretBytes) throws -> Bool {
+        try publishDurably(path, write: { try $0.writeAll(secret) }) { temporary in
+            let created = try POSIX.link(temporary, to: path)
+            try POSIX.removeFile(temporary)
+            return created
+        }
+    }
+
+    /// Writes a new 0600 temporary file beside `path` (`O_EXCL`) with `write`,
+    /// `fsync`s it, hands it to `publish` to give it its final name, then
+    /// `fsync`s the directory. The temporary file is removed when anything fails.
+    private static func publishDurably<R>(_ path: String, write: (POSIX.File) throws -> Void, publish: (String) throws -> R) throws -> R {
         let directory = directoryName(of: path)
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        let suffix = Sodium.randomBytes(count: 8).map { String($0, radix: 16) }.joined()
-        let temporary = directory + "/" + temporaryPrefix + name + "." + suffix
-        let created: Bool
+        let temporary = directory + "/" + temporaryPrefix + name + "." + Hex.encode(Sodium.randomBytes(count: 8))
+        let result: R
         do {
             let file = try POSIX.File.open(temporary, .createNew(permissions: 0o600))
-            try file.writeAll(secret)
+            try write(file)
             try file.sync()
-            created = try POSIX.link(temporary, to: path)
-            try POSIX.removeFile(temporary)
+            result = try publish(temporary)
         } catch {
             try? POSIX.removeFile(temporary) // best effort: the original error is the one to report
             throw error
         }
         try POSIX.syncDirectory(directory)
-        return created
+        return result
     }
 
     /// The directory part of `path`.

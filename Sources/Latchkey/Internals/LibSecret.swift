@@ -452,11 +452,4 @@ enum LibSecret {
         }
         deinit { secret_value_unref(UnsafeMutableRawPointer(pointer)) }
     }
-
-    /// Owns one reference to a GObject and drops it with `g_object_unref`.
-    private final class ObjectOwner<Object> {
-        let pointer: UnsafeMutablePointer<Object>
-        init(_ pointer: UnsafeMutablePointer<Object>) { self.pointer = pointer }
-        deinit { g_object_unref(pointer) }
-    }
 }

@@ -156,11 +156,6 @@ enum POSIX {
             try POSIX.check("flock", path: path) { flock(descriptor, LOCK_EX) }
         }
 
-        /// Waits for a shared lock on the whole file (`flock(LOCK_SH)`).
-        func lockShared() throws {
-            try POSIX.check("flock", path: path) { flock(descriptor, LOCK_SH) }
-        }
-
         /// Reads up to `count` bytes starting at `offset` (`pread`); fewer only at the end of the file.
         func read(upTo count: Int, at offset: Int) throws -> [UInt8] {
             var result = [UInt8](repeating: 0, count: count)

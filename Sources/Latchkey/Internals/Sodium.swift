@@ -32,12 +32,6 @@ enum Sodium {
         }
     }
 
-    /// A uniformly random number below `upperBound`, from `randombytes_uniform`.
-    static func randomUniform(below upperBound: UInt32) -> UInt32 {
-        _ = initialized
-        return randombytes_uniform(upperBound)
-    }
-
     // MARK: Memory
 
     /// Zeroes memory with `sodium_memzero`, which the compiler may not optimise away.

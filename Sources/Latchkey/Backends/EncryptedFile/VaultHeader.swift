@@ -16,8 +16,6 @@ struct VaultHeader: Equatable, Sendable {
     static let version: UInt16 = 1
     static let keyCheckLength = 32
     static let checksumLength = 16
-    /// Bytes 0..<12: magic, version and its complement, the same in every version.
-    static let prefixLength = 12
     /// The header's length in version 1.
     static let length = 104
     /// The header and the nonce: what changes on every save.

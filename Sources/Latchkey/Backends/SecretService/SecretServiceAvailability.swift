@@ -53,10 +53,7 @@ enum SecretServiceAvailability {
                  UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "\\"), UInt8(ascii: "*"):
                 result.unicodeScalars.append(Unicode.Scalar(byte))
             default:
-                let hex = Array("0123456789abcdef".unicodeScalars)
-                result.unicodeScalars.append("%")
-                result.unicodeScalars.append(hex[Int(byte >> 4)])
-                result.unicodeScalars.append(hex[Int(byte & 0x0f)])
+                result += "%" + Hex.encode([byte])
             }
         }
         return result

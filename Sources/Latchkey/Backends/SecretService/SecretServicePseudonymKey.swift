@@ -90,13 +90,6 @@ struct SecretServicePseudonymKey: Sendable, Equatable {
     /// - Parameter account: The account name.
     /// - Returns: 64 hexadecimal digits.
     func pseudonym(of account: String) -> String {
-        let digest = Sodium.keyedHash(Array(account.utf8), key: key, length: 32)
-        let digits = Array("0123456789abcdef".unicodeScalars)
-        var text = String.UnicodeScalarView()
-        for byte in digest {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0f)])
-        }
-        return String(text)
+        Hex.encode(Sodium.keyedHash(Array(account.utf8), key: key, length: 32))
     }
 }
