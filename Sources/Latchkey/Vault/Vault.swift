@@ -98,11 +98,8 @@ public final class Vault: Sendable {
         let directory = try storeDirectory ?? Vault.defaultStoreDirectory()
         let file = Vault.fileBackend(appID: appID, policy: policy, directory: directory, passphrase: passphrase)
         let auditKeys = EncryptedFileBackend(appID: appID, fileStem: appID.rawValue + "+audit", directory: directory, keySource: .keyFile)
-        let selection = try Vault.select(choice ?? policy.backend, policy: policy, file: file, secretService: secretService)
-        if selection.backend.kind == .file, case .missingPassphrase = file {
-            throw LatchkeyError(.wrongKey, "the encrypted vault of \(appID) is protected by a passphrase (policy file.keySource \"passphrase\"), and none was given")
-        }
-        if selection.backend.kind == .file, let header = try file.backend?.vaultKDFParameters() {
+        let selection = try Vault.select(choice ?? policy.backend, policy: policy, appID: appID, file: file, secretService: secretService)
+        if selection.backend.kind == .file, let header = try file?.vaultKDFParameters() {
             try Vault.check(header, against: policy.kdf ?? .standard, policyName: policy.name)
         }
         self.appID = appID
@@ -110,7 +107,7 @@ public final class Vault: Sendable {
         self.storeDirectory = directory
         self.backend = selection.backend
         self.selectionReason = selection.reason
-        self.fileVault = file.backend
+        self.fileVault = file
         if policy.audit.isEnabled {
             let usesFile = selection.backend.kind == .file
             audit = AuditTrail(appID: appID, directory: directory, backend: usesFile ? auditKeys : selection.backend, retention: policy.audit.retention)
@@ -123,7 +120,7 @@ public final class Vault: Sendable {
             try record(.backendFallback, .ok, detail: "using the encrypted file: \(fallback)")
         }
         if selection.backend.kind == .secretService, try fileVaultExists(),
-           policy.automaticMigrationDecision().isAllowed, file.backend != nil {
+           policy.automaticMigrationDecision().isAllowed, file != nil {
             try migrate()
         }
     }
@@ -138,29 +135,20 @@ public final class Vault: Sendable {
         throw LatchkeyError(.invalidInput, "neither XDG_DATA_HOME nor HOME is set, so there is no default store directory; give one explicitly")
     }
 
-    /// The file vault as the policy and the passphrase allow it to be opened.
-    enum FileVault {
-        case ready(EncryptedFileBackend)
-        case missingPassphrase(EncryptedFileBackend)
-
-        var backend: EncryptedFileBackend? {
-            if case .ready(let backend) = self { return backend }
-            return nil
-        }
-    }
-
-    private static func fileBackend(appID: AppID, policy: Policy, directory: String, passphrase: SecretBytes?) -> FileVault {
+    /// The file vault as the policy and the passphrase allow it to be opened:
+    /// nil when the policy protects it with a passphrase and none was given.
+    private static func fileBackend(appID: AppID, policy: Policy, directory: String, passphrase: SecretBytes?) -> EncryptedFileBackend? {
         switch (policy.fileKeySource, passphrase) {
         case (.passphrase, let passphrase?):
             let bounds = policy.kdf ?? .standard
             let choice = KDFChoice.calibrated(target: .milliseconds(Int64(bounds.targetUnlockTime * 1000)),
                                               minimumMemory: bounds.minimumMemoryKiB * 1024, maximumPasses: UInt64(bounds.maximumOpsLimit),
                                               maximumMemory: bounds.maximumMemoryKiB * 1024)
-            return .ready(EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(passphrase, newVault: choice)))
+            return EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(passphrase, newVault: choice))
         case (.passphrase, nil):
-            return .missingPassphrase(EncryptedFileBackend(appID: appID, directory: directory, keySource: .keyFile))
+            return nil
         case (.keyfile, _), (nil, _):
-            return .ready(EncryptedFileBackend(appID: appID, directory: directory, keySource: .keyFile))
+            return EncryptedFileBackend(appID: appID, directory: directory, keySource: .keyFile)
         }
     }
 
@@ -170,17 +158,21 @@ public final class Vault: Sendable {
         var fallbackFrom: String?
     }
 
-    private static func select(_ choice: Policy.BackendChoice, policy: Policy, file: FileVault, secretService: () -> SecretServiceBackend) throws -> Selection {
-        let fileBackend: EncryptedFileBackend
-        switch file {
-        case .ready(let backend), .missingPassphrase(let backend): fileBackend = backend
+    private static func select(_ choice: Policy.BackendChoice, policy: Policy, appID: AppID, file: EncryptedFileBackend?,
+                               secretService: () -> SecretServiceBackend) throws -> Selection {
+        /// The file vault, when the file is to be used.
+        func fileBackend() throws -> EncryptedFileBackend {
+            guard let file else {
+                throw LatchkeyError(.wrongKey, "the encrypted vault of \(appID) is protected by a passphrase (policy file.keySource \"passphrase\"), and none was given")
+            }
+            return file
         }
         switch choice {
         case .file:
             if policy.backend == .secretService {
                 throw LatchkeyError(.policyDenied, "policy '\(policy.name)' requires the Secret Service (backend.kind \"secret-service\"); the encrypted file may not be used")
             }
-            return Selection(backend: fileBackend, reason: "the encrypted file was chosen (backend \"file\")")
+            return Selection(backend: try fileBackend(), reason: "the encrypted file was chosen (backend \"file\")")
         case .secretService:
             let service = secretService()
             do {
@@ -201,7 +193,7 @@ public final class Vault: Sendable {
                 if case .deny(let reason) = policy.fileFallbackDecision(reason: error.message) {
                     throw LatchkeyError(.unavailable, reason)
                 }
-                return Selection(backend: fileBackend, reason: "no Secret Service (\(error.message)), so the encrypted file is used", fallbackFrom: error.message)
+                return Selection(backend: try fileBackend(), reason: "no Secret Service (\(error.message)), so the encrypted file is used", fallbackFrom: error.message)
             }
         }
     }
