@@ -36,17 +36,19 @@ public enum SecretInput {
     /// Whether standard input is a terminal, where a prompt can ask for a secret.
     public static var standardInputIsTerminal: Bool { POSIX.isTerminal(0) }
 
-    /// Reads one line from the terminal on standard input with echo switched off
-    /// (`tcsetattr`). The caller prints the prompt (to standard error) first.
+    /// Asks on the terminal: switches echo off (`tcsetattr`), then writes
+    /// `prompt` to standard error, then reads one line from standard input, so
+    /// nothing typed after the prompt appears is ever shown.
+    /// - Parameter prompt: What to ask, such as `Passphrase for com.example.notes: `.
     /// - Returns: The line without its newline.
     /// - Throws: `LatchkeyError` `.unavailable` when standard input is not a
     ///   terminal; `.invalidInput` when input ends before a line; `.io`.
-    public static func readFromTerminal() throws -> SecretBytes {
+    public static func readFromTerminal(prompt: String) throws -> SecretBytes {
         guard standardInputIsTerminal else {
-            throw LatchkeyError(.unavailable, "standard input is not a terminal, so no passphrase prompt can be shown")
+            throw LatchkeyError(.unavailable, "standard input is not a terminal, so no prompt can be shown")
         }
-        let (secret, atEnd) = try POSIX.readSecretLine(from: 0, limit: maximumLength, echoOff: true, untilEnd: false)
-        if atEnd { throw LatchkeyError(.invalidInput, "input ended before a passphrase was entered") }
+        let (secret, atEnd) = try POSIX.readSecretLine(from: 0, limit: maximumLength, echoOff: true, untilEnd: false, prompt: prompt)
+        if atEnd { throw LatchkeyError(.invalidInput, "input ended before anything was entered") }
         return secret
     }
 }

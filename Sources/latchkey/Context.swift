@@ -67,8 +67,7 @@ struct Context {
             guard SecretInput.standardInputIsTerminal && !readsStandardInput else {
                 throw LatchkeyError(.wrongKey, error.message + "; give it with --passphrase-fd N or --passphrase-file PATH (a 0600 file), or run on a terminal to be asked")
             }
-            try CommandLineIO.write("Passphrase for \(appID): ", to: .error)
-            let typed = try SecretInput.readFromTerminal()
+            let typed = try SecretInput.readFromTerminal(prompt: "Passphrase for \(appID): ")
             return try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: typed)
         }
     }

@@ -14,8 +14,7 @@ enum SessionCommands {
         let vault = try context.openVault()
         let token: SecretBytes
         if SecretInput.standardInputIsTerminal {
-            try CommandLineIO.write("Token for session \(name): ", to: .error)
-            token = try SecretInput.readFromTerminal()
+            token = try SecretInput.readFromTerminal(prompt: "Token for session \(name): ")
         } else {
             token = try SecretInput.read(fromDescriptor: 0)
         }

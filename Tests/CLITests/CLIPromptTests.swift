@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 /// Runs `latchkey` on a pseudo-terminal (util-linux `script`), typing `typed`
-/// once the program has shown `prompt` (and had a moment to switch echo off),
-/// and returns the transcript.
+/// once the program has shown `prompt` (latchkey switches echo off before it
+/// shows a secret's prompt), and returns the transcript.
 private func onTerminal(_ store: Store, _ arguments: [String], after prompt: String, typing typed: String) throws -> (status: Int32, transcript: String) {
     let command = try ([latchkeyPath()] + store.options + arguments).map { "'\($0)'" }.joined(separator: " ")
     let script = Process()
@@ -15,13 +15,15 @@ private func onTerminal(_ store: Store, _ arguments: [String], after prompt: Str
     script.standardError = output
     try script.run()
     var transcript = Data()
-    let deadline = Date().addingTimeInterval(30)
+    // A watchdog ends the terminal session if the program never asks or never ends.
+    let watchdog = DispatchWorkItem { script.terminate() }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
+    defer { watchdog.cancel() }
     while !String(decoding: transcript, as: UTF8.self).contains(prompt) {
         let chunk = output.fileHandleForReading.availableData
-        guard !chunk.isEmpty, Date() < deadline else { throw CLITestError("no prompt '\(prompt)': \(String(decoding: transcript, as: UTF8.self))") }
+        guard !chunk.isEmpty else { throw CLITestError("no prompt '\(prompt)': \(String(decoding: transcript, as: UTF8.self))") }
         transcript += chunk
     }
-    Thread.sleep(forTimeInterval: 0.2)
     try input.fileHandleForWriting.write(contentsOf: Data(typed.utf8))
     transcript += output.fileHandleForReading.readDataToEndOfFile()
     script.waitUntilExit()

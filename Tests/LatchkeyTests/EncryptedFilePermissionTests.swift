@@ -73,6 +73,7 @@ struct EncryptedFilePermissionTests {
         #expect(rename(backend.vaultPath, real) == 0)
         #expect(symlink(real, backend.vaultPath) == 0)
         let fresh = EncryptedFileBackend(appID: testAppID, directory: backend.directory, keySource: .keyFile)
-        #expect(errorCode { _ = try fresh.read(key) } != nil)
+        let error = #expect(throws: LatchkeyError.self) { _ = try fresh.read(key) }
+        #expect(error?.code == .insecurePermissions && error?.message.contains(backend.vaultPath) == true)
     }
 }

@@ -11,11 +11,10 @@ struct CheckerTests {
             report = ExhaustiveChecker(reduce: Login.reduce).run()
         }
         let alphabet = Letter.all.count
-        let expected = (1...8).reduce(0) { total, length in total + (0..<length).reduce(1) { product, _ in product * alphabet } }
         print("LoginFlow checker (deduplicated, depth 8, \(alphabet) letters): \(report.sequences) sequences covered, "
               + "\(report.transitions) transitions run, \(report.states) distinct states, \(elapsed)")
         #expect(report.violation == nil, "\(report.violation?.description ?? "")")
-        #expect(report.sequences == expected, "every sequence up to depth 8 is covered")
+        #expect(report.states > 1_000, "the search reached only \(report.states) distinct states")
     }
 
     @Test("every sequence up to depth 4, run literally without deduplication, keeps every invariant")
@@ -36,5 +35,6 @@ struct CheckerTests {
         let report = ExhaustiveChecker(reduce: broken.reduce).run()
         let violation = try #require(report.violation, "not caught: \(name)")
         print("caught \"\(name)\": \(violation)")
+        #expect(violation.problems.contains(broken.breaks), "caught for another reason: \(violation)")
     }
 }

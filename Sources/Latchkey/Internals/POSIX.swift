@@ -54,6 +54,9 @@ enum POSIX {
         switch code {
         case ENOENT, ENOTDIR:
             return LatchkeyError(.notFound, "\(path): \(reason)", cFunction: function)
+        case ELOOP:
+            // `open` with O_NOFOLLOW met a symbolic link: it could point anywhere.
+            return LatchkeyError(.insecurePermissions, "\(path) is a symbolic link, which Latchkey does not follow", cFunction: function)
         case EACCES, EPERM:
             return LatchkeyError(.insecurePermissions, "\(path): \(reason)", cFunction: function)
         case EEXIST, ENOSPC, EROFS, EDQUOT, EMFILE, ENFILE:
@@ -294,11 +297,12 @@ extension POSIX {
     static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
 
     /// Reads bytes from `descriptor` (`read`) into zeroing memory until end of
-    /// input (`untilEnd`) or a newline (not kept). With `echoOff`, terminal echo is
+    /// input (`untilEnd`) or a newline (not kept), writing `prompt` to standard
+    /// error first (after echo is off, when it is switched off). With `echoOff`, terminal echo is
     /// switched off (`tcgetattr`/`tcsetattr`) while reading and restored after.
     /// - Returns: the bytes, and whether input ended before any byte was read.
     /// - Throws: `.invalidInput` when the input exceeds `limit`; `.io` on a read failure.
-    static func readSecretLine(from descriptor: Int32, limit: Int, echoOff: Bool, untilEnd: Bool) throws -> (secret: SecretBytes, atEnd: Bool) {
+    static func readSecretLine(from descriptor: Int32, limit: Int, echoOff: Bool, untilEnd: Bool, prompt: String? = nil) throws -> (secret: SecretBytes, atEnd: Bool) {
         var saved = termios()
         let restoreEcho = echoOff && tcgetattr(descriptor, &saved) == 0
         if restoreEcho {
@@ -308,6 +312,11 @@ extension POSIX {
             try check("tcsetattr", path: "terminal") { tcsetattr(descriptor, TCSAFLUSH, &quiet) }
         }
         defer { if restoreEcho { _ = tcsetattr(descriptor, TCSAFLUSH, &saved) } }
+        // The prompt comes only once echo is off, so nothing typed after it is ever shown.
+        if let prompt {
+            var text = prompt
+            try text.withUTF8 { try writeAll(UnsafeRawBufferPointer($0), to: 2, name: "standard error") }
+        }
         var buffer = Sodium.Buffer(count: 256, guarded: false) { _ in }
         var length = 0
         var sawEnd = false

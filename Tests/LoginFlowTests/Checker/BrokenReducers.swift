@@ -4,16 +4,18 @@ import Latchkey
 /// Reducers with the mistakes popular login screens make, each of which the
 /// checker must catch.
 enum BrokenReducers {
-    static let all: [(name: String, reduce: ExhaustiveChecker.Reducer)] = [
-        ("validity stored at the last keystroke: a programmatic clear leaves submit possible", ignoresProgrammaticClear),
-        ("the password is cleared on a network error", clearsOnNetworkError),
-        ("the password is cleared at submit", clearsAtSubmit),
-        ("Return in the password field submits past a disabled button", returnSubmitsAnyway),
-        ("a tap while a request is in flight sends another", submitsWhileInFlight),
-        ("a response from an earlier attempt is accepted", acceptsStaleResponses),
-        ("the password is kept after invalid credentials", keepsAfterInvalidCredentials),
-        ("reappearing forgets the rate limit", reappearForgetsRateLimit),
-        ("the username is remembered after opting out", remembersDespiteOptOut),
+    /// Each broken reducer, and the invariant the checker must report for it.
+    static let all: [(name: String, reduce: ExhaustiveChecker.Reducer, breaks: String)] = [
+        ("validity stored at the last keystroke: a programmatic clear leaves submit possible", ignoresProgrammaticClear,
+         "a programmatic clear makes submit impossible"),
+        ("the password is cleared on a network error", clearsOnNetworkError, "the password is kept after a network or server problem"),
+        ("the password is cleared at submit", clearsAtSubmit, "the password is not cleared at submit"),
+        ("Return in the password field submits past a disabled button", returnSubmitsAnyway, "a request is sent only when canSubmit was true"),
+        ("a tap while a request is in flight sends another", submitsWhileInFlight, "at most one request in flight"),
+        ("a response from an earlier attempt is accepted", acceptsStaleResponses, "a stale response changes nothing"),
+        ("the password is kept after invalid credentials", keepsAfterInvalidCredentials, "the password is cleared after an authentication failure"),
+        ("reappearing forgets the rate limit", reappearForgetsRateLimit, "a rate limit ends only when its deadline passes"),
+        ("the username is remembered after opting out", remembersDespiteOptOut, "success remembers the username unless opted out"),
     ]
 
     static func ignoresProgrammaticClear(_ state: Login.State, _ event: Login.Event) -> (Login.State, [Login.Effect]) {
