@@ -10,8 +10,8 @@ import Latchkey
 /// `access`, the refresh token (when the server issues one) as `refresh`.
 extension Vault: LoginCredentialStore {
     /// Saves the access token as session `access` and the refresh token, if
-    /// any, as session `refresh` of `account`, with the server's expiry capped
-    /// by the policy.
+    /// any, as session `refresh` of `account` (deleting an earlier `refresh`
+    /// when the server issued none), with the server's expiry capped by the policy.
     /// - Parameters:
     ///   - tokens: The tokens the server issued.
     ///   - account: The username that logged in.
@@ -20,6 +20,9 @@ extension Vault: LoginCredentialStore {
         try await saveSession(tokens.accessToken, name: "access", account: account, expires: tokens.expires)
         if let refresh = tokens.refreshToken {
             try await saveSession(refresh, name: "refresh", account: account, expires: tokens.expires)
+        } else {
+            // A refresh token from an earlier login must not outlive the session it belonged to.
+            try await deleteSession(named: "refresh", account: account)
         }
     }
 }

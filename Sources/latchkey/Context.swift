@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Latchkey
+import Synchronization
 
 /// What every command works with: the global options resolved against the
 /// environment (app id, policy, store directory, passphrase), and the output.
@@ -62,13 +63,13 @@ struct Context {
         let needsPassphrase = policy.fileKeySource == .passphrase
         let supplied = needsPassphrase ? try suppliedPassphrase() : nil
         do {
-            return try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: supplied)
+            return Context.opened(try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: supplied))
         } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && supplied == nil {
             guard SecretInput.standardInputIsTerminal && !readsStandardInput else {
                 throw LatchkeyError(.wrongKey, error.message + "; give it with --passphrase-fd N or --passphrase-file PATH (a 0600 file), or run on a terminal to be asked")
             }
             let typed = try SecretInput.readFromTerminal(prompt: "Passphrase for \(appID): ")
-            return try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: typed)
+            return Context.opened(try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: typed))
         }
     }
 
@@ -80,5 +81,13 @@ struct Context {
             return try SecretInput.read(fromDescriptor: descriptor)
         }
         return try globals.passphraseFile.map(SecretInput.read(fromFile:))
+    }
+
+    /// The vaults this run opened, so `main` can show their audit warnings at the end.
+    static let openedVaults = Mutex<[Vault]>([])
+
+    private static func opened(_ vault: Vault) -> Vault {
+        openedVaults.withLock { $0.append(vault) }
+        return vault
     }
 }

@@ -42,6 +42,9 @@ func runTool(_ argv: [String]) -> Int32 {
         var context = Context(globals: globals, output: output, environment: ProcessInfo.processInfo.environment)
         context.readsStandardInput = command.readsStandardInput
         try command.run(context, parsed)
+        for warning in Context.openedVaults.withLock({ $0 }).flatMap(\.auditWarnings) {
+            Output.message("latchkey: warning: an audit entry was not written (policy audit.onFailure \"warn\"): \(warning)")
+        }
         try output.finish(error: nil)
         return 0
     } catch {

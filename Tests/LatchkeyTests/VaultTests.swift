@@ -128,6 +128,19 @@ struct VaultTests {
         #expect(try vault.wipe().wipedSessions.isEmpty)
     }
 
+    @Test("wiping the encrypted file destroys its key, so old copies of the vault cannot be read")
+    func wipeDestroysKey() throws {
+        let vault = try VaultStore.keyFile.open()
+        try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
+        try vault.setRemembersUsername(false)
+        let file = try #require(vault.fileVault)
+        let oldKey = try fileBytes(file.keyFilePath)
+        try vault.wipe()
+        #expect(try fileBytes(file.keyFilePath) != oldKey)
+        #expect(try vault.remembersUsername() == false)
+        #expect(try vault.storedKeys().isEmpty)
+    }
+
     @Test("migration moves every item into the Secret Service and then destroys the file vault and its key")
     func migration() throws {
         let appID = try SecretServiceTestSupport.freshAppID("migration")
@@ -257,5 +270,28 @@ struct VaultKDFBoundsTests {
                                                       maximumPasses: 2, maximumMemory: 256 << 20)
         #expect(parameters.opsLimit <= 2)
         #expect(parameters.memoryLimit > 1 << 20 && parameters.memoryLimit <= 256 << 20, "\(parameters)")
+    }
+}
+
+@Suite("Vault audit failure policy")
+struct VaultAuditFailureTests {
+    @Test("an audit entry that cannot be written fails the operation under 'fail' and becomes a warning under 'warn'")
+    func failOrWarn() throws {
+        for mode in [Policy.AuditFailureMode.fail, .warn] {
+            var policy = Policy.default
+            policy.audit.failureMode = mode
+            let vault = try VaultStore.keyFile.open(policy: policy)
+            try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "a")
+            let trail = try #require(vault.auditEntries().isEmpty ? nil : vault.verifyAudit().first?.path)
+            #expect(chmod(trail, 0o644) == 0)
+            if mode == .fail {
+                let error = #expect(throws: LatchkeyError.self) { try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "a") }
+                #expect(error?.code == .policyDenied && error?.message.contains(trail) == true)
+                #expect(vault.auditWarnings.isEmpty)
+            } else {
+                try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "a")
+                #expect(vault.auditWarnings.map(\.code) == [.insecurePermissions])
+            }
+        }
     }
 }

@@ -133,4 +133,13 @@ struct ControllerTests {
         #expect(recorder.failures == [.load, .saveSession])
         #expect(await login.state.signedInAccount == "bob")
     }
+
+    @Test("a login without a refresh token removes the refresh token of an earlier login")
+    func staleRefreshToken() async throws {
+        let store = try makeVault()
+        try await store.saveSession(F.tokens, account: "bob")
+        try await store.saveSession(SessionTokens(accessToken: SecretBytes(utf8: "second-access")), account: "bob")
+        #expect(try await store.session(named: "access", account: "bob")?.value == SecretBytes(utf8: "second-access"))
+        #expect(try await store.session(named: "refresh", account: "bob") == nil)
+    }
 }

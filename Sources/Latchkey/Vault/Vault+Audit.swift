@@ -2,15 +2,24 @@ extension Vault {
     /// Appends one entry to the trail of the store in use.
     ///
     /// When the entry cannot be written, the policy decides: `audit.onFailure`
-    /// `fail` (the default) throws, so no credential event goes unrecorded;
-    /// `warn` lets the operation stand.
+    /// `fail` (the default) throws `.policyDenied` carrying the audit error, so
+    /// no credential event goes unrecorded unnoticed; `warn` lets the operation
+    /// stand and keeps the error for ``auditWarnings``.
     func record(_ event: AuditEvent, _ outcome: AuditOutcome, account: String? = nil, detail: String? = nil) throws {
         guard let audit else { return }
         do {
             try audit.record(event, outcome: outcome, backend: backend.kind, account: account, detail: detail)
         } catch let error as LatchkeyError {
             try policy.auditFailureDecision(error).requireAllowed()
+            droppedAuditEntries.withLock { $0.append(error) }
         }
+    }
+
+    /// The audit entries this vault could not write and let pass because the
+    /// policy's `audit.onFailure` is `warn`, oldest first; empty under `fail`,
+    /// where such an operation throws instead. Show them to the user.
+    public var auditWarnings: [LatchkeyError] {
+        droppedAuditEntries.withLock { $0 }
     }
 
     /// Runs a backend operation; a failure is audited (as `unlock.failed` for a

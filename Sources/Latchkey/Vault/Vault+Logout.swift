@@ -30,8 +30,10 @@ extension Vault {
     }
 
     /// Erases every credential of the namespace: all sessions and the
-    /// remembered username, in the store in use, and a leftover file vault
-    /// entirely (with its key). The user's opt-out setting stays. Idempotent.
+    /// remembered username in the store in use, and a leftover file vault
+    /// entirely (with its key). When the encrypted file is the store in use, its
+    /// vault and key are destroyed too and a new one keeps only the user's
+    /// opt-out setting, which always stays. Idempotent.
     /// - Returns: What was wiped.
     /// - Throws: `LatchkeyError` when a store cannot answer.
     @discardableResult
@@ -46,9 +48,17 @@ extension Vault {
                 try backend.delete(Vault.usernameItem)
                 report.forgotUsername = true
             }
-            if let fileVault, backend.kind != .file, try fileVaultExists() {
-                try fileVault.deleteAll()
-                report.wipedLeftoverFileVault = true
+            if let fileVault, try fileVaultExists() {
+                if backend.kind == .file {
+                    // Destroy the vault and its key, so copies of the old ciphertext a
+                    // journaling file system keeps are useless; only the opt-out stays.
+                    let setting = try fileVault.read(Vault.rememberSetting)
+                    try fileVault.deleteAll()
+                    if let setting { try fileVault.write(setting, for: Vault.rememberSetting) }
+                } else {
+                    try fileVault.deleteAll()
+                    report.wipedLeftoverFileVault = true
+                }
             }
         }
         try record(.wipe, .ok, detail: report.summary)

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 
 /// What apps use: one app namespace's credentials, kept by a policy, in the
 /// store the policy allows, with every credential event on the audit trail.
@@ -39,6 +40,9 @@ public final class Vault: Sendable {
     /// The audit trail of the encrypted file, when the Secret Service is in use
     /// (it is still verified and shown).
     let fileAudit: AuditTrail?
+    /// Audit entries that could not be written while the policy's
+    /// `audit.onFailure` is `warn`, for ``auditWarnings``.
+    let droppedAuditEntries = Mutex<[LatchkeyError]>([])
 
     /// Opens the vault of `appID`.
     ///
