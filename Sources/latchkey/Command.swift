@@ -71,7 +71,7 @@ struct Command: Sendable {
             arguments.removeFirst()
             return single
         }
-        let second = arguments.dropFirst().first
+        let second = arguments.dropFirst().first.flatMap { $0.hasPrefix("-") ? nil : $0 }
         guard let command = group.first(where: { $0.words[1] == second }) else {
             let choices = group.map { $0.words[1] }.joined(separator: ", ")
             let what = second.map { "unknown command '\(first) \($0)'" } ?? "'\(first)' needs a command"

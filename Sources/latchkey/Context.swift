@@ -17,7 +17,21 @@ struct Context {
 
     /// The app namespace: `--app`, else `LATCHKEY_APP`, else `default`.
     func appID() throws -> AppID {
-        try AppID(globals.app ?? environment["LATCHKEY_APP"] ?? "default")
+        do {
+            return try AppID(globals.app ?? environment["LATCHKEY_APP"] ?? "default")
+        } catch let error as LatchkeyError {
+            throw LatchkeyError(.usage, "--app (or LATCHKEY_APP): \(error.message)")
+        }
+    }
+
+    /// Reads a file the command line named; a file that is not there is a usage
+    /// error naming the option, never "not found" (exit 1, which means a missing credential).
+    private func fromFileOption<T>(_ option: String, _ read: () throws -> T) throws -> T {
+        do {
+            return try read()
+        } catch let error as LatchkeyError where error.code == .notFound {
+            throw LatchkeyError(.usage, "\(option): \(error.message)")
+        }
     }
 
     /// The store directory: `--store-dir`, else `LATCHKEY_HOME`, else nil for the library's default.
@@ -36,7 +50,7 @@ struct Context {
                 }
                 return policy
             }
-            return try Policy(contentsOfFile: path)
+            return try fromFileOption("--policy") { try Policy(contentsOfFile: path) }
         }
         guard let path = userPolicyPath else { return .default }
         do {
@@ -80,7 +94,8 @@ struct Context {
             }
             return try SecretInput.read(fromDescriptor: descriptor)
         }
-        return try globals.passphraseFile.map(SecretInput.read(fromFile:))
+        guard let path = globals.passphraseFile else { return nil }
+        return try fromFileOption("--passphrase-file") { try SecretInput.read(fromFile: path) }
     }
 
     /// The vaults this run opened, so `main` can show their audit warnings at the end.

@@ -16,6 +16,8 @@ func runTool(_ argv: [String]) -> Int32 {
     var group: String?
     do {
         globals = try GlobalOptions.parse(&arguments)
+        // `--json` may also follow the command; honour it even when the command turns out unknown.
+        globals.json = globals.json || arguments.prefix { $0 != "--" }.contains("--json")
         output = Output(json: globals.json)
         if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
         group = arguments.first
@@ -27,6 +29,9 @@ func runTool(_ argv: [String]) -> Int32 {
         }
         let wantsHelp = globals.help || arguments.prefix { $0 != "--" }.contains { $0 == "--help" || $0 == "-h" }
         if wantsHelp {
+            if let group, !Command.all.contains(where: { $0.words[0] == group }) {
+                throw LatchkeyError(.usage, "unknown command '\(group)'")
+            }
             try CommandLineIO.write((group.map(Help.group) ?? Help.tool) + "\n", to: .output)
             return 0
         }

@@ -167,12 +167,17 @@ struct CLICommandTests {
 
     @Test("usage errors: a message, a Usage line, exit 64, and a JSON error document",
           arguments: [["bogus"], ["session"], ["session", "get"], ["session", "get", "a", "b"], ["--app"],
-                      ["status", "--store-dir", "x"], ["--backend", "cloud", "status"], ["logout", "--frobnicate"]])
+                      ["status", "--store-dir", "x"], ["--backend", "cloud", "status"], ["logout", "--frobnicate"],
+                      ["bogus", "--help"], ["--policy", "/nonexistent/policy.json", "status"],
+                      ["--app", "bad id", "status"]])
     func usage(arguments: [String]) throws {
         let run = try latchkey(arguments)
         #expect(run.status == 64)
         #expect(run.stderr.hasPrefix("latchkey: ") && run.stderr.contains("\nUsage: "))
         #expect(run.stdout.isEmpty)
         #expect(try latchkey(["--json"] + arguments).errorCode() == "usage")
+        if arguments != ["--app"] { // there, a trailing --json would be the app id
+            #expect(try latchkey(arguments + ["--json"]).errorCode() == "usage", "--json after the command")
+        }
     }
 }
