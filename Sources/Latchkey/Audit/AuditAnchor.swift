@@ -1,5 +1,5 @@
 /// The audit trail's last sequence number and MAC, kept in the backend
-/// (`ItemKey(kind: .anchor, name: "audit")`) so that a cut tail is detected.
+/// (`ItemKey(kind: .anchor, name: "audit.<backend kind>")`) so that a cut tail is detected.
 ///
 /// Stored as the UTF-8 text `v1 <sequence> <mac as 64 hex digits>`; sequence 0
 /// with an all-zero MAC is a trail with no entry yet.

@@ -75,7 +75,7 @@ public final class AuditTrail: Sendable {
     ///   - outcome: How it ended.
     ///   - backend: The store the operation used.
     ///   - account: The account concerned, if any; only its keyed pseudonym is written.
-    ///   - detail: Non-secret detail (at most 512 UTF-8 bytes), such as `wiped 2 sessions: access, refresh`.
+    ///   - detail: Non-secret detail (at most 512 UTF-8 bytes), such as `wiped 2 sessions (access, refresh); kept the username`.
     /// - Returns: The entry as written.
     /// - Throws: `LatchkeyError`: `.invalidInput` for a malformed event or an
     ///   overlong detail; `.tampered` when the end of the trail does not match
@@ -149,7 +149,7 @@ public final class AuditTrail: Sendable {
     }
 
     /// The keyed pseudonym the trail writes for `account`: 16 hex digits of a
-    /// keyed BLAKE2b, the same for the same account within this namespace, so
+    /// keyed BLAKE2b, the same for the same account within this trail, so
     /// an auditor can follow one account without learning it.
     ///
     /// Creates the key when the namespace has no trail yet.

@@ -282,7 +282,7 @@ enum LibSecret {
             return (secrets, lockedCount)
         }
 
-        /// Stores an item in the default collection with `secret_item_create_sync`,
+        /// Stores an item in the default collection with `secret_service_create_item_dbus_path_sync`,
         /// replacing an item with the same attributes when `replace` is set.
         ///
         /// The collection is checked first: when it is locked this throws `.locked`

@@ -59,7 +59,7 @@ public final class SecretServiceBackend: CredentialBackend {
         reachable.withLock { $0 = true }
     }
 
-    /// Reads one item (`secret_service_search_sync`, secrets loaded, nothing unlocked).
+    /// Reads one item by D-Bus path (`secret_service_search_for_dbus_paths_sync`, then `secret_service_get_secrets_for_dbus_paths_sync`; nothing unlocked).
     /// - Parameter key: The item's address.
     /// - Returns: The item, or nil when there is none.
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`, or
@@ -74,7 +74,7 @@ public final class SecretServiceBackend: CredentialBackend {
         }
     }
 
-    /// Stores one item, replacing any item with the same key (`secret_item_create_sync`).
+    /// Stores one item, replacing any item with the same key (`secret_service_create_item_dbus_path_sync`).
     /// - Parameters:
     ///   - item: The value and its metadata.
     ///   - key: The item's address.
