@@ -11,13 +11,8 @@ struct KeyDerivationSection {
 
     func run(into report: inout Report) throws {
         let bounds = Policy.KDFBounds.standard
-        let target = Duration.milliseconds(Int((bounds.targetUnlockTime * 1_000).rounded()))
         // Exactly as a Vault calibrates a new passphrase vault under the default bounds.
-        let choice = KDFChoice.calibrated(target: target, minimumMemory: bounds.minimumMemoryKiB * 1_024,
-                                          maximumPasses: UInt64(bounds.maximumOpsLimit), maximumMemory: bounds.maximumMemoryKiB * 1_024)
-        var parameters: KDFParameters?
-        let calibration = try Stopwatch.seconds { parameters = try choice.resolve() }
-        guard let parameters else { return }
+        let (parameters, calibration) = try Stopwatch.timed { try bounds.calibration.resolve() }
         report.notes.append("key derivation: calibrated for the policy's standard target \(Report.time(bounds.targetUnlockTime)) from \(bounds.minimumMemoryKiB / 1_024) MiB in \(Report.time(calibration)): \(parameters)")
 
         let derive = try Stopwatch.sample(samples, warmup: 0) { try BenchmarkProbe.deriveKey(parameters) }

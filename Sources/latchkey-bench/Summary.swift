@@ -31,11 +31,11 @@ struct Summary: Codable {
 enum Stopwatch {
     private static let clock = ContinuousClock()
 
-    /// Seconds taken by `body`.
-    static func seconds(_ body: () throws -> Void) rethrows -> Double {
+    /// What `body` returns, and the seconds it took.
+    static func timed<Result>(_ body: () throws -> Result) rethrows -> (Result, Double) {
         let start = clock.now
-        try body()
-        return (clock.now - start).seconds
+        let result = try body()
+        return (result, (clock.now - start).seconds)
     }
 
     /// `count` samples of `body`, each the time of `batch` calls divided by `batch`,
@@ -46,7 +46,7 @@ enum Stopwatch {
         var values: [Double] = []
         values.reserveCapacity(count)
         for _ in 0..<count {
-            let elapsed = try seconds { for _ in 0..<batch { try body() } }
+            let (_, elapsed) = try timed { for _ in 0..<batch { try body() } }
             values.append(elapsed / Double(batch))
             try between()
         }

@@ -1,15 +1,15 @@
 import Foundation
 
-/// Whole-process figures for Latchkey's own commands: `latchkey session get` on
-/// each backend, and `git credential fill` through `git-credential-latchkey`.
+/// Whole-process figures for Latchkey's own commands: `latchkey --version`
+/// (start-up alone), `latchkey session get` on each backend, and
+/// `git credential fill` through `git-credential-latchkey`.
 /// The command lines are all in ``Invocation``.
 struct WholeProcessLatchkey {
-    let directory: String
     let runs: Int
     let binDirectory: String
     let gitHelperDirectory: String
 
-    static let appID = "com.example.bench"
+    static let appID = FileBackendSection.appID
     static let sessionName = "access"
     static let gitName = "git credential fill, git-credential-latchkey"
 
@@ -34,6 +34,11 @@ struct WholeProcessLatchkey {
             for (backend, _) in backends { report.skip(section, name(backend), "\(latchkey) is not built (make bench builds it with -c release)") }
             report.skip(section, Self.gitName, "\(latchkey) is not built")
             return
+        }
+        do {
+            report.add(section, "latchkey --version (start-up alone)", try Spawn.time(runs, [latchkey, "--version"]))
+        } catch {
+            report.skip(section, "latchkey --version (start-up alone)", "\(error)")
         }
         let secretTool = report.find(section, WholeProcessSection.secretToolName)
         for (backend, factor) in backends {

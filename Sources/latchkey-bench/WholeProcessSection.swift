@@ -15,12 +15,11 @@ struct WholeProcessSection {
     static let secretToolName = "secret-tool lookup (libsecret CLI)"
     static let gitLibsecretName = "git credential fill, git's libsecret helper"
 
-    func run(into report: inout Report) throws {
+    func run(secretServiceRunning hasSecretService: Bool, into report: inout Report) throws {
         report.notes.append("whole process: posix_spawnp + waitpid, stdout to /dev/null, \(runs) timed runs after 3 untimed")
-        let hasSecretService = Self.secretServiceRunning()
         measureSecretTool(hasSecretService, into: &report)
         measureGitLibsecret(hasSecretService, into: &report)
-        WholeProcessLatchkey(directory: directory, runs: runs, binDirectory: binDirectory, gitHelperDirectory: directory + "/git-helper")
+        WholeProcessLatchkey(runs: runs, binDirectory: binDirectory, gitHelperDirectory: directory + "/git-helper")
             .run(secretServiceRunning: hasSecretService, into: &report)
     }
 

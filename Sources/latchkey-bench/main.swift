@@ -89,7 +89,7 @@ func runBenchmarks(_ options: Options, in directory: String) throws {
     let bin = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]) // argv[0] is the fallback without /proc
         .deletingLastPathComponent().path
     let gitHelper = options.gitLibsecret.flatMap(Spawn.which) ?? Spawn.which("git-credential-libsecret")
-    try WholeProcessSection(directory: directory, runs: options.runs, gitLibsecretHelper: gitHelper, binDirectory: bin).run(into: &report)
+    try WholeProcessSection(directory: directory, runs: options.runs, gitLibsecretHelper: gitHelper, binDirectory: bin).run(secretServiceRunning: secretService, into: &report)
     print(options.json ? try report.json() : report.table())
 }
 

@@ -144,11 +144,8 @@ public final class Vault: Sendable {
     private static func fileBackend(appID: AppID, policy: Policy, directory: String, passphrase: SecretBytes?) -> EncryptedFileBackend? {
         switch (policy.fileKeySource, passphrase) {
         case (.passphrase, let passphrase?):
-            let bounds = policy.kdf ?? .standard
-            let choice = KDFChoice.calibrated(target: .milliseconds(Int64(bounds.targetUnlockTime * 1000)),
-                                              minimumMemory: bounds.minimumMemoryKiB * 1024, maximumPasses: UInt64(bounds.maximumOpsLimit),
-                                              maximumMemory: bounds.maximumMemoryKiB * 1024)
-            return EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(passphrase, newVault: choice))
+            let calibration = (policy.kdf ?? .standard).calibration
+            return EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(passphrase, newVault: calibration))
         case (.passphrase, nil):
             return nil
         case (.keyfile, _), (nil, _):

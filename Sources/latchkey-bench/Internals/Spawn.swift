@@ -29,33 +29,45 @@ enum Spawn {
         var description: String
     }
 
-    /// Runs `arguments` and returns its exit status (128 + signal when killed).
-    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, stdin ?? "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var merged = ProcessInfo.processInfo.environment
-        merged.merge(environment) { _, new in new }
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
+    /// A command ready to spawn: its file actions and C strings are built once
+    /// and freed by the owner, so timed runs measure the spawn and the program only.
+    final class Prepared {
+        private let arguments: [String]
+        private var actions = posix_spawn_file_actions_t()
+        private let argv: [UnsafeMutablePointer<CChar>?]
+        private let envp: [UnsafeMutablePointer<CChar>?]
+
+        init(_ arguments: [String], stdin: String?, environment: [String: String]) {
+            self.arguments = arguments
+            posix_spawn_file_actions_init(&actions)
+            posix_spawn_file_actions_addopen(&actions, 0, stdin ?? "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+            argv = arguments.map { strdup($0) } + [nil]
+            envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        }
+
+        deinit {
+            posix_spawn_file_actions_destroy(&actions)
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
-        var pid: pid_t = 0
-        let result = posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp)
-        guard result == 0 else {
-            throw Failure(description: "posix_spawnp \(arguments[0]): \(String(cString: strerror(result)))")
+
+        /// Spawns it (`posix_spawnp`), waits (`waitpid`) and returns the exit status (128 + signal when killed).
+        func run() throws -> Int32 {
+            var pid: pid_t = 0
+            let result = posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp)
+            guard result == 0 else {
+                throw Failure(description: "posix_spawnp \(arguments[0]): \(String(cString: strerror(result)))")
+            }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 {
+                guard errno == EINTR else { throw Failure(description: "waitpid: \(String(cString: strerror(errno)))") }
+            }
+            let signal = status & 0x7f
+            return signal == 0 ? (status >> 8) & 0xff : 128 + signal
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw Failure(description: "waitpid: \(String(cString: strerror(errno)))") }
-        }
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
 
     /// Runs `arguments` once through Foundation's `Process`, capturing its
@@ -87,8 +99,9 @@ enum Spawn {
 
     /// `count` timed runs of a command that must exit 0 (after 3 untimed ones).
     static func time(_ count: Int, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Summary {
-        try Stopwatch.sample(count, warmup: 3) {
-            let status = try run(arguments, stdin: stdin, environment: environment)
+        let command = Prepared(arguments, stdin: stdin, environment: environment)
+        return try Stopwatch.sample(count, warmup: 3) {
+            let status = try command.run()
             guard status == 0 else { throw Failure(description: "\(arguments.joined(separator: " ")) exited with \(status)") }
         }
     }
