@@ -12,7 +12,7 @@ struct SecretServiceAvailabilityTests {
         private let process = Process()
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-bus-\(UUID().uuidString)")
+            directory = URL(fileURLWithPath: try makeTemporaryDirectory("bus"))
             let services = directory.appendingPathComponent("services")
             try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
             let config = directory.appendingPathComponent("bus.conf")
@@ -76,7 +76,7 @@ struct SecretServiceAvailabilityTests {
     @Test("an XDG_RUNTIME_DIR without a bus socket is no session bus")
     func runtimeDirectoryWithoutBus() {
         let check = SecretServiceTestSupport.failure {
-            try SecretServiceAvailability.check(environment: ["XDG_RUNTIME_DIR": FileManager.default.temporaryDirectory.path], timeout: .seconds(3))
+            try SecretServiceAvailability.check(environment: ["XDG_RUNTIME_DIR": makeTemporaryDirectory()], timeout: .seconds(3))
         }
         #expect(check.error?.code == .unavailable)
     }
@@ -95,8 +95,10 @@ struct SecretServiceAvailabilityTests {
         }
         let backend = SecretServiceBackend(appID: try AppID("com.example.emptybus"), deadline: .seconds(3),
                                            environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
-        let list = SecretServiceTestSupport.failure { _ = try backend.list(kind: nil) }
+        // The bus must outlive the calls: it is what makes the answer "nobody owns the name".
+        let list = withExtendedLifetime(bus) { SecretServiceTestSupport.failure { _ = try backend.list(kind: nil) } }
         #expect(list.error?.code == .unavailable)
+        #expect(list.error?.message.contains("nobody owns org.freedesktop.secrets") == true)
         #expect(list.elapsed < .seconds(1))
     }
 

@@ -79,22 +79,25 @@ struct SecretServiceDestructiveTests {
         let (backend, key, item) = try Self.backendWithItem("killed")
         let pid = try Daemon.pid()
 
-        // A writer keeps going while the daemon is killed under it.
-        let writes = Mutex(0)
+        // A writer keeps going while the daemon is killed under it, and for 10 writes after the kill.
+        let progress = Mutex((writes: 0, killedAt: Int?.none))
         let writer = Task {
             try await SecretServiceTestSupport.onOwnThread {
                 var outcomes: [(LatchkeyError?, Duration)] = []
-                for index in 0..<40 {
+                var index = 0
+                while progress.withLock({ $0.killedAt.map { index < $0 + 10 } ?? true }) {
                     outcomes.append(SecretServiceTestSupport.failure {
-                        try backend.write(StoredItem(value: SecretBytes(utf8: "w\(index)")), for: ItemKey(kind: .session, name: "w\(index)"))
+                        try backend.write(StoredItem(value: SecretBytes(utf8: "w\(index)")), for: ItemKey(kind: .session, name: "w\(index % 40)"))
                     })
-                    writes.withLock { $0 += 1 }
+                    index += 1
+                    progress.withLock { $0.writes = index }
                 }
                 return outcomes
             }
         }
-        while writes.withLock({ $0 }) < 10 { try await Task.sleep(for: .milliseconds(5)) }
+        while progress.withLock({ $0.writes }) < 10 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(kill(pid, SIGKILL) == 0)
+        progress.withLock { $0.killedAt = $0.writes }
         let outcomes = try await writer.value
 
         let failures = outcomes.compactMap { $0.0 }

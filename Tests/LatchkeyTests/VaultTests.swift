@@ -216,7 +216,7 @@ struct VaultFailureAuditTests {
         let directory = try makeTemporaryDirectory() + "/store"
         var policy = Policy.default
         policy.fileKeySource = .passphrase
-        policy.kdf = .standard
+        policy.kdf = Policy.KDFBounds(targetUnlockTime: 0.05, minimumMemoryKiB: 8_192, maximumMemoryKiB: 65_536, maximumOpsLimit: 4) // fast: the test is about auditing
         let right = try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
         try right.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
         let vaultPath = try #require(right.fileVault?.vaultPath)
