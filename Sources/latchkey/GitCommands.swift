@@ -6,32 +6,31 @@ import Latchkey
 enum GitCommands {
     static func run(_ context: Context, _ arguments: CommandArguments) throws {
         let action = arguments.positionals[0]
-        let input = try SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false)
-        let helper = GitCredentialHelper(vault: try context.openVault())
         context.output.set("action", .string(action))
-        guard context.output.json else {
-            try context.output.raw(try helper.run(action: action, input: input))
+        guard ["get", "store", "erase"].contains(action) else {
+            // The protocol asks helpers to ignore actions they do not know, so a newer git keeps working.
+            context.output.set("ignored", .bool(true))
             return
         }
-        let message = try GitCredentialMessage.parse(input)
+        let message = try GitCredentialMessage.parse(SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false))
+        let helper = GitCredentialHelper(vault: try context.openVault())
         switch action {
         case "get":
-            guard let found = try helper.get(message) else {
-                context.output.set("credential", .null)
+            let found = try helper.get(message)
+            guard context.output.json else {
+                if let found { try context.output.raw(found.serialized()) }
                 return
             }
-            context.output.set("credential", .object([
+            context.output.set("credential", found.map { found in .object([
                 ("username", .string(found.username)),
                 ("password", found.password.map { .secret($0) } ?? .null),
                 ("password_expiry_utc", found.passwordExpiry.map { .integer(Int64($0.timeIntervalSince1970)) } ?? .null),
                 ("oauth_refresh_token", found.oauthRefreshToken.map { .secret($0) } ?? .null),
-            ]))
+            ]) } ?? .null)
         case "store":
             try helper.store(message)
-        case "erase":
-            context.output.set("erased", .integer(try helper.erase(message)))
         default:
-            context.output.set("ignored", .bool(true))
+            context.output.set("erased", .integer(try helper.erase(message)))
         }
     }
 }

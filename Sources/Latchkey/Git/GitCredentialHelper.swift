@@ -21,30 +21,6 @@ public struct GitCredentialHelper: Sendable {
         self.vault = vault
     }
 
-    /// Runs one protocol action on git's input.
-    ///
-    /// `get` answers with the matching credential, or nothing when there is
-    /// none; `store` and `erase` answer nothing. Any other action is ignored
-    /// silently, as the protocol asks of helpers, so a newer git keeps working.
-    /// - Parameters:
-    ///   - action: `get`, `store` or `erase`.
-    ///   - input: What git wrote to the helper's standard input.
-    /// - Returns: The bytes to write to standard output (they hold the password).
-    /// - Throws: `LatchkeyError` `.invalidInput` for malformed input; vault errors.
-    public func run(action: String, input: SecretBytes) throws -> SecretBytes {
-        switch action {
-        case "get":
-            return try get(GitCredentialMessage.parse(input))?.serialized() ?? SecretBytes()
-        case "store":
-            try store(GitCredentialMessage.parse(input))
-        case "erase":
-            try erase(GitCredentialMessage.parse(input))
-        default:
-            break
-        }
-        return SecretBytes()
-    }
-
     /// The credential that matches `request`, preferring one with an unexpired
     /// password, then the most recently stored.
     /// - Parameter request: What git knows: protocol, host, maybe path and username.
