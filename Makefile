@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 
-.PHONY: deps build demo test bench stress fuzz install clean
+.PHONY: deps build demo test api bench stress fuzz install clean
 
 deps:
 	@.ci/install-deps
@@ -29,6 +29,11 @@ install: deps
 test: deps
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) .ci/test
+
+# Regenerates api/*.txt, the committed public surface `make test` checks, after an intended API change.
+api: deps
+	$(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) scripts/public-api --write
 
 clean:
 	rm -rf .build

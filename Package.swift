@@ -28,9 +28,14 @@ let package = Package(
             name: "LatchkeyTesting",
             dependencies: ["Latchkey"]
         ),
+        // Adapters for other tools' credential-helper protocols (git), over the public Vault.
+        .target(
+            name: "CredentialHelpers",
+            dependencies: ["Latchkey"]
+        ),
         .executableTarget(
             name: "latchkey",
-            dependencies: ["Latchkey"]
+            dependencies: ["Latchkey", "CredentialHelpers"]
         ),
         // Launched by the encrypted-file tests as a separate process; never installed.
         .executableTarget(
@@ -39,7 +44,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchkeyTests",
-            dependencies: ["Latchkey", "LatchkeyTesting"]
+            dependencies: ["Latchkey", "LatchkeyTesting", "CredentialHelpers"]
         ),
         .target(
             name: "LoginFlow",
@@ -47,7 +52,8 @@ let package = Package(
         ),
         // Runs the built `latchkey` binary as a subprocess (built by `swift build --build-tests`).
         .testTarget(
-            name: "CLITests"
+            name: "CLITests",
+            dependencies: ["latchkey", "Latchkey"]
         ),
         .testTarget(
             name: "LoginFlowTests",

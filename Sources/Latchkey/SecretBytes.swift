@@ -44,6 +44,22 @@ public struct SecretBytes: Sendable {
         self.init(count: 0) { _ in }
     }
 
+    /// The concatenation of `parts`, built in zeroing memory without an
+    /// intermediate copy (for wire formats that carry secrets, such as git's
+    /// credential protocol).
+    /// - Parameter parts: The pieces, in order.
+    package init(concatenating parts: [SecretBytes]) {
+        self.init(count: parts.reduce(0) { $0 + $1.count }) { out in
+            var offset = 0
+            for part in parts {
+                part.withUnsafeBytes { bytes in
+                    UnsafeMutableRawBufferPointer(rebasing: out[offset..<offset + bytes.count]).copyMemory(from: bytes)
+                }
+                offset += part.count
+            }
+        }
+    }
+
     /// A new secret of `count` random bytes (`randombytes_buf`).
     /// - Parameter count: The number of bytes.
     /// - Returns: The random secret, in guarded memory.

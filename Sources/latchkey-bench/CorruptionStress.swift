@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Benchmarks) import Latchkey
+import Latchkey
 
 /// Every single-bit flip of a small vault (opened by a fresh backend: it must
 /// refuse with `tampered` or `wrongKey`) and of an audit trail (``AuditTrail/verify()``

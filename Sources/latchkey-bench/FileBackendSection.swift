@@ -1,4 +1,4 @@
-@_spi(Benchmarks) import Latchkey
+import Latchkey
 
 /// The encrypted-file backend in-process, with the key already derived (key-file
 /// source), at several vault sizes; and, in the same run and directory, the

@@ -1,4 +1,4 @@
-@_spi(Benchmarks) import Latchkey
+import Latchkey
 
 /// Argon2id at the parameters calibration chooses for the policy's default
 /// KDF target (`Policy.KDFBounds.standard`): the bare derivation, and the

@@ -1,6 +1,6 @@
 // The Secret Service backend in-process against the real daemon, and a bare
 // libsecret lookup for comparison.
-@_spi(Benchmarks) import Latchkey
+import Latchkey
 
 struct SecretServiceSection {
     let samples: Int

@@ -19,7 +19,7 @@
 // After each write returns, it prints the write's number and a newline on stdout
 // (one unbuffered write), so the parent knows which writes were acknowledged.
 import Foundation
-@_spi(Testing) import Latchkey
+import Latchkey
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("latchkey-testhelper: \(message)\n".utf8))

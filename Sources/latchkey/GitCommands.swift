@@ -1,4 +1,5 @@
 import Latchkey
+import CredentialHelpers
 
 /// `git-credential get|store|erase`, also run when the tool is invoked as
 /// `git-credential-latchkey`: git's input on standard input, the answer on

@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 @testable import Latchkey
+@testable import CredentialHelpers
 
 @Suite("Git credential messages")
 struct GitCredentialMessageTests {

@@ -192,4 +192,36 @@ struct PolicyTests {
         #expect(strict.sessionExpiry(requested: created.addingTimeInterval(60), created: created) == created.addingTimeInterval(60))
         #expect(strict.sessionExpiry(requested: created.addingTimeInterval(10 * 86_400), created: created) == created.addingTimeInterval(strict.sessionMaxAge))
     }
+
+    @Test("the validating initializer builds what the parser builds")
+    func validatingInitializerMatchesParser() throws {
+        let built = try Policy(name: "default", sessionMaxAge: 2_592_000, secretServiceTimeout: 3)
+        let parsed = try Policy(jsonData: Array(#"{"version": 1, "name": "default"}"#.utf8), source: "test")
+        #expect(built == parsed)
+        #expect(built.source == "code:default")
+        let passphrase = try Policy(
+            name: "kiosk", remembersUsernames: false, backend: .file, fileKeySource: .passphrase,
+            kdf: Policy.KDFBounds(targetUnlockTime: 0.2, minimumMemoryKiB: 8_192, maximumMemoryKiB: 65_536, maximumOpsLimit: 4))
+        #expect(passphrase.usernameOnLogout == .forget)
+        #expect(passphrase.kdf?.maximumOpsLimit == 4)
+        #expect(!passphrase.migratesToSecretService)
+    }
+
+    @Test("the validating initializer refuses what the parser refuses, naming the field", arguments: [
+        ({ @Sendable in try Policy(name: "") }, "name"),
+        ({ @Sendable in try Policy(name: "x", remembersUsernames: false, usernameOnLogout: .keep) }, "onLogout.username"),
+        ({ @Sendable in try Policy(name: "x", sessionMaxAge: 0) }, "sessions.maxAgeSeconds"),
+        ({ @Sendable in try Policy(name: "x", sessionMaxAge: 1.5) }, "sessions.maxAgeSeconds"),
+        ({ @Sendable in try Policy(name: "x", backend: .secretService, allowsFileFallback: true) }, "backend.allowFileFallback"),
+        ({ @Sendable in try Policy(name: "x", secretServiceTimeout: 100) }, "backend.secretServiceTimeoutMilliseconds"),
+        ({ @Sendable in try Policy(name: "x", fileKeySource: .keyfile, kdf: .standard) }, "file.kdf"),
+        ({ @Sendable in try Policy(name: "x", backend: .secretService, fileKeySource: .keyfile) }, "file.keySource"),
+        ({ @Sendable in try Policy(name: "x", fileKeySource: .passphrase,
+                      kdf: Policy.KDFBounds(targetUnlockTime: 0.5, minimumMemoryKiB: 64, maximumMemoryKiB: 32, maximumOpsLimit: 4)) }, "file.kdf"),
+    ] as [(@Sendable () throws -> Policy, String)])
+    func validatingInitializerRefuses(make: @Sendable () throws -> Policy, field: String) {
+        let error = #expect(throws: LatchkeyError.self) { try make() }
+        #expect(error?.code == .invalidInput)
+        #expect(error?.message.contains(field) == true, "\(error?.message ?? "no error") should name \(field)")
+    }
 }

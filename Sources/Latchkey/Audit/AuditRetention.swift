@@ -13,9 +13,9 @@ public struct AuditRetention: Sendable, Equatable {
     /// The most lines the trail keeps, the checkpoint included; nil for no bound.
     /// When an append goes over it, the trail is trimmed to 90 % of it, so
     /// trimming (a whole-file rewrite) happens once per tenth of the bound.
-    public var maxEntries: Int?
+    public internal(set) var maxEntries: Int?
     /// The age, in seconds, after which an entry is dropped; nil for no bound.
-    public var maxAge: TimeInterval?
+    public internal(set) var maxAge: TimeInterval?
 
     /// Keeps everything.
     public static let unbounded = AuditRetention(maxEntries: nil, maxAge: nil)

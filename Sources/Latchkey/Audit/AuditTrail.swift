@@ -16,19 +16,19 @@ import Foundation
 /// only as a keyed pseudonym and the detail is non-secret text.
 ///
 /// Safe to share across tasks: it holds no mutable state.
-public final class AuditTrail: Sendable {
+package final class AuditTrail: Sendable {
     /// The app namespace.
-    public let appID: AppID
+    package let appID: AppID
     /// The directory holding the trail.
-    public let directory: String
+    package let directory: String
     /// The trail file's path.
-    public let path: String
+    package let path: String
     /// The lock file's path.
     let lockPath: String
     /// The store that keeps the MAC key and the anchor.
-    public let backend: any CredentialBackend
+    package let backend: any CredentialBackend
     /// How much of the trail is kept.
-    public let retention: AuditRetention
+    package let retention: AuditRetention
     /// The clock entries are stamped with (a seam for retention tests).
     let clock: @Sendable () -> Date
 
@@ -37,9 +37,9 @@ public final class AuditTrail: Sendable {
     /// Each kind of backend keeps its own trail (`<appid>.<backend kind>.audit.jsonl`)
     /// and its own key, so a fallback to the file while the Secret Service
     /// holding the other trail's key is unreachable never breaks a chain.
-    public let keyItem: ItemKey
+    package let keyItem: ItemKey
     /// The backend item holding the anchor: the last sequence number and MAC.
-    public let anchorItem: ItemKey
+    package let anchorItem: ItemKey
     /// The length of an account pseudonym in bytes (it is written as twice as many hex digits).
     static let pseudonymLength = 8
 
@@ -49,7 +49,7 @@ public final class AuditTrail: Sendable {
     ///   - directory: The directory beside the vault (created 0700 on the first record).
     ///   - backend: The store that keeps the key and the anchor; the Vault passes the one it uses.
     ///   - retention: How much of the trail is kept; usually `policy.audit.retention`.
-    public convenience init(appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention = .unbounded) {
+    package convenience init(appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention = .unbounded) {
         self.init(appID: appID, directory: directory, backend: backend, retention: retention, clock: { Date() })
     }
 
@@ -83,7 +83,7 @@ public final class AuditTrail: Sendable {
     ///   appended then, so a cut is never hidden); `.insecurePermissions`, `.io`
     ///   or the backend's errors when the entry cannot be written durably.
     @discardableResult
-    public func record(_ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil, detail: String? = nil) throws -> AuditEntry {
+    package func record(_ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil, detail: String? = nil) throws -> AuditEntry {
         guard event.isWellFormed else {
             throw LatchkeyError(.invalidInput, "audit event name '\(event.rawValue)' is not lower-case words joined by dots")
         }
@@ -122,7 +122,7 @@ public final class AuditTrail: Sendable {
     ///   first bad sequence number and why.
     /// - Throws: `LatchkeyError` when the backend or the file cannot be read
     ///   (`.insecurePermissions` when the file is accessible to others).
-    public func verify() throws -> AuditVerification {
+    package func verify() throws -> AuditVerification {
         // The anchor is read before the file: appends write the file first, so
         // a concurrent append can never make the anchor look ahead of the file.
         let anchor = try readAnchor()
@@ -139,7 +139,7 @@ public final class AuditTrail: Sendable {
     /// - Parameter sequence: Only entries with a greater sequence number; all when nil.
     /// - Returns: The entries, oldest first.
     /// - Throws: `.tampered` naming the line when a line is not an entry; file errors.
-    public func entries(since sequence: UInt64? = nil) throws -> [AuditEntry] {
+    package func entries(since sequence: UInt64? = nil) throws -> [AuditEntry] {
         var entries: [AuditEntry] = []
         for (index, line) in try readFile().split(separator: 10).enumerated() {
             let entry = try AuditEntry(line: line, source: "\(path) line \(index + 1)")
@@ -156,7 +156,7 @@ public final class AuditTrail: Sendable {
     /// - Parameter account: The account, such as a username.
     /// - Returns: The pseudonym.
     /// - Throws: `.tampered` when the key is missing while a trail exists; file and backend errors.
-    public func pseudonym(for account: String) throws -> String {
+    package func pseudonym(for account: String) throws -> String {
         if let key = try backend.read(keyItem)?.value { return try pseudonym(for: account, key: key) }
         try PrivateFiles.prepareDirectory(directory)
         return try PrivateFiles.withExclusiveLock(lockPath) {

@@ -21,11 +21,11 @@ public struct ItemKey: Hashable, Sendable, CustomStringConvertible {
         /// A session token or cookie.
         public static let session = Kind(rawValue: "session")
         /// A user setting kept by Latchkey, such as the username opt-out.
-        public static let setting = Kind(rawValue: "setting")
+        package static let setting = Kind(rawValue: "setting")
         /// A key Latchkey keeps for itself (pseudonyms, the audit chain).
-        public static let key = Kind(rawValue: "key")
+        package static let key = Kind(rawValue: "key")
         /// The audit trail's anchor: its last sequence number and MAC.
-        public static let anchor = Kind(rawValue: "anchor")
+        package static let anchor = Kind(rawValue: "anchor")
     }
 
     /// What sort of item this is.

@@ -1,4 +1,3 @@
-@_spi(Benchmarks)
 extension BenchmarkProbe {
     /// Looks up a secret stored with one attribute (for example by `secret-tool
     /// store`) through libsecret alone (`secret_password_lookupv_sync`), the
@@ -8,7 +7,7 @@ extension BenchmarkProbe {
     ///   - value: Its value.
     /// - Returns: Whether a secret was found.
     /// - Throws: `LatchkeyError` when the Secret Service cannot answer.
-    public static func libsecretLookup(attribute: String, value: String) throws -> Bool {
+    package static func libsecretLookup(attribute: String, value: String) throws -> Bool {
         try LibSecret.bareLookup(attribute: attribute, value: value)
     }
 }

@@ -3,9 +3,8 @@
 /// the library uses (`Internals/POSIX.swift`, `Internals/Sodium.swift`), but
 /// without anything Latchkey adds on top (locking, checks, encoding).
 ///
-/// Not part of the public API: reachable only with `@_spi(Benchmarks) import Latchkey`.
-@_spi(Benchmarks)
-public enum BenchmarkProbe {
+/// Not part of the public API: `package` access, for `latchkey-bench` alone.
+package enum BenchmarkProbe {
     /// The bare durable-replace sequence: create `<path>.floor-tmp` (`open` with
     /// `O_EXCL`, 0600), `write` all of `bytes`, `fsync`, `rename` over `path`,
     /// `fsync` of the directory. No lock, no random name, no permission check.
@@ -14,7 +13,7 @@ public enum BenchmarkProbe {
     ///   - bytes: The new content.
     /// - Throws: `LatchkeyError` naming the failing C function (`open`, `write`,
     ///   `fsync`, `rename`).
-    public static func durablyReplace(_ path: String, with bytes: [UInt8]) throws {
+    package static func durablyReplace(_ path: String, with bytes: [UInt8]) throws {
         let temporary = path + ".floor-tmp"
         let file = try POSIX.File.open(temporary, .createNew(permissions: 0o600))
         try file.writeAll(bytes)
@@ -27,7 +26,7 @@ public enum BenchmarkProbe {
     /// passphrase and salt: the cost of unlocking a passphrase vault's key.
     /// - Parameter parameters: The Argon2id cost.
     /// - Throws: `LatchkeyError` `.internal` when `crypto_pwhash` fails.
-    public static func deriveKey(_ parameters: KDFParameters) throws {
+    package static func deriveKey(_ parameters: KDFParameters) throws {
         _ = try Sodium.deriveKey(
             length: Sodium.aeadKeyLength, passphrase: SecretBytes.random(count: 16),
             salt: Sodium.randomBytes(count: Sodium.pwhashSaltLength),
@@ -38,7 +37,7 @@ public enum BenchmarkProbe {
     /// - Parameter path: The file.
     /// - Returns: Its size.
     /// - Throws: `LatchkeyError` when `lstat` fails for another reason than absence.
-    public static func fileSize(_ path: String) throws -> Int? {
+    package static func fileSize(_ path: String) throws -> Int? {
         try POSIX.status(of: path)?.size
     }
 
@@ -46,7 +45,7 @@ public enum BenchmarkProbe {
     /// - Parameter path: The file.
     /// - Returns: Its bytes.
     /// - Throws: `LatchkeyError` `.notFound` or `.io`.
-    public static func contents(of path: String) throws -> [UInt8] {
+    package static func contents(of path: String) throws -> [UInt8] {
         try POSIX.File.open(path, .read).readAll()
     }
 
@@ -57,7 +56,7 @@ public enum BenchmarkProbe {
     ///   - path: An existing file.
     ///   - bytes: The new content.
     /// - Throws: `LatchkeyError` naming the failing C function.
-    public static func overwrite(_ path: String, with bytes: [UInt8]) throws {
+    package static func overwrite(_ path: String, with bytes: [UInt8]) throws {
         let file = try POSIX.File.open(path, .readWriteCreate(permissions: 0o600))
         try file.truncate(to: 0)
         try file.writeAll(bytes)

@@ -1,7 +1,21 @@
 /// File-system rules every Latchkey file follows: private directories (0700)
 /// and files (0600) owned by the current user, locking, and atomic, durable
 /// replacement. Built on the wrappers in `Internals/POSIX.swift`.
-enum PrivateFiles {
+package enum PrivateFiles {
+    /// Reads a secret file to its end: it must be a private (0600) regular file
+    /// of this user.
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - limit: The most bytes accepted.
+    /// - Returns: The file's bytes, in zeroing memory.
+    /// - Throws: `.notFound`, `.insecurePermissions` naming the path,
+    ///   `.invalidInput` when it is longer than `limit`, `.io`.
+    package static func readSecret(atPath path: String, limit: Int) throws -> SecretBytes {
+        let file = try POSIX.File.open(path, .read)
+        try requirePrivate(file.status(), path: path, directory: false)
+        return try POSIX.readSecretLine(from: file.descriptor, limit: limit, echoOff: false, untilEnd: true).secret
+    }
+
     /// Creates `path` (and its missing parents) as private directories, then
     /// checks that `path` is private.
     /// - Throws: `.insecurePermissions` naming the path when it is accessible to

@@ -9,7 +9,7 @@ internal import Musl
 // failing call's name; nothing outside sees a raw descriptor's C API or errno.
 
 /// Thin, internal wrappers over the POSIX file calls Latchkey needs.
-enum POSIX {
+package enum POSIX {
     /// What `stat` reports about a path, in the parts Latchkey uses.
     struct Status: Equatable, Sendable {
         /// Permission bits (the low 12 bits of `st_mode`).
@@ -284,17 +284,28 @@ extension POSIX {
         var offset = 0
         while offset < buffer.count {
             let written = try check("write", path: name) {
-                write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
             }
             offset += written
         }
     }
 
+    /// Writes `text` as UTF-8 to `descriptor` (`write`), unbuffered.
+    package static func write(_ text: String, toDescriptor descriptor: Int32, name: String) throws {
+        var text = text
+        try text.withUTF8 { try writeAll(UnsafeRawBufferPointer($0), to: descriptor, name: name) }
+    }
+
+    /// Writes the bytes of `secret` to `descriptor` (`write`), without copying them elsewhere.
+    package static func write(_ secret: SecretBytes, toDescriptor descriptor: Int32, name: String) throws {
+        try secret.withUnsafeBytes { try writeAll($0, to: descriptor, name: name) }
+    }
+
     /// Ends the process with `status` (`exit`).
-    static func exitProcess(_ status: Int32) -> Never { exit(status) }
+    package static func exitProcess(_ status: Int32) -> Never { exit(status) }
 
     /// Whether `descriptor` is a terminal (`isatty`).
-    static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
+    package static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
 
     /// Reads bytes from `descriptor` (`read`) into zeroing memory until end of
     /// input (`untilEnd`) or a newline (not kept), writing `prompt` to standard
@@ -302,7 +313,7 @@ extension POSIX {
     /// switched off (`tcgetattr`/`tcsetattr`) while reading and restored after.
     /// - Returns: the bytes, and whether input ended before any byte was read.
     /// - Throws: `.invalidInput` when the input exceeds `limit`; `.io` on a read failure.
-    static func readSecretLine(from descriptor: Int32, limit: Int, echoOff: Bool, untilEnd: Bool, prompt: String? = nil) throws -> (secret: SecretBytes, atEnd: Bool) {
+    package static func readSecretLine(from descriptor: Int32, limit: Int, echoOff: Bool, untilEnd: Bool, prompt: String? = nil) throws -> (secret: SecretBytes, atEnd: Bool) {
         var saved = termios()
         let restoreEcho = echoOff && tcgetattr(descriptor, &saved) == 0
         if restoreEcho {
@@ -314,8 +325,7 @@ extension POSIX {
         defer { if restoreEcho { _ = tcsetattr(descriptor, TCSAFLUSH, &saved) } }
         // The prompt comes only once echo is off, so nothing typed after it is ever shown.
         if let prompt {
-            var text = prompt
-            try text.withUTF8 { try writeAll(UnsafeRawBufferPointer($0), to: 2, name: "standard error") }
+            try write(prompt, toDescriptor: 2, name: "standard error")
         }
         var buffer = Sodium.Buffer(count: 256, guarded: false) { _ in }
         var length = 0

@@ -1,12 +1,12 @@
 /// Deterministic JSON text for Latchkey's own output: the same value always
 /// gives the same bytes. The `latchkey` command writes its `--json` documents with it.
-public enum JSONText {
+package enum JSONText {
     /// `string` as a JSON string literal: `"` and `\` escaped, `\n`, `\r`, `\t`
     /// as short escapes, every other control character (and DEL) as `\u00XX`,
     /// everything else as its UTF-8 bytes.
     /// - Parameter string: The text.
     /// - Returns: The literal, quotes included.
-    public static func quoted(_ string: String) -> String {
+    package static func quoted(_ string: String) -> String {
         var out = "\""
         for scalar in string.unicodeScalars {
             if let escape = escape(scalar.value) {
@@ -24,7 +24,7 @@ public enum JSONText {
     /// - Returns: The literal, quotes included.
     /// - Throws: `LatchkeyError` `.invalidInput` when the secret is not UTF-8
     ///   (JSON text cannot carry arbitrary bytes).
-    public static func quoted(_ secret: SecretBytes) throws -> SecretBytes {
+    package static func quoted(_ secret: SecretBytes) throws -> SecretBytes {
         try secret.withUnsafeBytes { bytes in
             guard String(validating: bytes, as: UTF8.self) != nil else {
                 throw LatchkeyError(.invalidInput, "the secret is not UTF-8 text, so JSON cannot carry it; read it without --json")

@@ -11,7 +11,7 @@ extension Policy {
     /// reason is the one given); the user's opt-out wins over a policy that allows.
     /// - Parameter userOptedOut: Whether the user turned remembering off.
     /// - Returns: ``PolicyDecision/allow`` or a denial naming the rule.
-    public func rememberUsernameDecision(userOptedOut: Bool) -> PolicyDecision {
+    package func rememberUsernameDecision(userOptedOut: Bool) -> PolicyDecision {
         .all(of: [
             remembersUsernames ? .allow : .deny(reason: "policy '\(name)' forbids remembering usernames (username.remember)"),
             userOptedOut ? .deny(reason: "the user turned off remembering the username") : .allow,
@@ -22,7 +22,7 @@ extension Policy {
     /// - Parameter reason: Why the Secret Service cannot be used (such as "no session bus"),
     ///   repeated in a denial.
     /// - Returns: ``PolicyDecision/allow`` or a denial naming the rule.
-    public func fileFallbackDecision(reason: String) -> PolicyDecision {
+    package func fileFallbackDecision(reason: String) -> PolicyDecision {
         switch backend {
         case .file:
             return .allow
@@ -37,7 +37,7 @@ extension Policy {
 
     /// Whether a file vault may be moved into the Secret Service without being asked.
     /// - Returns: ``PolicyDecision/allow`` or a denial naming the rule.
-    public func automaticMigrationDecision() -> PolicyDecision {
+    package func automaticMigrationDecision() -> PolicyDecision {
         migratesToSecretService
             ? .allow
             : .deny(reason: "policy '\(name)' does not migrate to the Secret Service automatically (backend.migrateToSecretService)")
@@ -46,7 +46,7 @@ extension Policy {
     /// Whether an operation may go ahead although its audit entry could not be written.
     /// - Parameter error: The audit write's failure, repeated in a denial.
     /// - Returns: ``PolicyDecision/allow`` when the policy says `warn`, else a denial.
-    public func auditFailureDecision(_ error: LatchkeyError) -> PolicyDecision {
+    package func auditFailureDecision(_ error: LatchkeyError) -> PolicyDecision {
         switch audit.failureMode {
         case .warn: .allow
         case .fail: .deny(reason: "the audit entry could not be written (\(error.message)); policy '\(name)' fails the operation (audit.onFailure \"fail\")")
@@ -59,7 +59,7 @@ extension Policy {
     ///   - requested: The expiry the app asked for, if any.
     ///   - created: When the session is saved.
     /// - Returns: The expiry to store.
-    public func sessionExpiry(requested: Date?, created: Date) -> Date {
+    package func sessionExpiry(requested: Date?, created: Date) -> Date {
         let cap = created.addingTimeInterval(sessionMaxAge)
         guard let requested else { return cap }
         return min(requested, cap)

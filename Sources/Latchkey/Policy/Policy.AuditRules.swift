@@ -2,11 +2,11 @@ extension Policy {
     /// How the audit trail is kept (`audit`).
     public struct AuditRules: Sendable, Equatable {
         /// Whether events are recorded at all (`audit.enabled`).
-        public var isEnabled: Bool
+        public internal(set) var isEnabled: Bool
         /// How much of the trail is kept (`audit.maxEntries`, `audit.maxAgeDays`).
-        public var retention: AuditRetention
+        public internal(set) var retention: AuditRetention
         /// What a failed audit write does to the operation (`audit.onFailure`).
-        public var failureMode: AuditFailureMode
+        public internal(set) var failureMode: AuditFailureMode
 
         /// Creates audit rules.
         /// - Parameters:

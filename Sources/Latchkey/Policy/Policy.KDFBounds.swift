@@ -4,13 +4,13 @@ extension Policy {
     /// crafted header cannot make an unlock hang or exhaust memory.
     public struct KDFBounds: Sendable, Equatable {
         /// The unlock time to calibrate for, in seconds (`targetUnlockMilliseconds` / 1000).
-        public var targetUnlockTime: Double
+        public internal(set) var targetUnlockTime: Double
         /// The least memory a new vault's KDF uses, in KiB (`minimumMemoryKiB`).
-        public var minimumMemoryKiB: Int
+        public internal(set) var minimumMemoryKiB: Int
         /// The most memory any vault's KDF may ask for, in KiB (`maximumMemoryKiB`).
-        public var maximumMemoryKiB: Int
+        public internal(set) var maximumMemoryKiB: Int
         /// The largest Argon2id pass count any vault may ask for (`maximumOpsLimit`).
-        public var maximumOpsLimit: Int
+        public internal(set) var maximumOpsLimit: Int
 
         /// The settings used when `file.kdf` is absent: 500 ms, 64 MiB to 1 GiB, at most 16 passes.
         public static let standard = KDFBounds(

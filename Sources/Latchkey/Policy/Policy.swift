@@ -17,45 +17,45 @@ public struct Policy: Sendable {
     public static let formatVersion = 1
 
     /// The policy format version of the document (`version`).
-    public var version: Int
+    public internal(set) var version: Int
     /// The policy's short name, shown by `latchkey status` (`name`).
-    public var name: String
+    public internal(set) var name: String
     /// Where the policy came from: a file path, or `built-in:<name>`. Not part of equality.
-    public var source: String
+    public internal(set) var source: String
 
     /// Whether usernames may be remembered at all (`username.remember`). The
     /// user's own opt-out still wins when this is true.
-    public var remembersUsernames: Bool
+    public internal(set) var remembersUsernames: Bool
     /// The longest life of any session, in seconds (`sessions.maxAgeSeconds`).
-    public var sessionMaxAge: TimeInterval
+    public internal(set) var sessionMaxAge: TimeInterval
     /// Whether every session is wiped when the app exits (`sessions.wipeOnExit`).
-    public var wipesSessionsOnExit: Bool
+    public internal(set) var wipesSessionsOnExit: Bool
 
     /// What a logout does with the account's sessions (`onLogout.sessions`).
-    public var sessionsOnLogout: SessionsOnLogout
+    public internal(set) var sessionsOnLogout: SessionsOnLogout
     /// What a logout does with the remembered username (`onLogout.username`).
-    public var usernameOnLogout: UsernameOnLogout
+    public internal(set) var usernameOnLogout: UsernameOnLogout
 
     /// Which store holds the credentials (`backend.kind`).
-    public var backend: BackendChoice
+    public internal(set) var backend: BackendChoice
     /// Whether `auto` may fall back to the encrypted file (`backend.allowFileFallback`).
-    public var allowsFileFallback: Bool
+    public internal(set) var allowsFileFallback: Bool
     /// Whether a file vault is moved into the Secret Service automatically once
     /// it answers again (`backend.migrateToSecretService`).
-    public var migratesToSecretService: Bool
+    public internal(set) var migratesToSecretService: Bool
     /// The deadline of every Secret Service call, in seconds
     /// (`backend.secretServiceTimeoutMilliseconds` / 1000).
-    public var secretServiceTimeout: TimeInterval
+    public internal(set) var secretServiceTimeout: TimeInterval
 
     /// How the encrypted file's key is obtained (`file.keySource`); nil when the
     /// policy never uses the file.
-    public var fileKeySource: FileKeySource?
+    public internal(set) var fileKeySource: FileKeySource?
     /// The passphrase KDF's calibration target and the bounds a reader accepts
     /// (`file.kdf`); nil unless ``fileKeySource`` is `.passphrase`.
-    public var kdf: KDFBounds?
+    public internal(set) var kdf: KDFBounds?
 
     /// How the audit trail is kept (`audit`).
-    public var audit: AuditRules
+    public internal(set) var audit: AuditRules
 
     /// Whether this policy can ever use the encrypted file.
     public var usesFile: Bool {

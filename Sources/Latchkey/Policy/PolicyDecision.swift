@@ -23,7 +23,7 @@ public enum PolicyDecision: Sendable, Equatable {
     /// An empty list allows.
     /// - Parameter decisions: The decisions, most important first.
     /// - Returns: ``allow``, or the first ``deny(reason:)``.
-    public static func all(of decisions: [PolicyDecision]) -> PolicyDecision {
+    package static func all(of decisions: [PolicyDecision]) -> PolicyDecision {
         decisions.first { !$0.isAllowed } ?? .allow
     }
 
@@ -31,7 +31,7 @@ public enum PolicyDecision: Sendable, Equatable {
     /// every reason with "; ". An empty list denies.
     /// - Parameter decisions: The alternatives.
     /// - Returns: ``allow``, or a ``deny(reason:)`` with all the reasons.
-    public static func any(of decisions: [PolicyDecision]) -> PolicyDecision {
+    package static func any(of decisions: [PolicyDecision]) -> PolicyDecision {
         if decisions.contains(.allow) { return .allow }
         let reasons = decisions.compactMap(\.reason)
         return .deny(reason: reasons.isEmpty ? "no alternative allows it" : reasons.joined(separator: "; "))
@@ -41,13 +41,13 @@ public enum PolicyDecision: Sendable, Equatable {
     /// denial here wins (and `other` is not evaluated).
     /// - Parameter other: The next decision.
     /// - Returns: The combined decision.
-    public func and(_ other: @autoclosure () -> PolicyDecision) -> PolicyDecision {
+    package func and(_ other: @autoclosure () -> PolicyDecision) -> PolicyDecision {
         isAllowed ? other() : self
     }
 
     /// Returns normally when the decision allows, and throws otherwise.
     /// - Throws: `LatchkeyError` `.policyDenied` with the denial's reason.
-    public func requireAllowed() throws {
+    package func requireAllowed() throws {
         if case .deny(let reason) = self { throw LatchkeyError(.policyDenied, reason) }
     }
 }

@@ -8,7 +8,7 @@ extension Vault {
     /// A test seam: called after each migration step with the step's number
     /// (1 for the first item copied and verified, then one per item, then the
     /// file vault's destruction), so tests can kill the process at every step.
-    @_spi(Testing) @TaskLocal public static var migrationStepObserver: (@Sendable (Int) -> Void)?
+    @TaskLocal package static var migrationStepObserver: (@Sendable (Int) -> Void)?
 
     /// Moves every item of a leftover encrypted file vault into the Secret
     /// Service, verifies each by reading it back, and only then destroys the

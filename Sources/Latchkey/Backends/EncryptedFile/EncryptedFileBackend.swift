@@ -13,19 +13,19 @@ import Synchronization
 /// whole read-modify-write and replace the vault atomically and durably, so
 /// writers in different processes never lose each other's updates and readers
 /// never see a partial vault.
-public final class EncryptedFileBackend: CredentialBackend {
+package final class EncryptedFileBackend: CredentialBackend {
     /// The app namespace this backend serves.
-    public let appID: AppID
+    package let appID: AppID
     /// The store directory.
-    public let directory: String
+    package let directory: String
     /// The vault file's path.
-    public let vaultPath: String
+    package let vaultPath: String
     /// The key file's path (used only with ``KeySource/keyFile``).
-    public let keyFilePath: String
+    package let keyFilePath: String
     /// The lock file's path.
-    public let lockPath: String
+    package let lockPath: String
     /// Whether the vault is opened with a passphrase or a key file.
-    public let keySourceKind: KeySource.Kind
+    package let keySourceKind: KeySource.Kind
 
     private let store: Mutex<VaultStore>
 
@@ -36,7 +36,7 @@ public final class EncryptedFileBackend: CredentialBackend {
     ///   - directory: The store directory, such as `$XDG_DATA_HOME/latchkey`;
     ///     created (0700) on the first write.
     ///   - keySource: The passphrase or key file that opens the vault.
-    public convenience init(appID: AppID, directory: String, keySource: KeySource) {
+    package convenience init(appID: AppID, directory: String, keySource: KeySource) {
         self.init(appID: appID, fileStem: appID.rawValue, directory: directory, keySource: keySource)
     }
 
@@ -54,13 +54,13 @@ public final class EncryptedFileBackend: CredentialBackend {
     }
 
     /// Always `.file`.
-    public var kind: BackendKind { .file }
+    package var kind: BackendKind { .file }
 
     /// The Argon2id parameters in the vault's header, read without running the KDF.
     /// - Returns: The parameters, or nil when there is no vault or it uses a key file.
     /// - Throws: `LatchkeyError` `.tampered`, `.invalidInput` or `.insecurePermissions`
     ///   when the header cannot be trusted.
-    public func vaultKDFParameters() throws -> KDFParameters? {
+    package func vaultKDFParameters() throws -> KDFParameters? {
         try store.withLock { try $0.currentHeader()?.kdf }
     }
 
@@ -69,7 +69,7 @@ public final class EncryptedFileBackend: CredentialBackend {
     /// - Returns: The item, or nil when there is none (or no vault).
     /// - Throws: `LatchkeyError` `.wrongKey`, `.tampered`, `.invalidInput`,
     ///   `.insecurePermissions` or `.io`.
-    public func read(_ key: ItemKey) throws -> StoredItem? {
+    package func read(_ key: ItemKey) throws -> StoredItem? {
         try store.withLock { try $0.current()?.items[key] }
     }
 
@@ -78,7 +78,7 @@ public final class EncryptedFileBackend: CredentialBackend {
     ///   - item: The value and its metadata.
     ///   - key: The item's address.
     /// - Throws: `LatchkeyError`; on any error the vault is unchanged.
-    public func write(_ item: StoredItem, for key: ItemKey) throws {
+    package func write(_ item: StoredItem, for key: ItemKey) throws {
         try VaultTable.validate(key, item)
         try modify { items in
             items[key] = item
@@ -100,7 +100,7 @@ public final class EncryptedFileBackend: CredentialBackend {
     /// Deletes one item; deleting an absent item succeeds without rewriting the vault.
     /// - Parameter key: The item's address.
     /// - Throws: `LatchkeyError`; on any error the vault is unchanged.
-    public func delete(_ key: ItemKey) throws {
+    package func delete(_ key: ItemKey) throws {
         try modify { items in items.removeValue(forKey: key) != nil }
     }
 
@@ -108,7 +108,7 @@ public final class EncryptedFileBackend: CredentialBackend {
     /// - Parameter kind: Only items of this kind; all kinds when nil.
     /// - Returns: The keys, in no particular order.
     /// - Throws: `LatchkeyError` as for ``read(_:)``.
-    public func list(kind: ItemKey.Kind?) throws -> [ItemKey] {
+    package func list(kind: ItemKey.Kind?) throws -> [ItemKey] {
         try store.withLock { store in
             guard let items = try store.current()?.items else { return [] }
             return kind.map { kind in items.keys.filter { $0.kind == kind } } ?? Array(items.keys)
@@ -118,7 +118,7 @@ public final class EncryptedFileBackend: CredentialBackend {
     /// Deletes the vault, its key file and its lock file, so copies of the
     /// ciphertext a file system may keep are useless. No key is needed.
     /// - Throws: `LatchkeyError` `.io` when a file cannot be removed.
-    public func deleteAll() throws {
+    package func deleteAll() throws {
         guard try POSIX.status(of: directory) != nil else {
             store.withLock { $0.forget() }
             return

@@ -1,6 +1,6 @@
 /// How a passphrase-protected vault that is being created picks its Argon2id
 /// parameters. An existing vault is always opened with the parameters in its header.
-public enum KDFChoice: Sendable, Hashable {
+package enum KDFChoice: Sendable, Hashable {
     /// Calibrate on this machine to about `target` per unlock, within the memory
     /// and pass bounds (see
     /// ``KDFParameters/calibrated(target:memoryLimit:minimumMemory:maximumPasses:maximumMemory:)``).
@@ -12,7 +12,7 @@ public enum KDFChoice: Sendable, Hashable {
     /// The parameters this choice stands for.
     /// - Returns: The fixed parameters, or freshly calibrated ones.
     /// - Throws: `LatchkeyError` `.internal` when calibration cannot run `crypto_pwhash`.
-    public func resolve() throws -> KDFParameters {
+    package func resolve() throws -> KDFParameters {
         switch self {
         case .calibrated(let target, let minimumMemory, let maximumPasses, let maximumMemory):
             return try KDFParameters.calibrated(target: target, memoryLimit: max(64 << 20, minimumMemory), minimumMemory: minimumMemory,

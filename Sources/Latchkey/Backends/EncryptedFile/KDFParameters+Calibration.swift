@@ -1,6 +1,6 @@
 extension KDFParameters {
     /// The default unlock time calibration aims at.
-    public static let defaultTarget: Duration = .milliseconds(300)
+    package static let defaultTarget: Duration = .milliseconds(300)
 
     /// Chooses parameters that make one key derivation on this machine take
     /// about `target`: it times one pass at `memoryLimit` (halving the memory,
@@ -20,7 +20,7 @@ extension KDFParameters {
     ///   - maximumMemory: The most memory to choose, in bytes; 1 GiB by default.
     /// - Returns: Parameters within the reader's caps.
     /// - Throws: `LatchkeyError` `.internal` when `crypto_pwhash` fails (out of memory).
-    public static func calibrated(target: Duration = defaultTarget, memoryLimit: Int = 64 << 20, minimumMemory: Int = 8 << 20,
+    package static func calibrated(target: Duration = defaultTarget, memoryLimit: Int = 64 << 20, minimumMemory: Int = 8 << 20,
                                   maximumPasses: UInt64 = maximumOps, maximumMemory: Int = maximumMemory) throws -> KDFParameters {
         let floor = min(minimumMemory, max(Self.minimumMemory, memoryLimit))
         var memory = min(maximumMemory, max(floor, memoryLimit))

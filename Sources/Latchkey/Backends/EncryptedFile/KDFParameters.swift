@@ -4,23 +4,23 @@
 /// Values are refused at construction when libsodium would refuse them or when
 /// they exceed what a reader accepts (``maximumOps``, ``maximumMemory``), so a
 /// crafted header cannot make a reader hang or exhaust memory.
-public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
+package struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
     /// The number of Argon2id passes (`opslimit` of `crypto_pwhash`).
-    public let opsLimit: UInt64
+    package let opsLimit: UInt64
     /// The memory Argon2id uses, in bytes (`memlimit` of `crypto_pwhash`).
-    public let memoryLimit: Int
+    package let memoryLimit: Int
 
     /// The fewest passes libsodium accepts (`crypto_pwhash_OPSLIMIT_MIN`).
-    public static var minimumOps: UInt64 { Sodium.pwhashMinimumOps }
+    package static var minimumOps: UInt64 { Sodium.pwhashMinimumOps }
     /// The least memory libsodium accepts (`crypto_pwhash_MEMLIMIT_MIN`, 8 KiB).
-    public static var minimumMemory: Int { Sodium.pwhashMinimumMemory }
+    package static var minimumMemory: Int { Sodium.pwhashMinimumMemory }
     /// The most passes a reader accepts.
-    public static let maximumOps: UInt64 = 32
+    package static let maximumOps: UInt64 = 32
     /// The most memory a reader accepts: 1 GiB.
-    public static let maximumMemory = 1 << 30
+    package static let maximumMemory = 1 << 30
 
     /// libsodium's "interactive" parameters (2 passes, 64 MiB).
-    public static var interactive: KDFParameters {
+    package static var interactive: KDFParameters {
         KDFParameters(checked: Sodium.pwhashInteractiveOps, memoryLimit: Sodium.pwhashInteractiveMemory)
     }
 
@@ -29,7 +29,7 @@ public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
     ///   - opsLimit: Argon2id passes, ``minimumOps`` through ``maximumOps``.
     ///   - memoryLimit: Bytes of memory, ``minimumMemory`` through ``maximumMemory``.
     /// - Throws: `LatchkeyError` `.invalidInput` naming the parameter that is out of range.
-    public init(opsLimit: UInt64, memoryLimit: Int) throws {
+    package init(opsLimit: UInt64, memoryLimit: Int) throws {
         guard opsLimit >= Self.minimumOps else {
             throw LatchkeyError(.invalidInput, "Argon2id operations limit \(opsLimit) is below the minimum \(Self.minimumOps)")
         }
@@ -51,7 +51,7 @@ public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// For example `Argon2id, 3 passes, 64 MiB`.
-    public var description: String {
+    package var description: String {
         let memory = memoryLimit >= 1 << 20 ? "\(memoryLimit >> 20) MiB" : "\(memoryLimit >> 10) KiB"
         return "Argon2id, \(opsLimit) pass\(opsLimit == 1 ? "" : "es"), \(memory)"
     }

@@ -1,5 +1,5 @@
 /// Where the key that opens an encrypted vault comes from.
-public enum KeySource: Sendable {
+package enum KeySource: Sendable {
     /// A passphrase, stretched with Argon2id (`crypto_pwhash`). `newVault` says
     /// how a vault created with it picks its parameters; an existing vault is
     /// opened with the parameters in its header.
@@ -9,7 +9,7 @@ public enum KeySource: Sendable {
     case keyFile
 
     /// Which kind of key source this is.
-    public var kind: Kind {
+    package var kind: Kind {
         switch self {
         case .passphrase: return .passphrase
         case .keyFile: return .keyFile
@@ -17,20 +17,20 @@ public enum KeySource: Sendable {
     }
 
     /// The kind of a key source, as `latchkey status` reports it.
-    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         /// The kind's stable name.
-        public let rawValue: String
+        package let rawValue: String
 
         /// Creates a kind from its stable name.
         /// - Parameter rawValue: The kind's name.
-        public init(rawValue: String) { self.rawValue = rawValue }
+        package init(rawValue: String) { self.rawValue = rawValue }
 
         /// The kind's stable name.
-        public var description: String { rawValue }
+        package var description: String { rawValue }
 
         /// A passphrase stretched with Argon2id.
-        public static let passphrase = Kind(rawValue: "passphrase")
+        package static let passphrase = Kind(rawValue: "passphrase")
         /// A random key in a separate key file.
-        public static let keyFile = Kind(rawValue: "keyfile")
+        package static let keyFile = Kind(rawValue: "keyfile")
     }
 }

@@ -17,11 +17,11 @@ import Synchronization
 /// collection `.locked` (Latchkey never asks for an unlock prompt), and a missing
 /// session bus or Secret Service `.unavailable`, found in well under a second.
 /// Calls from many tasks are safe; libsecret is called one call at a time.
-public final class SecretServiceBackend: CredentialBackend {
+package final class SecretServiceBackend: CredentialBackend {
     /// The app namespace this backend serves.
-    public let appID: AppID
+    package let appID: AppID
     /// The longest any call may take, waiting for other calls included.
-    public let deadline: Duration
+    package let deadline: Duration
     private let environment: [String: String]
     /// Whether the availability check passed since the last failure that may mean
     /// the service went away.
@@ -35,7 +35,7 @@ public final class SecretServiceBackend: CredentialBackend {
     /// - Parameters:
     ///   - appID: The app namespace.
     ///   - deadline: The longest any call may take; 3 seconds by default.
-    public convenience init(appID: AppID, deadline: Duration = .seconds(3)) {
+    package convenience init(appID: AppID, deadline: Duration = .seconds(3)) {
         self.init(appID: appID, deadline: deadline, environment: ProcessInfo.processInfo.environment)
     }
 
@@ -49,12 +49,12 @@ public final class SecretServiceBackend: CredentialBackend {
     }
 
     /// Always `.secretService`.
-    public var kind: BackendKind { .secretService }
+    package var kind: BackendKind { .secretService }
 
     /// Checks that a Secret Service can be reached on the session bus.
     /// - Throws: `LatchkeyError` `.unavailable` (no session bus, or nothing owns or
     ///   can activate `org.freedesktop.secrets`) or `.timedOut`.
-    public func checkAvailability() throws {
+    package func checkAvailability() throws {
         try SecretServiceAvailability.check(environment: environment, timeout: deadline)
         reachable.withLock { $0 = true }
     }
@@ -64,7 +64,7 @@ public final class SecretServiceBackend: CredentialBackend {
     /// - Returns: The item, or nil when there is none.
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`, or
     ///   `.tampered` when the stored payload is malformed or belongs to another address.
-    public func read(_ key: ItemKey) throws -> StoredItem? {
+    package func read(_ key: ItemKey) throws -> StoredItem? {
         try run { connection in
             let envelopes = try withKnownKey(connection) { try Self.envelopes(connection, attributes(key, $0)) }
             guard envelopes.allSatisfy({ $0.account == key.account && $0.name == key.name }) else {
@@ -80,7 +80,7 @@ public final class SecretServiceBackend: CredentialBackend {
     ///   - key: The item's address.
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked` (the default collection
     ///   is locked; no unlock prompt is requested), `.timedOut`.
-    public func write(_ item: StoredItem, for key: ItemKey) throws {
+    package func write(_ item: StoredItem, for key: ItemKey) throws {
         try run { connection in
             let pseudonyms = try SecretServicePseudonymKey.findOrCreate(appID, in: connection)
             knownKey.withLock { $0 = pseudonyms }
@@ -94,7 +94,7 @@ public final class SecretServiceBackend: CredentialBackend {
     /// Deletes one item; deleting an absent item succeeds (`secret_item_delete_sync`).
     /// - Parameter key: The item's address.
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`.
-    public func delete(_ key: ItemKey) throws {
+    package func delete(_ key: ItemKey) throws {
         try run { connection in
             let items = try withKnownKey(connection) { try Self.search(connection, attributes(key, $0), loadSecrets: false) }
             for item in items { try connection.delete(item) }
@@ -106,7 +106,7 @@ public final class SecretServiceBackend: CredentialBackend {
     /// - Parameter kind: Only items of this kind; all kinds when nil.
     /// - Returns: The keys, in no particular order.
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`, `.tampered`.
-    public func list(kind: ItemKey.Kind?) throws -> [ItemKey] {
+    package func list(kind: ItemKey.Kind?) throws -> [ItemKey] {
         try run { connection in
             if let kind, kind != .key {
                 // One kind: its payloads by D-Bus path (no item proxies) carry account and name.
@@ -133,7 +133,7 @@ public final class SecretServiceBackend: CredentialBackend {
     /// applies to the search and then to each item's deletion (each in its own
     /// turn, letting other calls through in between) rather than to the whole.
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`.
-    public func deleteAll() throws {
+    package func deleteAll() throws {
         let items = try run { connection in
             try Self.search(connection, SecretServiceAttributes.matching(appID), loadSecrets: false)
         }

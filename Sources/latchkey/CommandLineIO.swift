@@ -1,10 +1,12 @@
-/// The standard streams and the exit of a command-line tool, so that a tool
-/// built on Latchkey (the `latchkey` command is one) needs no C call of its
-/// own, and can write a secret it exists to print without copying it into a
-/// `String`. The input side is ``SecretInput``.
-public enum CommandLineIO {
+import Latchkey
+
+/// The standard streams and the exit of the `latchkey` command, through the
+/// library's POSIX wrappers (so this target makes no C call of its own), able
+/// to write a secret it exists to print without copying it into a `String`.
+/// The input side is ``SecretInput``.
+enum CommandLineIO {
     /// A standard stream a tool writes to.
-    public enum Stream: Sendable {
+    enum Stream: Sendable {
         /// Standard output (descriptor 1).
         case output
         /// Standard error (descriptor 2).
@@ -19,9 +21,8 @@ public enum CommandLineIO {
     ///   - text: The text.
     ///   - stream: Where to write it.
     /// - Throws: `LatchkeyError` `.io` when the write fails.
-    public static func write(_ text: String, to stream: Stream) throws {
-        var text = text
-        try text.withUTF8 { try POSIX.writeAll(UnsafeRawBufferPointer($0), to: stream.descriptor, name: stream.name) }
+    static func write(_ text: String, to stream: Stream) throws {
+        try POSIX.write(text, toDescriptor: stream.descriptor, name: stream.name)
     }
 
     /// Writes the bytes of a secret (`write`), without copying them elsewhere.
@@ -29,20 +30,20 @@ public enum CommandLineIO {
     ///   - secret: The secret.
     ///   - stream: Where to write it.
     /// - Throws: `LatchkeyError` `.io` when the write fails.
-    public static func write(_ secret: SecretBytes, to stream: Stream) throws {
-        try secret.withUnsafeBytes { try POSIX.writeAll($0, to: stream.descriptor, name: stream.name) }
+    static func write(_ secret: SecretBytes, to stream: Stream) throws {
+        try POSIX.write(secret, toDescriptor: stream.descriptor, name: stream.name)
     }
 
     /// Whether `stream` is a terminal (`isatty`).
     /// - Parameter stream: The stream.
     /// - Returns: Whether a person is likely reading it.
-    public static func isTerminal(_ stream: Stream) -> Bool {
+    static func isTerminal(_ stream: Stream) -> Bool {
         POSIX.isTerminal(stream.descriptor)
     }
 
     /// Ends the process with `status` (`exit`).
     /// - Parameter status: The exit status, such as `LatchkeyError.Code.exitStatus`.
-    public static func exit(status: Int32) -> Never {
+    static func exit(status: Int32) -> Never {
         POSIX.exitProcess(status)
     }
 }

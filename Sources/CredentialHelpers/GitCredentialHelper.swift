@@ -1,3 +1,5 @@
+import Latchkey
+
 /// git's credential-helper protocol (see the gitcredentials and git-credential
 /// manual pages) over a ``Vault``, so the policy, the backend fallback and the
 /// audit trail apply to git's credentials as to any other session.
@@ -11,13 +13,13 @@
 ///
 /// Requests match as in git's own helpers: each of protocol, host, path and
 /// username that the request sets must be equal; one it leaves out matches anything.
-public struct GitCredentialHelper: Sendable {
+package struct GitCredentialHelper: Sendable {
     /// The vault holding the credentials.
-    public let vault: Vault
+    package let vault: Vault
 
     /// Creates a helper over `vault`.
     /// - Parameter vault: The vault holding the credentials.
-    public init(vault: Vault) {
+    package init(vault: Vault) {
         self.vault = vault
     }
 
@@ -29,7 +31,7 @@ public struct GitCredentialHelper: Sendable {
     ///   password is never returned (its item is deleted and audited); its
     ///   refresh token still is.
     /// - Throws: `LatchkeyError` when the vault cannot answer.
-    public func get(_ request: GitCredentialMessage) throws -> GitCredentialMessage? {
+    package func get(_ request: GitCredentialMessage) throws -> GitCredentialMessage? {
         for candidate in try candidates(matching: request) {
             let password = try candidate.passwordItem.flatMap { try vault.session(named: $0, account: candidate.account) }
             let refreshToken = try candidate.refreshTokenItem.flatMap { try vault.session(named: $0, account: candidate.account) }
@@ -49,7 +51,7 @@ public struct GitCredentialHelper: Sendable {
     /// password is ignored, as git's own helpers do.
     /// - Parameter credential: What git sends to `store`.
     /// - Throws: `LatchkeyError` when the vault cannot store it.
-    public func store(_ credential: GitCredentialMessage) throws {
+    package func store(_ credential: GitCredentialMessage) throws {
         guard let target = GitCredentialTarget(credential), let username = credential.username, !username.isEmpty,
               let password = credential.password else { return }
         try vault.saveSession(password, name: target.passwordItemName, account: username, expires: credential.passwordExpiry)
@@ -68,7 +70,7 @@ public struct GitCredentialHelper: Sendable {
     /// - Returns: How many credentials were erased.
     /// - Throws: `LatchkeyError` when the vault cannot answer.
     @discardableResult
-    public func erase(_ request: GitCredentialMessage) throws -> Int {
+    package func erase(_ request: GitCredentialMessage) throws -> Int {
         let named = [request.protocolName, request.host, request.path, request.username].contains { !($0 ?? "").isEmpty }
         guard named else { return 0 }
         var erased = 0

@@ -1,3 +1,5 @@
+import Latchkey
+
 extension LatchkeyError.Code {
     /// The one table from error codes to the `latchkey` command's exit statuses
     /// (the values of BSD's `sysexits.h`).
@@ -31,5 +33,5 @@ extension LatchkeyError.Code {
     ]
 
     /// The exit status the `latchkey` command reports for this code; 70 for a code it does not know.
-    public var exitStatus: Int32 { Self.exitStatusTable[self] ?? 70 }
+    var exitStatus: Int32 { Self.exitStatusTable[self] ?? 70 }
 }

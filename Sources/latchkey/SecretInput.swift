@@ -1,9 +1,11 @@
+import Latchkey
+
 /// Reads secrets (passphrases, tokens) from where a command-line tool may take
 /// them: a file descriptor, a file, or a no-echo terminal prompt. Never from
 /// argv or the environment, where other processes can see them.
-public enum SecretInput {
+enum SecretInput {
     /// The largest secret accepted, so a wrong file cannot exhaust memory.
-    public static let maximumLength = 1 << 20
+    static let maximumLength = 1 << 20
 
     /// Reads a secret from an open file descriptor, up to its end.
     /// - Parameters:
@@ -13,12 +15,9 @@ public enum SecretInput {
     /// - Returns: The secret.
     /// - Throws: `LatchkeyError` `.invalidInput` when it is longer than
     ///   ``maximumLength``; `.io` when reading fails (`read`).
-    public static func read(fromDescriptor descriptor: Int32, stripOneTrailingNewline: Bool = true) throws -> SecretBytes {
+    static func read(fromDescriptor descriptor: Int32, stripOneTrailingNewline: Bool = true) throws -> SecretBytes {
         let (secret, _) = try POSIX.readSecretLine(from: descriptor, limit: maximumLength, echoOff: false, untilEnd: true)
-        guard stripOneTrailingNewline, secret.count > 0 else { return secret }
-        return secret.withUnsafeBytes { bytes in
-            bytes.last == UInt8(ascii: "\n") ? SecretBytes(UnsafeRawBufferPointer(rebasing: bytes.dropLast())) : secret
-        }
+        return stripOneTrailingNewline ? droppingOneTrailingNewline(secret) : secret
     }
 
     /// Reads a secret from a file, which must be a private (0600) regular file
@@ -27,14 +26,12 @@ public enum SecretInput {
     /// - Returns: The secret.
     /// - Throws: `LatchkeyError` `.notFound`, `.insecurePermissions` naming the
     ///   path, `.invalidInput` when too long, `.io`.
-    public static func read(fromFile path: String) throws -> SecretBytes {
-        let file = try POSIX.File.open(path, .read)
-        try PrivateFiles.requirePrivate(file.status(), path: path, directory: false)
-        return try read(fromDescriptor: file.descriptor)
+    static func read(fromFile path: String) throws -> SecretBytes {
+        droppingOneTrailingNewline(try PrivateFiles.readSecret(atPath: path, limit: maximumLength))
     }
 
     /// Whether standard input is a terminal, where a prompt can ask for a secret.
-    public static var standardInputIsTerminal: Bool { POSIX.isTerminal(0) }
+    static var standardInputIsTerminal: Bool { POSIX.isTerminal(0) }
 
     /// Asks on the terminal: switches echo off (`tcsetattr`), then writes
     /// `prompt` to standard error, then reads one line from standard input, so
@@ -43,12 +40,19 @@ public enum SecretInput {
     /// - Returns: The line without its newline.
     /// - Throws: `LatchkeyError` `.unavailable` when standard input is not a
     ///   terminal; `.invalidInput` when input ends before a line; `.io`.
-    public static func readFromTerminal(prompt: String) throws -> SecretBytes {
+    static func readFromTerminal(prompt: String) throws -> SecretBytes {
         guard standardInputIsTerminal else {
             throw LatchkeyError(.unavailable, "standard input is not a terminal, so no prompt can be shown")
         }
         let (secret, atEnd) = try POSIX.readSecretLine(from: 0, limit: maximumLength, echoOff: true, untilEnd: false, prompt: prompt)
         if atEnd { throw LatchkeyError(.invalidInput, "input ended before anything was entered") }
         return secret
+    }
+
+    /// `secret` without one final `\n`, as shells and editors add.
+    private static func droppingOneTrailingNewline(_ secret: SecretBytes) -> SecretBytes {
+        secret.withUnsafeBytes { bytes in
+            bytes.last == UInt8(ascii: "\n") ? SecretBytes(UnsafeRawBufferPointer(rebasing: bytes.dropLast())) : secret
+        }
     }
 }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Latchkey
 
 /// One message of git's credential-helper protocol: `key=value` lines ended by
 /// a blank line or the end of input (see the git-credential manual page).
@@ -10,33 +11,33 @@ import Foundation
 /// Secrets (`password`, `oauth_refresh_token`) are held in ``SecretBytes``.
 /// Keys git may add in future versions are kept in ``otherAttributes`` and
 /// otherwise ignored, as the protocol asks of helpers.
-public struct GitCredentialMessage: Sendable {
+package struct GitCredentialMessage: Sendable {
     /// The protocol, such as `https`.
-    public var protocolName: String?
+    package var protocolName: String?
     /// The host, with a port when there is one.
-    public var host: String?
+    package var host: String?
     /// The path, when `credential.useHttpPath` is set.
-    public var path: String?
+    package var path: String?
     /// The username.
-    public var username: String?
+    package var username: String?
     /// The password or token.
-    public var password: SecretBytes?
+    package var password: SecretBytes?
     /// When the password stops being valid (`password_expiry_utc`).
-    public var passwordExpiry: Date?
+    package var passwordExpiry: Date?
     /// An OAuth refresh token.
-    public var oauthRefreshToken: SecretBytes?
+    package var oauthRefreshToken: SecretBytes?
     /// `capability[]` values git announced.
-    public var capabilities: [String] = []
+    package var capabilities: [String] = []
     /// `wwwauth[]` values: the server's `WWW-Authenticate` headers.
-    public var wwwAuthenticate: [String] = []
+    package var wwwAuthenticate: [String] = []
     /// Any other attributes, in order; never secrets that Latchkey knows of.
-    public var otherAttributes: [(key: String, value: String)] = []
+    package var otherAttributes: [(key: String, value: String)] = []
 
     /// Creates an empty message.
-    public init() {}
+    package init() {}
 
     /// The longest message accepted.
-    public static let maximumLength = 1 << 20
+    package static let maximumLength = 1 << 20
 
     /// The latest `password_expiry_utc` accepted, in seconds since 1970 (2^40, in the year 36812).
     static let latestExpiry: Int64 = 1 << 40
@@ -47,7 +48,7 @@ public struct GitCredentialMessage: Sendable {
     /// - Throws: `LatchkeyError` `.invalidInput` naming the line number (never
     ///   its value) when a line has no `=`, a key is empty, a value holds a NUL,
     ///   a timestamp is not a number, or the text is not UTF-8.
-    public static func parse(_ input: SecretBytes) throws -> GitCredentialMessage {
+    package static func parse(_ input: SecretBytes) throws -> GitCredentialMessage {
         guard input.count <= maximumLength else {
             throw LatchkeyError(.invalidInput, "credential input is longer than \(maximumLength) bytes")
         }
@@ -135,7 +136,7 @@ public struct GitCredentialMessage: Sendable {
     /// The message as protocol lines, for a helper's answer to `get`: only the
     /// attributes that are set, secrets included; no blank line at the end.
     /// - Returns: The bytes, in zeroing memory since they hold the password.
-    public func serialized() -> SecretBytes {
+    package func serialized() -> SecretBytes {
         var lines: [(String, SecretBytes)] = []
         func add(_ key: String, _ value: String?) {
             if let value { lines.append((key, SecretBytes(utf8: value))) }
@@ -149,17 +150,8 @@ public struct GitCredentialMessage: Sendable {
             add("password_expiry_utc", String(seconds))
         }
         if let oauthRefreshToken { lines.append(("oauth_refresh_token", oauthRefreshToken)) }
-        let total = lines.reduce(0) { $0 + $1.0.utf8.count + 2 + $1.1.count }
-        return SecretBytes(count: total) { out in
-            var offset = 0
-            for (key, value) in lines {
-                for byte in key.utf8 + [UInt8(ascii: "=")] { out[offset] = byte; offset += 1 }
-                value.withUnsafeBytes { v in
-                    for byte in v { out[offset] = byte; offset += 1 }
-                }
-                out[offset] = UInt8(ascii: "\n")
-                offset += 1
-            }
-        }
+        return SecretBytes(concatenating: lines.flatMap { key, value in
+            [SecretBytes(utf8: key + "="), value, SecretBytes(utf8: "\n")]
+        })
     }
 }

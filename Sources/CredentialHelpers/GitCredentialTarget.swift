@@ -1,3 +1,5 @@
+import Latchkey
+
 /// Where a git credential is used: protocol, host (with port) and, when git
 /// sends one (`credential.useHttpPath`), path. It names the vault items that
 /// hold the credential: the password is the session `git:<protocol>://<host>[/<path>]`
