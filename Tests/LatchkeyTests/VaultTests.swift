@@ -146,13 +146,19 @@ struct VaultTests {
         let appID = try SecretServiceTestSupport.freshAppID("migration")
         let directory = try makeTemporaryDirectory() + "/store"
         let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+        #expect(offline.openReport.backend == .file)
+        #expect(offline.openReport.fallback != nil)
+        #expect(offline.openReport.migration == nil)
         try offline.rememberUsername("alice")
         for i in 0..<5 { try offline.saveSession(SecretBytes(utf8: "token-\(i)"), name: "t\(i)", account: "alice") }
         let file = try #require(offline.fileVault)
         #expect(try POSIX.status(of: file.vaultPath) != nil && POSIX.status(of: file.keyFilePath) != nil)
 
-        let online = try Vault(appID: appID, policy: .default, storeDirectory: directory)
+        let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
         #expect(online.backend.kind == .secretService)
+        #expect(online.openReport.backend == .secretService && online.openReport.fallback == nil)
+        #expect(online.openReport.migration?.moved == 6)
+        #expect(online.openReport.migration?.destroyedFileVault == true)
         #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
         #expect(try online.rememberedUsername() == "alice")
         for i in 0..<5 { #expect(try online.session(named: "t\(i)", account: "alice")?.value == SecretBytes(utf8: "token-\(i)")) }
@@ -200,7 +206,7 @@ struct VaultMigrationCrashTests {
             try nothingLost()
             #expect(try POSIX.status(of: file.vaultPath) != nil || step == 7, "the file vault went before every item was verified")
         }
-        let online = try Vault(appID: appID, policy: .default, storeDirectory: directory)
+        let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
         #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
         try nothingLost()
         try online.wipe()
@@ -217,11 +223,11 @@ struct VaultFailureAuditTests {
         var policy = Policy.default
         policy.fileKeySource = .passphrase
         policy.kdf = Policy.KDFBounds(targetUnlockTime: 0.05, minimumMemoryKiB: 8_192, maximumMemoryKiB: 65_536, maximumOpsLimit: 4) // fast: the test is about auditing
-        let right = try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
+        let right = try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
         try right.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
         let vaultPath = try #require(right.fileVault?.vaultPath)
 
-        let wrong = try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "wrong"))
+        let wrong = try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "wrong"))
         let refused = #expect(throws: LatchkeyError.self) { try wrong.session(named: "access", account: "alice") }
         #expect(refused?.code == .wrongKey)
         let unlock = try #require(try wrong.auditEntries().last)
@@ -230,7 +236,7 @@ struct VaultFailureAuditTests {
         var bytes = try fileBytes(vaultPath)
         bytes[bytes.count - 1] ^= 1
         try overwrite(vaultPath, with: bytes)
-        let reopened = try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
+        let reopened = try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
         let tampered = #expect(throws: LatchkeyError.self) { try reopened.session(named: "access", account: "alice") }
         #expect(tampered?.code == .tampered)
         let tamper = try #require(try wrong.auditEntries().last)
@@ -259,7 +265,7 @@ struct VaultKDFBoundsTests {
         policy.fileKeySource = .passphrase
         policy.kdf = Policy.KDFBounds(targetUnlockTime: 0.1, minimumMemoryKiB: 8, maximumMemoryKiB: 32, maximumOpsLimit: 4)
         let error = #expect(throws: LatchkeyError.self) {
-            try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "p"))
+            try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "p"))
         }
         #expect(error?.code == .invalidInput && error?.message.contains("file.kdf.maximumMemoryKiB") == true)
     }

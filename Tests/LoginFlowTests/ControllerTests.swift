@@ -9,7 +9,7 @@ import LatchkeyTesting
 func makeVault(username: String? = nil, remembers: Bool = true) throws -> Vault {
     let sandbox = ProcessInfo.processInfo.environment["LATCHKEY_TEST_SANDBOX"] ?? "/tmp"
     let directory = "\(sandbox)/loginflow-\(UInt64.random(in: 0...UInt64.max))"
-    let vault = try Vault(appID: try AppID("com.example.login"), storeDirectory: directory, backend: .file)
+    let vault = try Vault.open(appID: try AppID("com.example.login"), storeDirectory: directory, backend: .file)
     if let username { try vault.rememberUsername(username) }
     if !remembers { try vault.setRemembersUsername(false) }
     return vault

@@ -22,25 +22,6 @@ extension Vault {
         droppedAuditEntries.withLock { $0 }
     }
 
-    /// Runs a backend operation; a failure is audited (as `unlock.failed` for a
-    /// wrong key, `tamper.detected` for altered data, else as `event` failed)
-    /// before it is rethrown.
-    func audited<R>(_ event: AuditEvent, account: String? = nil, detail: String? = nil, _ body: () throws -> R) throws -> R {
-        do {
-            return try body()
-        } catch let error as LatchkeyError {
-            let failure: AuditEvent = switch error.code {
-            case .wrongKey: .unlockFailed
-            case .tampered: .tamperDetected
-            default: event
-            }
-            // The operation's own error is the one to report; a failing audit
-            // write here would only hide it.
-            try? record(failure, .failed(error.code), account: account, detail: detail)
-            throw error
-        }
-    }
-
     /// The audit entries of every trail of this namespace (the store in use, and
     /// the encrypted file's when the Secret Service is in use), oldest first.
     /// - Parameter sequence: Only entries after this sequence number (of each trail).

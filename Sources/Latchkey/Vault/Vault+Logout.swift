@@ -8,8 +8,8 @@ extension Vault {
     ///   as wiped that was not.
     @discardableResult
     public func logout(account: String? = nil) throws -> LogoutReport {
-        var report = LogoutReport()
-        try audited(.logout, account: account) {
+        try perform(.logout, account: account) {
+            var report = LogoutReport()
             for store in try storesHoldingCredentials {
                 for key in try store.list(kind: .session) where account == nil || key.account == account {
                     if policy.sessionsOnLogout == .wipe {
@@ -24,9 +24,8 @@ extension Vault {
                     report.forgotUsername = true
                 }
             }
+            return OperationOutcome(report, detail: report.summary)
         }
-        try record(.logout, .ok, account: account, detail: report.summary)
-        return report
     }
 
     /// Erases every credential of the namespace: all sessions and the
@@ -38,8 +37,8 @@ extension Vault {
     /// - Throws: `LatchkeyError` when a store cannot answer.
     @discardableResult
     public func wipe() throws -> LogoutReport {
-        var report = LogoutReport()
-        try audited(.wipe) {
+        try perform(.wipe) {
+            var report = LogoutReport()
             for key in try backend.list(kind: .session) {
                 try backend.delete(key)
                 report.wipedSessions.append(key)
@@ -60,9 +59,8 @@ extension Vault {
                     report.wipedLeftoverFileVault = true
                 }
             }
+            return OperationOutcome(report, detail: report.summary)
         }
-        try record(.wipe, .ok, detail: report.summary)
-        return report
     }
 
     /// Applies the policy's `sessions.wipeOnExit`: call it when the app exits.
@@ -72,18 +70,17 @@ extension Vault {
     /// - Throws: `LatchkeyError` when the store cannot answer.
     @discardableResult
     public func applyExitPolicy() throws -> LogoutReport {
-        var report = LogoutReport()
-        guard policy.wipesSessionsOnExit else { return report }
-        try audited(.wipe, detail: "app exit") {
+        guard policy.wipesSessionsOnExit else { return LogoutReport() }
+        return try perform(.wipe, detail: "app exit") {
+            var report = LogoutReport()
             for store in try storesHoldingCredentials {
                 for key in try store.list(kind: .session) {
                     try store.delete(key)
                     report.wipedSessions.append(key)
                 }
             }
+            return OperationOutcome(report, detail: "app exit: " + report.summary)
         }
-        try record(.wipe, .ok, detail: "app exit: " + report.summary)
-        return report
     }
 
     /// The store in use, and a leftover file vault that can be opened.

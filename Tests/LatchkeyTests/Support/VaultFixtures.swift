@@ -18,9 +18,9 @@ enum VaultStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
         let directory = try makeTemporaryDirectory(purpose) + "/store"
         switch self {
         case .secretService:
-            return try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .secretService)
+            return try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .secretService)
         case .keyFile:
-            return try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file)
+            return try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file)
         case .passphrase:
             let backend = EncryptedFileBackend(appID: appID, directory: directory, keySource: fastPassphrase())
             return Vault(appID: appID, policy: policy, backend: backend, storeDirectory: directory)
@@ -40,7 +40,7 @@ extension Vault {
     /// Opens a vault as if no Secret Service were running (the availability
     /// check finds no session bus).
     static func withoutSecretService(appID: AppID, policy: Policy, storeDirectory: String, backend: Policy.BackendChoice? = nil) throws -> Vault {
-        try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: nil,
+        try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: nil,
                   secretService: { SecretServiceBackend(appID: appID, deadline: .seconds(1), environment: noBus) })
     }
 }
