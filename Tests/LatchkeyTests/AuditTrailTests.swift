@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 import Glibc
 import Synchronization
 #if canImport(FoundationEssentials)
@@ -23,7 +24,7 @@ struct AuditTrailTests {
 
     @Test("entries are JSON lines with a pseudonym, never the account; 0600 file in a 0700 directory; key and anchor only in the backend")
     func writesPrivateLines() throws {
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         try trail.record(.usernameRemembered, outcome: .ok, backend: .secretService, account: "alice@example.com")
@@ -77,7 +78,7 @@ struct AuditTrailTests {
 
     @Test("a namespace with no trail verifies as empty, and verify creates nothing")
     func freshVerify() throws {
-        let directory = try makeTemporaryDirectory() + "/absent"
+        let directory = try freshDirectory() + "/absent"
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         #expect(try trail.verify() == .intact(entryCount: 0, lastSequence: 0))
@@ -88,7 +89,7 @@ struct AuditTrailTests {
 
     @Test("a missing trail with an anchor, a missing anchor and a missing key are each detected")
     func missingPieces() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         for _ in 0..<3 { try trail.record(.sessionSaved, outcome: .ok, backend: .memory) }
@@ -114,7 +115,7 @@ struct AuditTrailTests {
 
     @Test("an append refuses to continue a trail whose tail was cut, so the cut is never hidden")
     func appendRefusesCutTail() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let trail = AuditTrail(appID: appID, directory: directory, backend: InMemoryBackend())
         for _ in 0..<10 { try trail.record(.sessionRead, outcome: .ok, backend: .memory) }
         let lines = try POSIX.File.open(trail.path, .read).readAll().split(separator: 10)
@@ -132,7 +133,7 @@ struct AuditTrailTests {
 
     @Test("a partial last line from a crash is reported by verify and dropped by the next append")
     func partialLine() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let trail = AuditTrail(appID: appID, directory: directory, backend: InMemoryBackend())
         for _ in 0..<4 { try trail.record(.sessionRead, outcome: .ok, backend: .memory) }
         let file = try POSIX.File.open(trail.path, .appendCreate(permissions: 0o600))
@@ -148,7 +149,7 @@ struct AuditTrailTests {
 
     @Test("an entry written before a crash stopped the anchor update still verifies, and appends continue")
     func crashBeforeAnchorUpdate() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         try trail.record(.sessionSaved, outcome: .ok, backend: .memory)
@@ -162,7 +163,7 @@ struct AuditTrailTests {
 
     @Test("a failed audit write throws: backend failure, insecure directory, malformed event or detail")
     func failuresThrow() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         backend.failure = LatchkeyError(.unavailable, "store down")
@@ -180,7 +181,7 @@ struct AuditTrailTests {
 
     @Test("retention by entries trims behind a checkpoint and the chain stays verifiable")
     func retentionByEntries() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend, retention: AuditRetention(maxEntries: 20, maxAge: nil))
         for index in 1...100 {
@@ -208,7 +209,7 @@ struct AuditTrailTests {
 
     @Test("retention by age drops old entries at the next append and keeps the chain verifiable")
     func retentionByAge() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let clock = ManualClock()
         let trail = AuditTrail(appID: appID, directory: directory, backend: InMemoryBackend(),
                                retention: AuditRetention(maxEntries: nil, maxAge: 10 * 86_400), clock: clock.read)

@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+import LatchkeyTestSupport
 @testable import Latchkey
 import LatchkeyTesting
 
@@ -10,7 +11,7 @@ enum ContractStore: String, CaseIterable, CustomTestStringConvertible, Sendable 
 
     /// The contract, opening this store's namespaces in a directory of the test's own.
     func contract(purpose: String = #function) throws -> CredentialBackendContract {
-        let directory = try makeTemporaryDirectory(purpose) + "/store"
+        let directory = try freshDirectory(purpose) + "/store"
         switch self {
         case .memory:
             let stores = Mutex<[AppID: InMemoryBackend]>([:])

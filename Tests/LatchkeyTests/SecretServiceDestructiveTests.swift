@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import LatchkeyTestSupport
 @testable import Latchkey
 
 /// Tests that lock, stop or kill the real gnome-keyring-daemon. They would break
@@ -146,11 +147,11 @@ struct SecretServiceDestructiveTests {
     /// The test session's gnome-keyring-daemon, reached through `dbus-send`.
     enum Daemon {
         static func send(_ arguments: [String]) throws -> String {
-            let output = try SecretServiceTestSupport.run(["dbus-send", "--session", "--print-reply", "--reply-timeout=5000"] + arguments)
+            let output = try runProgram("dbus-send", ["--session", "--print-reply", "--reply-timeout=5000"] + arguments)
             guard output.status == 0 else {
                 throw LatchkeyError(.io, "dbus-send \(arguments.joined(separator: " ")) failed: \(output.stderr)")
             }
-            return output.stdout
+            return output.text
         }
 
         static func pid() throws -> pid_t {

@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 import Glibc
 import Foundation
 #if canImport(FoundationEssentials)
@@ -10,8 +11,8 @@ import Foundation
 
 @Suite("Vault")
 struct VaultTests {
-    @Test("opt-out: remember, opt out erases at once, remember is skipped, opt in, remember again", arguments: VaultStore.allCases)
-    func optOutSequence(store: VaultStore) async throws {
+    @Test("opt-out: remember, opt out erases at once, remember is skipped, opt in, remember again", arguments: TestedStore.allCases)
+    func optOutSequence(store: TestedStore) async throws {
         let vault = try store.open()
         try await vault.rememberUsername("alice")
         #expect(try await vault.rememberedUsername() == "alice")
@@ -28,8 +29,8 @@ struct VaultTests {
         #expect(events == [.usernameRemembered, .rememberDisabled, .usernameSkipped, .rememberEnabled, .usernameRemembered])
     }
 
-    @Test("a policy that forbids remembering wins over the user's setting", arguments: VaultStore.allCases)
-    func policyForbids(store: VaultStore) throws {
+    @Test("a policy that forbids remembering wins over the user's setting", arguments: TestedStore.allCases)
+    func policyForbids(store: TestedStore) throws {
         let vault = try store.open(policy: .sharedDevice)
         #expect(try vault.remembersUsername())
         let decision = try vault.rememberUsername("alice")
@@ -37,8 +38,8 @@ struct VaultTests {
         #expect(try vault.rememberedUsername() == nil)
     }
 
-    @Test("default logout keeps the username and leaves no session of that account", arguments: VaultStore.allCases)
-    func defaultLogout(store: VaultStore) throws {
+    @Test("default logout keeps the username and leaves no session of that account", arguments: TestedStore.allCases)
+    func defaultLogout(store: TestedStore) throws {
         let vault = try store.open()
         try vault.rememberUsername("alice")
         try vault.saveSession(SecretBytes(utf8: "a1"), name: "access", account: "alice")
@@ -54,8 +55,8 @@ struct VaultTests {
         #expect(logout.event == .logout && logout.detail?.contains("wiped 2 sessions") == true)
     }
 
-    @Test("shared-device logout and exit leave nothing at all", arguments: VaultStore.allCases)
-    func sharedDevice(store: VaultStore) throws {
+    @Test("shared-device logout and exit leave nothing at all", arguments: TestedStore.allCases)
+    func sharedDevice(store: TestedStore) throws {
         let vault = try store.open(policy: .sharedDevice)
         try vault.rememberUsername("alice")
         try vault.saveSession(SecretBytes(utf8: "a1"), name: "access", account: "alice")
@@ -69,7 +70,7 @@ struct VaultTests {
 
     @Test("strict policy with no Secret Service refuses to store anything and says why")
     func strictWithoutSecretService() throws {
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let error = #expect(throws: LatchkeyError.self) {
             try Vault.withoutSecretService(appID: testAppID, policy: .strict, storeDirectory: directory)
         }
@@ -85,7 +86,7 @@ struct VaultTests {
 
     @Test("no Secret Service: auto falls back to the file visibly, and audits it")
     func fallback() throws {
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let vault = try Vault.withoutSecretService(appID: testAppID, policy: .default, storeDirectory: directory)
         let status = try vault.status()
         #expect(status.backend == .file)
@@ -94,8 +95,8 @@ struct VaultTests {
         #expect(try vault.auditEntries().map(\.event) == [.backendFallback])
     }
 
-    @Test("a session saved with a 1 s life is gone after 2 s; the read deletes it and audits session.expired", arguments: VaultStore.allCases)
-    func expiry(store: VaultStore) async throws {
+    @Test("a session saved with a 1 s life is gone after 2 s; the read deletes it and audits session.expired", arguments: TestedStore.allCases)
+    func expiry(store: TestedStore) async throws {
         let vault = try store.open()
         try await vault.saveSession(SecretBytes(utf8: "short"), name: "access", account: "alice", expires: Date().addingTimeInterval(1))
         #expect(try vault.storedKeys([.session]).count == 1)
@@ -105,8 +106,8 @@ struct VaultTests {
         #expect(try vault.auditEntries().map(\.event) == [.sessionSaved, .sessionExpired])
     }
 
-    @Test("the policy's maxAge caps every session's life", arguments: VaultStore.allCases)
-    func maxAge(store: VaultStore) throws {
+    @Test("the policy's maxAge caps every session's life", arguments: TestedStore.allCases)
+    func maxAge(store: TestedStore) throws {
         let vault = try store.open()
         let before = Date()
         let expiry = try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "a", expires: before.addingTimeInterval(90 * 86_400))
@@ -116,8 +117,8 @@ struct VaultTests {
         #expect(try vault.sessions().map(\.name) == ["access"])
     }
 
-    @Test("wipe erases sessions and the username, keeps the opt-out, and is idempotent", arguments: VaultStore.allCases)
-    func wipe(store: VaultStore) throws {
+    @Test("wipe erases sessions and the username, keeps the opt-out, and is idempotent", arguments: TestedStore.allCases)
+    func wipe(store: TestedStore) throws {
         let vault = try store.open()
         try vault.rememberUsername("alice")
         try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
@@ -130,7 +131,7 @@ struct VaultTests {
 
     @Test("wiping the encrypted file destroys its key, so old copies of the vault cannot be read")
     func wipeDestroysKey() throws {
-        let vault = try VaultStore.keyFile.open()
+        let vault = try TestedStore.keyFile.open()
         try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
         try vault.setRemembersUsername(false)
         let file = try #require(vault.fileVault)
@@ -144,7 +145,7 @@ struct VaultTests {
     @Test("migration moves every item into the Secret Service and then destroys the file vault and its key")
     func migration() throws {
         let appID = try SecretServiceTestSupport.freshAppID("migration")
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
         #expect(offline.openReport.backend == .file)
         #expect(offline.openReport.fallback != nil)
@@ -175,7 +176,7 @@ struct VaultMigrationCrashTests {
     @Test("killing the process at each step of migration loses nothing")
     func killedAtEveryStep() throws {
         let appID = try SecretServiceTestSupport.freshAppID("migrationcrash")
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
         try offline.rememberUsername("alice")
         let tokens = (0..<5).map { "token-\($0)-\(UInt32.random(in: 0...UInt32.max))" }
@@ -219,7 +220,7 @@ struct VaultFailureAuditTests {
     @Test("a wrong passphrase is refused and audited as unlock.failed; a tampered vault as tamper.detected")
     func unlockAndTamper() throws {
         let appID = try SecretServiceTestSupport.freshAppID("failures")
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         var policy = Policy.default
         policy.fileKeySource = .passphrase
         policy.kdf = Policy.KDFBounds(targetUnlockTime: 0.05, minimumMemoryKiB: 8_192, maximumMemoryKiB: 65_536, maximumOpsLimit: 4) // fast: the test is about auditing
@@ -245,7 +246,7 @@ struct VaultFailureAuditTests {
 
     @Test("a policy that forbids remembering is audited as policy.denied")
     func policyDenied() throws {
-        let vault = try VaultStore.keyFile.open(policy: .sharedDevice)
+        let vault = try TestedStore.keyFile.open(policy: .sharedDevice)
         try vault.rememberUsername("alice")
         let entry = try #require(try vault.auditEntries().last)
         #expect(entry.event == .policyDenied && entry.outcome == .denied && entry.detail?.contains("forbids") == true)
@@ -257,7 +258,7 @@ struct VaultKDFBoundsTests {
     @Test("a vault whose header asks for more Argon2id memory than the policy allows is refused before any derivation")
     func headerAboveBounds() throws {
         let appID = try SecretServiceTestSupport.freshAppID("kdfbounds")
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let heavy = try KDFParameters(opsLimit: 1, memoryLimit: 64 << 10)
         try EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(SecretBytes(utf8: "p"), newVault: .fixed(heavy)))
             .write(StoredItem(value: SecretBytes(utf8: "t")), for: ItemKey(kind: .session, account: "a", name: "access"))
@@ -286,7 +287,7 @@ struct VaultAuditFailureTests {
         for mode in [Policy.AuditFailureMode.fail, .warn] {
             var policy = Policy.default
             policy.audit.failureMode = mode
-            let vault = try VaultStore.keyFile.open(policy: policy)
+            let vault = try TestedStore.keyFile.open(policy: policy)
             try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "a")
             let trail = try #require(vault.auditEntries().isEmpty ? nil : vault.verifyAudit().first?.path)
             #expect(chmod(trail, 0o644) == 0)

@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -8,14 +9,14 @@ import Foundation
 
 /// The stores every Vault test runs against: the real Secret Service, the
 /// encrypted file with a key file, and the encrypted file with a passphrase.
-enum VaultStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
+enum TestedStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case secretService, keyFile, passphrase
     var testDescription: String { rawValue }
 
     /// Opens a vault of a fresh namespace on this store.
     func open(policy: Policy = .default, purpose: String = #function) throws -> Vault {
         let appID = try SecretServiceTestSupport.freshAppID(purpose.filter { $0.isLetter })
-        let directory = try makeTemporaryDirectory(purpose) + "/store"
+        let directory = try freshDirectory(purpose) + "/store"
         switch self {
         case .secretService:
             return try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .secretService)
