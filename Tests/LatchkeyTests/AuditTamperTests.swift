@@ -108,7 +108,7 @@ struct AuditTamperTests {
             }
             let bytes = try POSIX.File.open(trail.path, .read).readAll()
             let status = try POSIX.status(of: trail.path)
-            let anchor = try trail.backend.read(trail.anchorItem)
+            let anchor = try fileBytes(trail.anchorFile.path)
             let first = try trail.verify()
             let second = try trail.verify()
             #expect(first == second && first.isIntact == !alter)
@@ -117,7 +117,7 @@ struct AuditTamperTests {
             }
             #expect(try POSIX.File.open(trail.path, .read).readAll() == bytes)
             #expect(try POSIX.status(of: trail.path) == status)
-            #expect(try trail.backend.read(trail.anchorItem) == anchor)
+            #expect(try fileBytes(trail.anchorFile.path) == anchor)
         }
     }
 

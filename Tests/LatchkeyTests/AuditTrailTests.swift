@@ -44,8 +44,10 @@ struct AuditTrailTests {
         #expect(try trail.entries(since: 2).map(\.sequence) == [3])
         #expect(try POSIX.status(of: trail.path)?.permissions == 0o600)
         #expect(try POSIX.status(of: directory)?.permissions == 0o700)
-        #expect(try POSIX.directoryEntries(directory).sorted() == ["com.example.audit.memory.audit.jsonl", "com.example.audit.memory.audit.lock"])
-        #expect(Set(try backend.list(kind: nil)) == [trail.keyItem, trail.anchorItem])
+        #expect(try POSIX.directoryEntries(directory).sorted() == [
+            "com.example.audit.memory.audit.anchor", "com.example.audit.memory.audit.jsonl", "com.example.audit.memory.audit.lock"])
+        #expect(try POSIX.status(of: trail.anchorFile.path)?.permissions == 0o600)
+        #expect(try backend.list(kind: nil) == [trail.keyItem], "the anchor lives beside the trail, not in the store")
         #expect(try trail.verify() == .intact(entryCount: 3, lastSequence: 3))
 
         let reopened = AuditTrail(appID: appID, directory: directory, backend: backend)
@@ -100,15 +102,17 @@ struct AuditTrailTests {
         #expect(refused?.code == .tampered)
 
         try overwrite(trail.path, with: bytes)
-        let anchor = try #require(try backend.read(trail.anchorItem))
-        try backend.delete(trail.anchorItem)
+        let anchor = try fileBytes(trail.anchorFile.path)
+        try POSIX.removeFile(trail.anchorFile.path)
         #expect(try !trail.verify().isIntact)
-        try backend.write(anchor, for: trail.anchorItem)
+        try overwrite(trail.anchorFile.path, with: anchor)
         #expect(try trail.verify().isIntact)
 
         try backend.delete(trail.keyItem)
         #expect(try !trail.verify().isIntact)
-        let noKey = #expect(throws: LatchkeyError.self) { try trail.record(.wipe, outcome: .ok, backend: .memory) }
+        // The key is read once per process: a new process (a new trail instance) finds it gone.
+        let nextProcess = AuditTrail(appID: appID, directory: directory, backend: backend)
+        let noKey = #expect(throws: LatchkeyError.self) { try nextProcess.record(.wipe, outcome: .ok, backend: .memory) }
         #expect(noKey?.code == .tampered)
         #expect(try POSIX.File.open(trail.path, .read).readAll() == bytes)
     }
@@ -153,9 +157,9 @@ struct AuditTrailTests {
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         try trail.record(.sessionSaved, outcome: .ok, backend: .memory)
-        let earlier = try #require(try backend.read(trail.anchorItem))
+        let earlier = try fileBytes(trail.anchorFile.path)
         try trail.record(.sessionRead, outcome: .ok, backend: .memory)
-        try backend.write(earlier, for: trail.anchorItem)
+        try overwrite(trail.anchorFile.path, with: earlier)
         #expect(try trail.verify() == .intact(entryCount: 2, lastSequence: 2))
         try trail.record(.logout, outcome: .ok, backend: .memory)
         #expect(try trail.verify() == .intact(entryCount: 3, lastSequence: 3))

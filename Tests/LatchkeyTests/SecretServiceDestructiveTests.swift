@@ -21,6 +21,34 @@ struct SecretServiceDestructiveTests {
         try Daemon.ensureUnlocked()
     }
 
+    @Test("an audited read writes nothing to the Secret Service: the keyring file stays byte for byte the same")
+    func readWritesNothing() throws {
+        let appID = try SecretServiceTestSupport.freshAppID("quietread")
+        let directory = try freshDirectory() + "/store"
+        let writer = try Vault.open(appID: appID, storeDirectory: directory, backend: .secretService)
+        try writer.rememberUsername("alice")
+        try writer.saveSession(SecretBytes(utf8: "token"), name: "access", account: "alice")
+        let keyrings = ProcessInfo.processInfo.environment["XDG_DATA_HOME"]! + "/keyrings"
+        func keyringFiles() throws -> [String: Data] {
+            var files: [String: Data] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: keyrings) {
+                files[name] = FileManager.default.contents(atPath: keyrings + "/" + name)
+            }
+            return files
+        }
+        let before = try keyringFiles()
+        #expect(!before.isEmpty)
+        // A new vault, as a new process opens it: nothing read or cached yet.
+        let reader = try Vault.open(appID: appID, storeDirectory: directory, backend: .secretService)
+        #expect(try reader.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "token"))
+        #expect(try reader.rememberedUsername() == "alice")
+        #expect(try keyringFiles() == before)
+        #expect(try reader.auditEntries().last?.event == .sessionRead)
+        #expect(try reader.verifyAudit().allSatisfy { $0.verification.isIntact })
+        try reader.wipe()
+        try SecretServiceBackend(appID: appID).deleteAll()
+    }
+
     @Test("a locked collection gives locked within the deadline for every operation, and no prompt is awaited")
     func lockedCollection() throws {
         let (backend, key, item) = try Self.backendWithItem("locked")
