@@ -293,12 +293,52 @@ struct VaultAuditFailureTests {
             #expect(chmod(trail, 0o644) == 0)
             if mode == .fail {
                 let error = #expect(throws: LatchkeyError.self) { try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "a") }
-                #expect(error?.code == .policyDenied && error?.message.contains(trail) == true)
+                #expect(error?.code == .insecurePermissions && error?.message.contains(trail) == true)
+                #expect(error?.message.contains("nothing was changed") == true)
                 #expect(vault.auditWarnings.isEmpty)
+                #expect(chmod(trail, 0o600) == 0)
+                #expect(try vault.session(named: "access", account: "a")?.value == SecretBytes(utf8: "t"))
             } else {
                 try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "a")
                 #expect(vault.auditWarnings.map(\.code) == [.insecurePermissions])
             }
+        }
+    }
+
+    @Test("under 'fail', a change whose entry cannot be written is undone and the error keeps its cause; under 'warn' it stands")
+    func failedAppendUndoes() throws {
+        for mode in [Policy.AuditFailureMode.fail, .warn] {
+            var policy = Policy.default
+            policy.audit.failureMode = mode
+            let vault = try TestedStore.keyFile.open(policy: policy)
+            try vault.rememberUsername("alice")
+            try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
+            try vault.saveSession(SecretBytes(utf8: "r"), name: "refresh", account: "alice")
+            let before = try vault.auditEntries().count
+            let diskFull: @Sendable () throws -> Void = { throw LatchkeyError(.io, "no space left on device") }
+            try AuditTrail.$appendFailure.withValue(diskFull) {
+                if mode == .fail {
+                    let saved = #expect(throws: LatchkeyError.self) { try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "alice") }
+                    #expect(saved?.code == .io && saved?.message.contains("the change was undone") == true)
+                    let logout = #expect(throws: LatchkeyError.self) { try vault.logout(account: "alice") }
+                    #expect(logout?.code == .io)
+                    let optOut = #expect(throws: LatchkeyError.self) { try vault.setRemembersUsername(false) }
+                    #expect(optOut?.code == .io)
+                } else {
+                    try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "alice")
+                    try vault.logout(account: "alice")
+                }
+            }
+            if mode == .fail {
+                #expect(try vault.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "t"))
+                #expect(try vault.session(named: "refresh", account: "alice")?.value == SecretBytes(utf8: "r"))
+                #expect(try vault.rememberedUsername() == "alice" && vault.remembersUsername())
+            } else {
+                #expect(try vault.sessions(account: "alice").isEmpty)
+                #expect(vault.auditWarnings.count == 2 && vault.auditWarnings.allSatisfy { $0.code == .io })
+            }
+            #expect(try vault.auditEntries().count >= before)
+            #expect(try vault.verifyAudit().allSatisfy { $0.verification.isIntact })
         }
     }
 }

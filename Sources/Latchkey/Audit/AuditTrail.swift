@@ -93,12 +93,19 @@ package final class AuditTrail: Sendable {
     ///   or the backend's errors when the entry cannot be written durably.
     @discardableResult
     package func record(_ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil, detail: String? = nil) throws -> AuditEntry {
-        guard event.isWellFormed else {
-            throw LatchkeyError(.invalidInput, "audit event name '\(event.rawValue)' is not lower-case words joined by dots")
-        }
-        guard (detail?.utf8.count ?? 0) <= AuditEntry.maximumDetailLength else {
-            throw LatchkeyError(.invalidInput, "audit detail is longer than \(AuditEntry.maximumDetailLength) bytes")
-        }
+        try withAppender { try $0.append(event, outcome: outcome, backend: backend, account: account, detail: detail) }
+    }
+
+    /// Opens the trail under its lock, checks that it can be continued (the
+    /// key is there, the end matches the anchor), and runs `body` with an
+    /// appender, so a caller can do its work between the check and the append
+    /// while no other writer appends. Trims the trail afterwards when it has
+    /// outgrown ``retention``. Nest no other append inside `body`: the lock is not re-entrant.
+    /// - Parameter body: The work, appending what it records.
+    /// - Returns: What `body` returns.
+    /// - Throws: As ``record(_:outcome:backend:account:detail:)`` before `body`
+    ///   runs; what `body` throws.
+    package func withAppender<Result>(_ body: (Appender) throws -> Result) throws -> Result {
         try PrivateFiles.prepareDirectory(directory)
         return try PrivateFiles.withExclusiveLock(lockPath) {
             let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
@@ -107,18 +114,69 @@ package final class AuditTrail: Sendable {
             let key = try keyCreatingIfFresh(trailSize: status.size)
             let anchor = try readAnchor(key: key)
             let (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key).continuation(anchor: anchor.value)
-            let now = clock()
+            let appender = Appender(trail: self, file: file, key: key, lastSequence: lastSequence, previous: previous,
+                                    anchorCounter: anchor.counter, legacyAnchor: anchor.isLegacy)
+            let result = try body(appender)
+            if appender.lastSequence > lastSequence {
+                try trimIfNeeded(file: file, key: key, lastSequence: appender.lastSequence, now: clock())
+            }
+            return result
+        }
+    }
+
+    /// A test seam: when set for the current task, every append calls it just
+    /// before writing, and a throw stands for a write that failed.
+    @TaskLocal static var appendFailure: (@Sendable () throws -> Void)?
+
+    /// A trail opened and checked under its lock by ``withAppender(_:)``.
+    package final class Appender {
+        private let trail: AuditTrail
+        private let file: POSIX.File
+        private let key: SecretBytes
+        /// The last entry's sequence number.
+        private(set) var lastSequence: UInt64
+        private var previous: [UInt8]
+        private var anchorCounter: UInt64?
+        private var legacyAnchor: Bool
+
+        fileprivate init(trail: AuditTrail, file: POSIX.File, key: SecretBytes, lastSequence: UInt64, previous: [UInt8],
+                         anchorCounter: UInt64?, legacyAnchor: Bool) {
+            self.trail = trail
+            self.file = file
+            self.key = key
+            self.lastSequence = lastSequence
+            self.previous = previous
+            self.anchorCounter = anchorCounter
+            self.legacyAnchor = legacyAnchor
+        }
+
+        /// Appends one entry durably (`write`, `fsync`), then moves the anchor to it.
+        /// - Throws: `.invalidInput` for a malformed event or an overlong
+        ///   detail (nothing written); file errors.
+        @discardableResult
+        package func append(_ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil, detail: String? = nil) throws -> AuditEntry {
+            guard event.isWellFormed else {
+                throw LatchkeyError(.invalidInput, "audit event name '\(event.rawValue)' is not lower-case words joined by dots")
+            }
+            guard (detail?.utf8.count ?? 0) <= AuditEntry.maximumDetailLength else {
+                throw LatchkeyError(.invalidInput, "audit detail is longer than \(AuditEntry.maximumDetailLength) bytes")
+            }
             let unsigned = AuditEntry(
-                sequence: lastSequence + 1, milliseconds: Self.milliseconds(now), event: event, outcome: outcome,
-                backend: backend, account: try account.map { try pseudonym(for: $0, key: key) }, detail: detail,
+                sequence: lastSequence + 1, milliseconds: AuditTrail.milliseconds(trail.clock()), event: event, outcome: outcome,
+                backend: backend, account: try account.map { try trail.pseudonym(for: $0, key: key) }, detail: detail,
                 continuesFrom: nil, mac: "")
-            let mac = unsigned.computeMAC(previous: previous, key: key, appID: appID)
+            let mac = unsigned.computeMAC(previous: previous, key: key, appID: trail.appID)
             let entry = unsigned.withMAC(mac)
+            try AuditTrail.appendFailure?()
             try file.writeAll(Array((entry.jsonLine + "\n").utf8))
             try file.sync()
-            try anchorFile.write(AuditAnchor(sequence: entry.sequence, mac: mac), after: anchor.counter, key: key)
-            if anchor.isLegacy { try self.backend.delete(legacyAnchorItem) }
-            try trimIfNeeded(file: file, key: key, lastSequence: entry.sequence, now: now)
+            lastSequence = entry.sequence
+            previous = entry.chainValue
+            anchorCounter = try trail.anchorFile.write(AuditAnchor(sequence: entry.sequence, mac: mac), after: anchorCounter, key: key)
+            if legacyAnchor {
+                try trail.backend.delete(trail.legacyAnchorItem)
+                legacyAnchor = false
+            }
             return entry
         }
     }

@@ -1,17 +1,19 @@
 extension Vault {
-    /// Appends one entry to the trail of the store in use.
+    /// Appends one entry to the trail of the store in use, outside any
+    /// operation (opening's `backend.fallback`).
     ///
-    /// When the entry cannot be written, the policy decides: `audit.onFailure`
-    /// `fail` (the default) throws `.policyDenied` carrying the audit error, so
-    /// no credential event goes unrecorded unnoticed; `warn` lets the operation
-    /// stand and keeps the error for ``auditWarnings``.
+    /// When the entry cannot be written, the policy decides: under
+    /// `audit.onFailure` `fail` the audit error is thrown with its own code;
+    /// under `warn` it is kept for ``auditWarnings``.
     func record(_ event: AuditEvent, _ outcome: AuditOutcome, account: String? = nil, detail: String? = nil) throws {
         guard let audit else { return }
         do {
             try audit.record(event, outcome: outcome, backend: backend.kind, account: account, detail: detail)
         } catch let error as LatchkeyError {
-            try policy.auditFailureDecision(error).requireAllowed()
-            droppedAuditEntries.withLock { $0.append(error) }
+            guard policy.audit.failureMode == .warn else {
+                throw LatchkeyError(error.code, "the \(event) entry could not be written to the audit trail (\(error.message)); audit.onFailure is \"fail\"")
+            }
+            droppedAuditEntries.withLock { $0.append(LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)")) }
         }
     }
 

@@ -8,11 +8,12 @@ extension Vault {
     ///   as wiped that was not.
     @discardableResult
     public func logout(account: String? = nil) throws -> LogoutReport {
-        try perform(.logout, account: account) {
+        try perform(.logout, account: account) { changes in
             var report = LogoutReport()
             for store in try storesHoldingCredentials {
                 for key in try store.list(kind: .session) where account == nil || key.account == account {
                     if policy.sessionsOnLogout == .wipe {
+                        try changes.willChange(key, in: store)
                         try store.delete(key)
                         report.wipedSessions.append(key)
                     } else {
@@ -20,6 +21,7 @@ extension Vault {
                     }
                 }
                 if policy.usernameOnLogout == .forget || !policy.remembersUsernames, try store.read(Vault.usernameItem) != nil {
+                    try changes.willChange(Vault.usernameItem, in: store)
                     try store.delete(Vault.usernameItem)
                     report.forgotUsername = true
                 }
@@ -37,17 +39,20 @@ extension Vault {
     /// - Throws: `LatchkeyError` when a store cannot answer.
     @discardableResult
     public func wipe() throws -> LogoutReport {
-        try perform(.wipe) {
+        try perform(.wipe) { changes in
             var report = LogoutReport()
             for key in try backend.list(kind: .session) {
+                try changes.willChange(key, in: backend)
                 try backend.delete(key)
                 report.wipedSessions.append(key)
             }
             if try backend.read(Vault.usernameItem) != nil {
+                try changes.willChange(Vault.usernameItem, in: backend)
                 try backend.delete(Vault.usernameItem)
                 report.forgotUsername = true
             }
             if let fileVault, try fileVaultExists() {
+                try changes.willChangeEverything(in: fileVault)
                 if backend.kind == .file {
                     // Destroy the vault and its key, so copies of the old ciphertext a
                     // journaling file system keeps are useless; only the opt-out stays.
@@ -71,10 +76,11 @@ extension Vault {
     @discardableResult
     public func applyExitPolicy() throws -> LogoutReport {
         guard policy.wipesSessionsOnExit else { return LogoutReport() }
-        return try perform(.wipe, detail: "app exit") {
+        return try perform(.wipe, detail: "app exit") { changes in
             var report = LogoutReport()
             for store in try storesHoldingCredentials {
                 for key in try store.list(kind: .session) {
+                    try changes.willChange(key, in: store)
                     try store.delete(key)
                     report.wipedSessions.append(key)
                 }

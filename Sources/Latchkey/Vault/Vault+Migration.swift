@@ -29,7 +29,7 @@ extension Vault {
         guard let fileVault else {
             throw LatchkeyError(.wrongKey, "the encrypted vault of \(appID) needs its passphrase to be migrated")
         }
-        return try perform(.migrate) {
+        return try perform(.migrate) { changes in
             var report = MigrationReport()
             var step = 0
             for key in try fileVault.list(kind: nil) {
@@ -37,6 +37,7 @@ extension Vault {
                 if let existing = try backend.read(key), existing.created > item.created {
                     report.keptNewer += 1
                 } else {
+                    try changes.willChange(key, in: backend)
                     try backend.write(item, for: key)
                     guard let copy = try backend.read(key), copy.hasSameContent(as: item) else {
                         throw LatchkeyError(.internal, "an item did not read back from the Secret Service as written; the file vault is kept")
@@ -46,6 +47,7 @@ extension Vault {
                 step += 1
                 Vault.migrationStepObserver?(step)
             }
+            try changes.willChangeEverything(in: fileVault)
             try fileVault.deleteAll()
             report.destroyedFileVault = true
             Vault.migrationStepObserver?(step + 1)

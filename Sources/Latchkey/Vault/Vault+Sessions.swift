@@ -19,8 +19,10 @@ extension Vault {
         guard !name.isEmpty else { throw LatchkeyError(.invalidInput, "the session name is empty") }
         let now = Date()
         let expiry = policy.sessionExpiry(requested: expires, created: now)
-        return try perform(.sessionSaved, account: account, detail: name) {
-            try backend.write(StoredItem(value: token, created: now, expires: expiry), for: ItemKey(kind: .session, account: account, name: name))
+        let key = ItemKey(kind: .session, account: account, name: name)
+        return try perform(.sessionSaved, account: account, detail: name) { changes in
+            try changes.willChange(key, in: backend)
+            try backend.write(StoredItem(value: token, created: now, expires: expiry), for: key)
             return OperationOutcome(expiry)
         }
     }
@@ -34,9 +36,10 @@ extension Vault {
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func session(named name: String, account: String) throws -> Session? {
         let key = ItemKey(kind: .session, account: account, name: name)
-        return try perform(.sessionRead, account: account, detail: name) {
+        return try perform(.sessionRead, account: account, detail: name) { changes in
             guard let item = try backend.read(key) else { return .unrecorded(nil) }
             if item.isExpired() {
+                try changes.willChange(key, in: backend)
                 try backend.delete(key)
                 return OperationOutcome(nil, event: .sessionExpired)
             }
@@ -66,8 +69,9 @@ extension Vault {
     @discardableResult
     public func deleteSession(named name: String, account: String) throws -> Bool {
         let key = ItemKey(kind: .session, account: account, name: name)
-        return try perform(.sessionDeleted, account: account, detail: name) {
+        return try perform(.sessionDeleted, account: account, detail: name) { changes in
             let existed = try backend.read(key) != nil
+            try changes.willChange(key, in: backend)
             try backend.delete(key)
             return OperationOutcome(existed, existed ? .ok : .skipped)
         }
@@ -77,7 +81,8 @@ extension Vault {
     /// - Returns: Whether it had expired.
     private func expire(_ item: StoredItem, key: ItemKey) throws -> Bool {
         guard item.isExpired() else { return false }
-        return try perform(.sessionExpired, account: key.account, detail: key.name) {
+        return try perform(.sessionExpired, account: key.account, detail: key.name) { changes in
+            try changes.willChange(key, in: backend)
             try backend.delete(key)
             return OperationOutcome(true)
         }

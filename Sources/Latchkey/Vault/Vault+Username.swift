@@ -21,7 +21,7 @@ extension Vault {
     @discardableResult
     public func rememberUsername(_ username: String) throws -> PolicyDecision {
         guard !username.isEmpty else { throw LatchkeyError(.invalidInput, "the username is empty") }
-        return try perform(.usernameRemembered, account: username) {
+        return try perform(.usernameRemembered, account: username) { changes in
             let decision = policy.rememberUsernameDecision(userOptedOut: !(try remembersUsername()))
             guard decision.isAllowed else {
                 // The policy's own refusal is a denial; the user's opt-out a skip.
@@ -29,6 +29,7 @@ extension Vault {
                     ? OperationOutcome(decision, .skipped, event: .usernameSkipped, detail: decision.reason)
                     : OperationOutcome(decision, .denied, event: .policyDenied, detail: decision.reason)
             }
+            try changes.willChange(Vault.usernameItem, in: backend)
             try backend.write(StoredItem(value: SecretBytes(utf8: username)), for: Vault.usernameItem)
             return OperationOutcome(.allow)
         }
@@ -37,8 +38,9 @@ extension Vault {
     /// Forgets the remembered username, if any.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func forgetUsername() throws {
-        try perform(.usernameForgotten) {
+        try perform(.usernameForgotten) { changes in
             let previous = try rememberedUsername()
+            try changes.willChange(Vault.usernameItem, in: backend)
             try backend.delete(Vault.usernameItem)
             return OperationOutcome((), account: previous)
         }
@@ -58,9 +60,13 @@ extension Vault {
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func setRemembersUsername(_ remembers: Bool) throws {
         let event: AuditEvent = remembers ? .rememberEnabled : .rememberDisabled
-        try perform(event) {
+        try perform(event) { changes in
+            try changes.willChange(Vault.rememberSetting, in: backend)
             try backend.write(StoredItem(value: SecretBytes(utf8: remembers ? "on" : "off")), for: Vault.rememberSetting)
-            if !remembers { try backend.delete(Vault.usernameItem) }
+            if !remembers {
+                try changes.willChange(Vault.usernameItem, in: backend)
+                try backend.delete(Vault.usernameItem)
+            }
             return OperationOutcome((), detail: remembers ? nil : "remembered username erased")
         }
     }
