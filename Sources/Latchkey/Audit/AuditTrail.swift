@@ -139,7 +139,7 @@ package final class AuditTrail: Sendable {
         private var anchorCounter: UInt64?
         private var legacyAnchor: Bool
 
-        fileprivate init(trail: AuditTrail, file: POSIX.File, key: SecretBytes, lastSequence: UInt64, previous: [UInt8],
+        init(trail: AuditTrail, file: POSIX.File, key: SecretBytes, lastSequence: UInt64, previous: [UInt8],
                          anchorCounter: UInt64?, legacyAnchor: Bool) {
             self.trail = trail
             self.file = file
@@ -251,6 +251,11 @@ package final class AuditTrail: Sendable {
         }
         knownKey.withLock { $0 = key }
         return key
+    }
+
+    /// Makes `key` the one this process uses, after a reset created it.
+    func adopt(key: SecretBytes) {
+        knownKey.withLock { $0 = key }
     }
 
     /// The key, created with a genesis anchor when the namespace has neither a

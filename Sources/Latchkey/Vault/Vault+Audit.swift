@@ -41,6 +41,18 @@ extension Vault {
         try auditTrails.map { ($0.path, try $0.verify()) }
     }
 
+    /// Recovers, visibly, from a broken audit trail (its anchor, key or tail
+    /// gone or damaged): each trail of this namespace that does not verify is
+    /// renamed beside itself (never deleted), and a new chain starts whose
+    /// first entry, `audit.reset`, records the kept segment, the last verified
+    /// sequence number and why. Until then, every operation on a broken trail
+    /// fails with `.tampered`. Intact trails are left alone.
+    /// - Returns: One report per trail that was reset; empty when all verified.
+    /// - Throws: `LatchkeyError` when a file or the store cannot be written.
+    public func resetAuditTrail() throws -> [AuditResetReport] {
+        try auditTrails.compactMap { try $0.reset() }
+    }
+
     private var auditTrails: [AuditTrail] {
         [audit, fileAudit].compactMap { $0 }
     }

@@ -16,7 +16,15 @@ enum TestedStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// Opens a vault of a fresh namespace on this store.
     func open(policy: Policy = .default, purpose: String = #function) throws -> Vault {
         let appID = try SecretServiceTestSupport.freshAppID(purpose.filter { $0.isLetter })
-        let directory = try freshDirectory(purpose) + "/store"
+        return try open(appID: appID, directory: try freshDirectory(purpose) + "/store", policy: policy)
+    }
+
+    /// Opens the same namespace again, as another process would: nothing read or cached.
+    func reopen(_ vault: Vault, policy: Policy = .default) throws -> Vault {
+        try open(appID: vault.appID, directory: vault.storeDirectory, policy: policy)
+    }
+
+    private func open(appID: AppID, directory: String, policy: Policy) throws -> Vault {
         switch self {
         case .secretService:
             return try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .secretService)
