@@ -95,6 +95,28 @@ struct VaultTests {
         #expect(try vault.auditEntries().map(\.event) == [.backendFallback])
     }
 
+    @Test("the fallback is recorded when the store in use changes, not on every open, and so is the return")
+    func fallbackRecordedOnChange() throws {
+        let appID = try SecretServiceTestSupport.freshAppID("fallbackchange")
+        let directory = try freshDirectory() + "/store"
+        for _ in 0..<3 {
+            let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+            #expect(offline.openReport.fallback != nil)
+            #expect(try offline.status().reason.contains("no Secret Service"))
+        }
+        let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+        #expect(try offline.auditEntries().map(\.event) == [.backendFallback])
+        let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
+        #expect(online.backend.kind == .secretService)
+        #expect(try online.auditEntries().map(\.event).filter { $0 == .backendReturned || $0 == .backendFallback } == [.backendFallback, .backendReturned])
+        _ = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
+        _ = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+        #expect(try online.auditEntries().filter { $0.event == .backendFallback }.count == 2, "a second fallback after the return is a change again")
+        #expect(try online.verifyAudit().allSatisfy { $0.verification.isIntact })
+        try online.wipe()
+        try SecretServiceBackend(appID: appID).deleteAll()
+    }
+
     @Test("a session saved with a 1 s life is gone after 2 s; the read deletes it and audits session.expired", arguments: TestedStore.allCases)
     func expiry(store: TestedStore) async throws {
         let vault = try store.open()

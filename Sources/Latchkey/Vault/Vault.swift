@@ -123,9 +123,7 @@ public final class Vault: Sendable {
             try Vault.check(header, against: policy.kdf ?? .standard, policyName: policy.name)
         }
         let vault = Vault(appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file)
-        if let fallback = selection.fallbackFrom {
-            try vault.record(.backendFallback, .ok, detail: "using the encrypted file: \(fallback)")
-        }
+        try vault.recordStoreChange(fallback: selection.fallbackFrom)
         if selection.backend.kind == .secretService, try vault.fileVaultExists(),
            policy.automaticMigrationDecision().isAllowed, file != nil {
             let migration = try vault.migrate()
@@ -231,6 +229,25 @@ public final class Vault: Sendable {
         }
         if header.opsLimit > UInt64(bounds.maximumOpsLimit) {
             throw LatchkeyError(.invalidInput, "the vault asks for \(header.opsLimit) Argon2id passes, above policy '\(policyName)' file.kdf.maximumOpsLimit (\(bounds.maximumOpsLimit))")
+        }
+    }
+
+    /// The file that marks a namespace as fallen back to the encrypted file:
+    /// present from the first fallback until the Secret Service is used again.
+    var fallbackMarkerPath: String { storeDirectory + "/" + appID.rawValue + ".fallback" }
+
+    /// Records `backend.fallback` when the store in use changes to the
+    /// encrypted file for want of a Secret Service, and `backend.returned` when
+    /// the Secret Service is used again, not on every open.
+    private func recordStoreChange(fallback: String?) throws {
+        let marked = try POSIX.status(of: fallbackMarkerPath) != nil
+        if let fallback, !marked {
+            try record(.backendFallback, .ok, detail: "using the encrypted file: \(fallback)")
+            try PrivateFiles.prepareDirectory(storeDirectory)
+            try PrivateFiles.replace(fallbackMarkerPath, with: Array("file\n".utf8))
+        } else if backend.kind == .secretService, marked {
+            try record(.backendReturned, .ok, detail: "the Secret Service answers again")
+            try PrivateFiles.remove(fallbackMarkerPath)
         }
     }
 
