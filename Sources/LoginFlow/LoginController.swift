@@ -7,12 +7,18 @@
 /// requests run in their own tasks; a cancelled or stale request's answer is
 /// ignored by the reducer. While rate-limited, the controller sends
 /// ``Login/Event/tick(now:)`` every `tickInterval` until the limit ends.
+///
+/// Times come from the clock given at creation (the continuous clock unless a
+/// test or a preview injects another). When the session of a successful login
+/// cannot be saved, the controller reports the store failure and also sends
+/// ``Login/Event/sessionSaveFailed(account:)``, so the screen can say so.
 public actor LoginController {
     private let authenticator: any Authenticator
     private let store: any LoginCredentialStore
     private let tickInterval: Duration
     private let output: @Sendable (LoginControllerOutput) -> Void
-    private let clock = ContinuousClock()
+    private let now: @Sendable () -> ContinuousClock.Instant
+    private let sleep: @Sendable (Duration) async throws -> Void
     private var requests: [Int: Task<Void, Never>] = [:]
     private var countdown: Task<Void, Never>?
 
@@ -25,19 +31,25 @@ public actor LoginController {
     ///   - store: Keeps the remembered username, the remember choice and sessions.
     ///   - configuration: The app's additions to the rules.
     ///   - tickInterval: How often the rate-limit countdown advances.
+    ///   - clock: Where response times and countdown ticks come from, and what
+    ///     the countdown sleeps on; its instants are the continuous clock's, so
+    ///     a test clock can start from `ContinuousClock.now` and move by hand.
     ///   - output: Receives every new state, focus request and store failure;
     ///     called on the controller's executor, so hop to the UI's own.
-    public init(
+    public init<C: Clock>(
         authenticator: any Authenticator,
         store: any LoginCredentialStore,
         configuration: Login.Configuration = Login.Configuration(),
         tickInterval: Duration = .seconds(1),
+        clock: C = ContinuousClock(),
         output: @escaping @Sendable (LoginControllerOutput) -> Void = { _ in }
-    ) {
+    ) where C.Instant == ContinuousClock.Instant {
         precondition(tickInterval > .zero, "tickInterval must be positive")
         self.authenticator = authenticator
         self.store = store
         self.tickInterval = tickInterval
+        self.now = { clock.now }
+        self.sleep = { try await clock.sleep(for: $0) }
         self.output = output
         self.state = Login.State(configuration: configuration)
     }
@@ -99,7 +111,10 @@ public actor LoginController {
         case let .setRemembersUsername(remembers):
             await perform(.setRemembersUsername) { try await $0.setRemembersUsername(remembers) }
         case let .saveSession(tokens, account):
-            await perform(.saveSession) { try await $0.saveSession(tokens, account: account) }
+            let saved = await perform(.saveSession) { try await $0.saveSession(tokens, account: account) }
+            if !saved {
+                await send(.sessionSaveFailed(account: account))
+            }
         case let .logout(account):
             await perform(.logout) { try await $0.logout(account: account) }
         case let .focus(field):
@@ -107,36 +122,42 @@ public actor LoginController {
         }
     }
 
+    /// Runs one store call; a failure goes to the output.
+    /// - Returns: Whether the call succeeded.
+    @discardableResult
     private func perform(
         _ operation: LoginStoreFailure.Operation,
         _ call: (any LoginCredentialStore) async throws -> Void
-    ) async {
+    ) async -> Bool {
         do {
             try await call(store)
+            return true
         } catch {
             output(.storeFailed(LoginStoreFailure(operation: operation, error: error)))
+            return false
         }
     }
 
     private func finish(_ generation: Int, _ result: AuthenticationResult) async {
         requests[generation] = nil
-        await send(.responseReceived(generation: generation, result: result, at: clock.now))
+        await send(.responseReceived(generation: generation, result: result, at: now()))
     }
 
     private func startCountdownIfNeeded() {
         guard state.isRateLimited, countdown == nil else { return }
         let interval = tickInterval
+        let sleep = sleep
+        let now = now
         countdown = Task {
             while self.state.isRateLimited {
                 do {
-                    try await Task.sleep(for: interval)
+                    try await sleep(interval)
                 } catch {
                     break // Cancelled: nobody waits for the countdown any more.
                 }
-                await self.send(.tick(now: self.clock.now))
+                await self.send(.tick(now: now()))
             }
             self.countdown = nil
         }
     }
-
 }

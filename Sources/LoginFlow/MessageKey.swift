@@ -29,4 +29,6 @@ public enum MessageKey: String, Sendable, Hashable, CaseIterable {
     case serverError = "login.error.serverError"
     /// The server's answer could not be understood.
     case malformedResponse = "login.error.malformedResponse"
+    /// Signed in, but the session could not be kept for the next start.
+    case sessionNotSaved = "login.error.sessionNotSaved"
 }

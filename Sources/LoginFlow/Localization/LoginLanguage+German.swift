@@ -14,5 +14,6 @@ extension LoginLanguage {
         .timedOut: "Der Server hat nicht rechtzeitig geantwortet. Bitte versuchen Sie es erneut.",
         .serverError: "Auf dem Server ist ein Fehler aufgetreten. Bitte versuchen Sie es später erneut.",
         .malformedResponse: "Die Antwort des Servers war unverständlich. Bitte versuchen Sie es später erneut.",
+        .sessionNotSaved: "Sie sind angemeldet, aber die Sitzung konnte auf diesem Gerät nicht gespeichert werden. Beim nächsten Mal müssen Sie sich erneut anmelden.",
     ]
 }

@@ -14,5 +14,6 @@ extension LoginLanguage {
         .timedOut: "服务器响应超时。请重试。",
         .serverError: "服务器出现问题。请稍后再试。",
         .malformedResponse: "无法识别服务器的响应。请稍后再试。",
+        .sessionNotSaved: "您已登录，但无法在此设备上保存会话。下次需要重新登录。",
     ]
 }
