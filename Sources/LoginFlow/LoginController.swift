@@ -83,7 +83,9 @@ public actor LoginController {
         startCountdownIfNeeded()
     }
 
-    /// Waits until no login request and no countdown is running, for tests and shutdown.
+    /// Waits until no login request is running (an answer counts as running
+    /// until its effects, such as saving the session, are done) and no
+    /// countdown is, for tests.
     public func settle() async {
         while true {
             if let request = requests.values.first {
@@ -94,6 +96,15 @@ public actor LoginController {
                 return
             }
         }
+    }
+
+    /// Stops the countdown, then waits until the answer of every request has
+    /// been handled, its effects included, so an app can quit without losing
+    /// a session or a remembered username that was being saved. Send
+    /// ``Login/Event/disappeared`` first to abandon a request still in flight.
+    public func shutDown() async {
+        countdown?.cancel()
+        await settle()
     }
 
     private func run(_ effect: Login.Effect) async {
@@ -139,8 +150,9 @@ public actor LoginController {
     }
 
     private func finish(_ generation: Int, _ result: AuthenticationResult) async {
-        requests[generation] = nil
         await send(.responseReceived(generation: generation, result: result, at: now()))
+        // Only now: until its effects are done, the request is still running for settle().
+        requests[generation] = nil
     }
 
     private func startCountdownIfNeeded() {

@@ -11,6 +11,10 @@ public enum MessageKey: String, Sendable, Hashable, CaseIterable {
     case logInButton = "login.button.logIn"
     /// The remember toggle's label.
     case rememberUsernameLabel = "login.label.rememberUsername"
+    /// Who is signed in, after a successful login; `{account}` stands for the account.
+    case signedInAs = "login.status.signedInAs"
+    /// The logout button's title.
+    case logOutButton = "login.button.logOut"
     /// The text beside the progress indicator.
     case loggingIn = "login.progress.loggingIn"
     /// The rate-limit countdown; `{seconds}` stands for the seconds left.

@@ -165,6 +165,40 @@ struct ControllerTests {
         #expect(await login.state.message == nil)
     }
 
+    @Test("shutDown waits until the answer's session and username are saved")
+    func shutDownSaves() async throws {
+        let vault = try makeVault()
+        let authenticator = ScriptedAuthenticator([.success(F.tokens)], holds: true)
+        let login = LoginController(authenticator: authenticator, store: SlowSaveStore(vault: vault, delay: .milliseconds(300)),
+                                    configuration: F.configuration, output: OutputRecorder().handler)
+        await login.appear()
+        await login.send(.usernameChanged("bob"))
+        await login.send(.passwordChanged(F.password))
+        await login.send(.submitTapped)
+        authenticator.release()
+        #expect(await eventually { await login.state.signedInAccount == "bob" }, "the screen shows the login before the save is done")
+        await login.send(.disappeared)
+        await login.shutDown()
+        #expect(try await vault.session(named: "access", account: "bob") != nil)
+        #expect(try await vault.rememberedUsername() == "bob")
+    }
+
+    @Test("shutDown stops the countdown instead of waiting for the rate limit to end", .timeLimit(.minutes(1)))
+    func shutDownDuringCountdown() async throws {
+        let clock = ManualClock() // time does not pass: waiting for the limit to end would never return
+        let login = LoginController(authenticator: ScriptedAuthenticator([.failure(.rateLimited(retryAfter: .seconds(60)))]),
+                                    store: try makeVault(), configuration: F.configuration, clock: clock,
+                                    output: OutputRecorder().handler)
+        await login.appear()
+        await login.send(.usernameChanged("bob"))
+        await login.send(.passwordChanged(F.password))
+        await login.send(.submitTapped)
+        #expect(await eventually { clock.sleeping == 1 }, "the countdown is waiting for its first tick")
+        await login.shutDown()
+        #expect(await login.state.isRateLimited, "the limit still holds: shutDown did not wait for it")
+        #expect(clock.sleeping == 0, "the countdown stopped")
+    }
+
     @Test("an injected clock times the answers and drives the countdown exactly")
     func injectedClock() async throws {
         let clock = ManualClock()

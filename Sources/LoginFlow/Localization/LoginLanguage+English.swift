@@ -5,6 +5,8 @@ extension LoginLanguage {
         .passwordLabel: "Password",
         .logInButton: "Log in",
         .rememberUsernameLabel: "Remember username",
+        .signedInAs: "Signed in as {account}.",
+        .logOutButton: "Log out",
         .loggingIn: "Logging in…",
         .retryCountdown: "You can try again in {seconds} s.",
         .invalidCredentials: "The username or password is incorrect.",

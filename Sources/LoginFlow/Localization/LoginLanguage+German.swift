@@ -5,6 +5,8 @@ extension LoginLanguage {
         .passwordLabel: "Passwort",
         .logInButton: "Anmelden",
         .rememberUsernameLabel: "Benutzernamen merken",
+        .signedInAs: "Angemeldet als {account}.",
+        .logOutButton: "Abmelden",
         .loggingIn: "Anmeldung läuft …",
         .retryCountdown: "Sie können es in {seconds} s erneut versuchen.",
         .invalidCredentials: "Benutzername oder Passwort ist falsch.",

@@ -5,6 +5,8 @@ extension LoginLanguage {
         .passwordLabel: "密码",
         .logInButton: "登录",
         .rememberUsernameLabel: "记住用户名",
+        .signedInAs: "已登录：{account}",
+        .logOutButton: "退出登录",
         .loggingIn: "正在登录…",
         .retryCountdown: "请在 {seconds} 秒后重试。",
         .invalidCredentials: "用户名或密码不正确。",
