@@ -21,6 +21,8 @@ public actor LoginController {
     private let sleep: @Sendable (Duration) async throws -> Void
     private var requests: [Int: Task<Void, Never>] = [:]
     private var countdown: Task<Void, Never>?
+    /// The effects of the latest event with effects; the next event's wait for them.
+    private var effectQueue: Task<Void, Never>?
 
     /// The current state of the screen.
     public private(set) var state: Login.State
@@ -72,15 +74,36 @@ public actor LoginController {
     }
 
     /// Feeds one event to the reducer, publishes the new state and runs the effects.
+    ///
+    /// Effects run in the order of their events, each event's after the
+    /// previous event's are done, even when a store call suspends: a logout
+    /// the user asks for while the session of the login before it is still
+    /// being saved wipes that session, not the other way round. Returns when
+    /// this event's effects are done.
     /// - Parameter event: What happened.
     public func send(_ event: Login.Event) async {
+        let effects = apply(event)
+        if !effects.isEmpty {
+            let previous = effectQueue
+            let work = Task {
+                await previous?.value
+                for effect in effects {
+                    await self.run(effect)
+                }
+            }
+            effectQueue = work
+            await work.value
+        }
+        startCountdownIfNeeded()
+    }
+
+    /// Reduces `event` into the state and publishes it.
+    /// - Returns: The effects to run.
+    private func apply(_ event: Login.Event) -> [Login.Effect] {
         let (next, effects) = Login.reduce(state, event)
         state = next
         output(.render(next))
-        for effect in effects {
-            await run(effect)
-        }
-        startCountdownIfNeeded()
+        return effects
     }
 
     /// Waits until no login request is running (an answer counts as running
@@ -124,7 +147,11 @@ public actor LoginController {
         case let .saveSession(tokens, account):
             let saved = await perform(.saveSession) { try await $0.saveSession(tokens, account: account) }
             if !saved {
-                await send(.sessionSaveFailed(account: account))
+                // Already inside the effect queue: the event's own effects (none,
+                // by the reducer's rules) run here rather than queue behind this one.
+                for effect in apply(.sessionSaveFailed(account: account)) {
+                    await run(effect)
+                }
             }
         case let .logout(account):
             await perform(.logout) { try await $0.logout(account: account) }

@@ -183,6 +183,27 @@ struct ControllerTests {
         #expect(try await vault.rememberedUsername() == "bob")
     }
 
+    @Test("a logout while the session of the login before it is still being saved wipes that session")
+    func logoutWaitsForSave() async throws {
+        let vault = try makeVault()
+        let authenticator = ScriptedAuthenticator([.success(F.tokens)], holds: true)
+        let login = LoginController(authenticator: authenticator, store: SlowSaveStore(vault: vault, delay: .milliseconds(300)),
+                                    configuration: F.configuration, output: OutputRecorder().handler)
+        await login.appear()
+        await login.send(.usernameChanged("bob"))
+        await login.send(.passwordChanged(F.password))
+        await login.send(.submitTapped)
+        authenticator.release()
+        #expect(await eventually { await login.state.signedInAccount == "bob" })
+        await login.send(.logoutRequested) // the save is still sleeping
+        await login.settle()
+        #expect(try await vault.sessions().isEmpty, "the logout ran after the save, and wiped it")
+        let events = try vault.auditEntries().map(\.event)
+        let saved = try #require(events.lastIndex(of: .sessionSaved))
+        let loggedOut = try #require(events.lastIndex(of: .logout))
+        #expect(saved < loggedOut)
+    }
+
     @Test("shutDown stops the countdown instead of waiting for the rate limit to end", .timeLimit(.minutes(1)))
     func shutDownDuringCountdown() async throws {
         let clock = ManualClock() // time does not pass: waiting for the limit to end would never return
