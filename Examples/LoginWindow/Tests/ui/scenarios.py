@@ -383,6 +383,7 @@ def item15(h):
         app.expect("%s: the window grew to show it whole" % tag, lambda s: not layout_problems(s))
         app.screenshot("item-15-%s" % tag)
         if tag == "de":
+            app.expect("de: the cursor is back in the password field", lambda s: s.password.focused)
             app.screenshot("login-window-error-de", committed=True)
         if tag == "zh":
             app.type(PASSWORD)
@@ -390,7 +391,7 @@ def item15(h):
             submit(app)
             app.expect("zh: the signed-in view speaks Chinese",
                        lambda s: s.signed_in == app.texts["login.status.signedInAs"].replace("{account}", "alice")
-                       and s.logout is not None and s.message is None)
+                       and s.logout is not None and s.logout.focused and s.message is None)
             app.screenshot("login-window-signed-in-zh", committed=True)
         if last:
             last.close()
