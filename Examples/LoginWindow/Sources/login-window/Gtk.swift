@@ -100,14 +100,6 @@ enum Gtk {
             })
         }
     }
-
-    /// Adds a style sheet for the whole display (`gtk_css_provider_load_from_data`).
-    /// - Parameter css: The CSS text.
-    static func addStyleSheet(_ css: String) {
-        let provider = gtk_css_provider_new()
-        gtk_css_provider_load_from_data(provider, css, -1)
-        gtk_style_context_add_provider_for_display(gdk_display_get_default(), OpaquePointer(provider), UInt32(GTK_STYLE_PROVIDER_PRIORITY_APPLICATION))
-    }
 }
 
 // MARK: - Signal handlers
@@ -120,7 +112,7 @@ private final class Handler<Function> {
     /// The retained pointer GLib passes back to the trampoline.
     var retained: gpointer { Unmanaged.passRetained(self).toOpaque() }
 
-    /// Calls `body` with the handler behind `data` (not consuming GLib's reference).
+    /// The handler behind `data`, without consuming GLib's reference.
     static func from(_ data: gpointer?) -> Handler<Function> {
         Unmanaged<Handler<Function>>.fromOpaque(data!).takeUnretainedValue()
     }
@@ -161,11 +153,6 @@ class Widget {
     var isVisible: Bool {
         get { gtk_widget_get_visible(pointer) != 0 }
         set { gtk_widget_set_visible(pointer, newValue ? 1 : 0) }
-    }
-
-    /// Whether the widget, or the text inside it, has the keyboard focus (`gtk_widget_has_focus`).
-    var hasFocus: Bool {
-        gtk_widget_has_focus(pointer) != 0 || gtk_widget_get_focus_child(pointer).map { gtk_widget_has_focus($0) != 0 } == true
     }
 
     /// Moves the keyboard focus here (`gtk_widget_grab_focus`).
