@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 
-.PHONY: deps build demo test api bench stress fuzz install clean
+.PHONY: deps build demo test api bench stress fuzz install clean login-window login-window-test
 
 deps:
 	@.ci/install-deps
@@ -69,3 +69,14 @@ stress: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey-bench
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey-testhelper
 	.ci/with-keyring $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey-bench stress $(STRESS_ARGS)
+
+# The GTK 4 login window on LoginFlow and a real Vault (issue 18): its own package in
+# Examples/LoginWindow, so GTK never becomes a dependency of the library. Not part of `make test`.
+LOGIN_WINDOW_ARGS ?=
+
+login-window: deps
+	SWIFT=$(SWIFT) Examples/LoginWindow/run $(LOGIN_WINDOW_ARGS)
+
+# Every scenario of the login-screen story, driven with xdotool and read through AT-SPI under Xvfb.
+login-window-test: deps
+	SWIFT=$(SWIFT) Examples/LoginWindow/Tests/run-ui-tests

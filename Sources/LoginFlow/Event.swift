@@ -27,5 +27,9 @@ extension Login {
         case logoutRequested
         /// Time passed; drives the rate-limit countdown.
         case tick(now: ContinuousClock.Instant)
+        /// The session issued at a successful login could not be kept by the
+        /// credential store: the account is signed in for now, but will have
+        /// to log in again next time. Taken only while `account` is signed in.
+        case sessionSaveFailed(account: String)
     }
 }

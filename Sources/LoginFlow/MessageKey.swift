@@ -11,6 +11,10 @@ public enum MessageKey: String, Sendable, Hashable, CaseIterable {
     case logInButton = "login.button.logIn"
     /// The remember toggle's label.
     case rememberUsernameLabel = "login.label.rememberUsername"
+    /// Who is signed in, after a successful login; `{account}` stands for the account.
+    case signedInAs = "login.status.signedInAs"
+    /// The logout button's title.
+    case logOutButton = "login.button.logOut"
     /// The text beside the progress indicator.
     case loggingIn = "login.progress.loggingIn"
     /// The rate-limit countdown; `{seconds}` stands for the seconds left.
@@ -29,4 +33,6 @@ public enum MessageKey: String, Sendable, Hashable, CaseIterable {
     case serverError = "login.error.serverError"
     /// The server's answer could not be understood.
     case malformedResponse = "login.error.malformedResponse"
+    /// Signed in, but the session could not be kept for the next start.
+    case sessionNotSaved = "login.error.sessionNotSaved"
 }

@@ -78,6 +78,12 @@ extension Login {
         case let .tick(now):
             next.advanceClock(to: now)
             return (next, [])
+
+        case let .sessionSaveFailed(account):
+            // A failure reported for an account that has since logged out is stale.
+            guard state.signedInAccount == account else { return (state, []) }
+            next.message = .sessionNotSaved
+            return (next, [])
         }
     }
 }

@@ -9,22 +9,24 @@ extension Login {
     /// when a field changes by code rather than by keystroke.
     ///
     /// `description`, `debugDescription` and `dump` never show the password.
+    /// Two states are equal when everything the screen shows and the reducer
+    /// keeps is equal; the configuration is not compared (a function has no equality).
     public struct State: Sendable {
         /// The app's additions to the rules (the input validator).
         public let configuration: Configuration
         /// Whether the screen is on display.
-        public internal(set) var isVisible = false
+        public internal(set) var isVisible: Bool
         /// The username field's text.
-        public internal(set) var username = ""
+        public internal(set) var username: String
         /// The password field's content.
-        public internal(set) var password = SecretBytes()
+        public internal(set) var password: SecretBytes
         /// Whether the username is remembered after a successful login (the
         /// screen's remember toggle; off means the user opted out).
-        public internal(set) var remembersUsername = false
+        public internal(set) var remembersUsername: Bool
         /// The generation id of the request in flight, if one is.
         public internal(set) var pendingGeneration: Int?
         /// The generation id of the latest request sent (0 before the first).
-        public internal(set) var lastGeneration = 0
+        public internal(set) var lastGeneration: Int
         /// The inline message to show, if any.
         public internal(set) var message: MessageKey?
         /// The account that logged in successfully and has not logged out.
@@ -34,11 +36,62 @@ extension Login {
         /// When the server accepts the next attempt, while rate-limited.
         public internal(set) var retryDeadline: ContinuousClock.Instant?
 
-        /// Creates the state of a screen that has not appeared yet: empty
-        /// fields, nothing in flight, submit impossible.
-        /// - Parameter configuration: The app's additions to the rules.
-        public init(configuration: Configuration = Configuration()) {
+        /// Creates a state from its parts; with the defaults, the state of a
+        /// screen that has not appeared yet: empty fields, nothing in flight,
+        /// submit impossible.
+        ///
+        /// Drivers start from the defaults and let ``Login/reduce(_:_:)`` do
+        /// the rest; the other parameters let a UI preview or a test show any
+        /// state the reducer can reach without replaying events.
+        /// - Parameters:
+        ///   - configuration: The app's additions to the rules.
+        ///   - isVisible: Whether the screen is on display.
+        ///   - username: The username field's text.
+        ///   - password: The password field's content.
+        ///   - remembersUsername: The remember toggle.
+        ///   - pendingGeneration: The generation id of the request in flight, if one is;
+        ///     requires `isVisible`.
+        ///   - lastGeneration: The generation id of the latest request sent; defaults to
+        ///     `pendingGeneration`, or 0. Equals `pendingGeneration` when that is set.
+        ///   - message: The inline message; ``MessageKey/sessionNotSaved`` requires
+        ///     `signedInAccount`.
+        ///   - signedInAccount: The account signed in, if any.
+        ///   - now: The latest time an event reported.
+        ///   - retryDeadline: When a rate limit ends; requires `now`.
+        ///
+        /// A combination the reducer never produces (a request in flight on a
+        /// hidden screen, a request in flight that is not the latest, a rate
+        /// limit without a clock) is a programmer error and stops the program.
+        public init(
+            configuration: Configuration = Configuration(),
+            isVisible: Bool = false,
+            username: String = "",
+            password: SecretBytes = SecretBytes(),
+            remembersUsername: Bool = false,
+            pendingGeneration: Int? = nil,
+            lastGeneration: Int? = nil,
+            message: MessageKey? = nil,
+            signedInAccount: String? = nil,
+            now: ContinuousClock.Instant? = nil,
+            retryDeadline: ContinuousClock.Instant? = nil
+        ) {
+            let last = lastGeneration ?? pendingGeneration ?? 0
+            precondition(last >= 0, "generation ids are not negative")
+            precondition(pendingGeneration.map { $0 == last } ?? true, "the request in flight is the latest sent")
+            precondition(pendingGeneration == nil || isVisible, "a request is in flight only while the screen shows")
+            precondition(retryDeadline == nil || now != nil, "a rate limit needs the time it started from")
+            precondition(message != .sessionNotSaved || signedInAccount != nil, "sessionNotSaved is shown only while signed in")
             self.configuration = configuration
+            self.isVisible = isVisible
+            self.username = username
+            self.password = password
+            self.remembersUsername = remembersUsername
+            self.pendingGeneration = pendingGeneration
+            self.lastGeneration = last
+            self.message = message
+            self.signedInAccount = signedInAccount
+            self.now = now
+            self.retryDeadline = retryDeadline
         }
 
         /// Whether a request is in flight.

@@ -176,7 +176,7 @@ struct ChecklistTests {
         let inFlight = F.inFlight()
         #expect(!inFlight.fieldsEnabled)
         let edited = F.run([.usernameChanged("mallory"), .passwordChanged(SecretBytes(utf8: "other")), .rememberUsernameChanged(false)], from: inFlight).0
-        #expect(Snapshot(edited) == Snapshot(inFlight))
+        #expect(edited == inFlight)
         let answered = Login.reduce(inFlight, .responseReceived(generation: 1, result: outcome.result, at: F.at(1))).0
         #expect(answered.fieldsEnabled)
         #expect(Login.reduce(answered, .usernameChanged("bob")).0.username == "bob")
@@ -187,7 +187,7 @@ struct ChecklistTests {
         let appeared = F.run([.appeared(rememberedUsername: nil, remembersUsername: true), .usernameChanged("alice")]).0
         let (afterUsernameReturn, focus) = Login.reduce(appeared, .returnPressed(in: .username))
         #expect(focus.count == 1 && focus.first?.focusesPassword == true)
-        #expect(Snapshot(afterUsernameReturn) == Snapshot(appeared))
+        #expect(afterUsernameReturn == appeared)
         #expect(Login.reduce(appeared, .returnPressed(in: .password)).1.isEmpty, "empty password: Return does nothing")
         let filled = Login.reduce(appeared, .passwordChanged(F.password)).0
         let (sent, effects) = Login.reduce(filled, .returnPressed(in: .password))
@@ -210,13 +210,13 @@ struct ChecklistTests {
         let second = F.run([.disappeared] + F.filledIn + [.submitTapped], from: F.inFlight()).0
         #expect(second.pendingGeneration == 2)
         let (afterEarlier, earlierEffects) = Login.reduce(second, .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
-        #expect(Snapshot(afterEarlier) == Snapshot(second) && earlierEffects.isEmpty)
+        #expect(afterEarlier == second && earlierEffects.isEmpty)
 
         for abandon: Login.Event in [.disappeared, .logoutRequested] {
             let (abandoned, cancel) = Login.reduce(F.inFlight(), abandon)
             #expect(cancel.contains { $0.cancels(1) })
             let (after, effects) = Login.reduce(abandoned, .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
-            #expect(Snapshot(after) == Snapshot(abandoned) && effects.isEmpty, "after \(abandon)")
+            #expect(after == abandoned && effects.isEmpty, "after \(abandon)")
         }
     }
 }

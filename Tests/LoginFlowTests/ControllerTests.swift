@@ -132,6 +132,125 @@ struct ControllerTests {
         await logIn(login, as: "bob")
         #expect(recorder.failures == [.load, .saveSession])
         #expect(await login.state.signedInAccount == "bob")
+        #expect(await login.state.message == .sessionNotSaved)
+    }
+
+    @Test("a session the store could not save comes back into the state, and logout clears the message")
+    func sessionNotSaved() async throws {
+        let recorder = OutputRecorder()
+        let backend = InMemoryBackend()
+        let store = Vault(appID: try AppID("com.example.login"), policy: .default, backend: backend, storeDirectory: "/nonexistent")
+        let login = controller(ScriptedAuthenticator([.success(F.tokens)]), store, recorder)
+        await login.appear()
+        #expect(recorder.failures.isEmpty)
+        backend.failure = LatchkeyError(.unavailable, "the keyring went away after the screen appeared")
+        await logIn(login, as: "bob")
+        let state = await login.state
+        #expect(recorder.failures.first == .saveSession)
+        #expect(state.signedInAccount == "bob" && state.message == .sessionNotSaved && state.password.isEmpty)
+        #expect(MessageKey.sessionNotSaved.text(in: .german).contains("Sitzung"))
+        backend.failure = nil
+        await login.send(.logoutRequested)
+        let after = await login.state
+        #expect(after.message == nil && after.signedInAccount == nil)
+    }
+
+    @Test("a saved session shows no message")
+    func sessionSaved() async throws {
+        let recorder = OutputRecorder()
+        let login = controller(ScriptedAuthenticator([.success(F.tokens)]), try makeVault(), recorder)
+        await login.appear()
+        await logIn(login, as: "bob")
+        #expect(recorder.failures.isEmpty)
+        #expect(await login.state.message == nil)
+    }
+
+    @Test("shutDown waits until the answer's session and username are saved")
+    func shutDownSaves() async throws {
+        let vault = try makeVault()
+        let authenticator = ScriptedAuthenticator([.success(F.tokens)], holds: true)
+        let login = LoginController(authenticator: authenticator, store: SlowSaveStore(vault: vault, delay: .milliseconds(300)),
+                                    configuration: F.configuration, output: OutputRecorder().handler)
+        await login.appear()
+        await login.send(.usernameChanged("bob"))
+        await login.send(.passwordChanged(F.password))
+        await login.send(.submitTapped)
+        authenticator.release()
+        #expect(await eventually { await login.state.signedInAccount == "bob" }, "the screen shows the login before the save is done")
+        await login.send(.disappeared)
+        await login.shutDown()
+        #expect(try await vault.session(named: "access", account: "bob") != nil)
+        #expect(try await vault.rememberedUsername() == "bob")
+    }
+
+    @Test("a logout while the session of the login before it is still being saved wipes that session")
+    func logoutWaitsForSave() async throws {
+        let vault = try makeVault()
+        let authenticator = ScriptedAuthenticator([.success(F.tokens)], holds: true)
+        let login = LoginController(authenticator: authenticator, store: SlowSaveStore(vault: vault, delay: .milliseconds(300)),
+                                    configuration: F.configuration, output: OutputRecorder().handler)
+        await login.appear()
+        await login.send(.usernameChanged("bob"))
+        await login.send(.passwordChanged(F.password))
+        await login.send(.submitTapped)
+        authenticator.release()
+        #expect(await eventually { await login.state.signedInAccount == "bob" })
+        await login.send(.logoutRequested) // the save is still sleeping
+        await login.settle()
+        #expect(try await vault.sessions().isEmpty, "the logout ran after the save, and wiped it")
+        let events = try vault.auditEntries().map(\.event)
+        let saved = try #require(events.lastIndex(of: .sessionSaved))
+        let loggedOut = try #require(events.lastIndex(of: .logout))
+        #expect(saved < loggedOut)
+    }
+
+    @Test("shutDown stops the countdown instead of waiting for the rate limit to end", .timeLimit(.minutes(1)))
+    func shutDownDuringCountdown() async throws {
+        let clock = ManualClock() // time does not pass: waiting for the limit to end would never return
+        let login = LoginController(authenticator: ScriptedAuthenticator([.failure(.rateLimited(retryAfter: .seconds(60)))]),
+                                    store: try makeVault(), configuration: F.configuration, clock: clock,
+                                    output: OutputRecorder().handler)
+        await login.appear()
+        await login.send(.usernameChanged("bob"))
+        await login.send(.passwordChanged(F.password))
+        await login.send(.submitTapped)
+        #expect(await eventually { clock.sleeping == 1 }, "the countdown is waiting for its first tick")
+        await login.shutDown()
+        #expect(await login.state.isRateLimited, "the limit still holds: shutDown did not wait for it")
+        #expect(clock.sleeping == 0, "the countdown stopped")
+    }
+
+    @Test("an injected clock times the answers and drives the countdown exactly")
+    func injectedClock() async throws {
+        let clock = ManualClock()
+        let start = clock.now
+        let authenticator = ScriptedAuthenticator([.failure(.rateLimited(retryAfter: .seconds(30)))])
+        let login = LoginController(authenticator: authenticator, store: try makeVault(), configuration: F.configuration,
+                                    tickInterval: .seconds(10), clock: clock, output: OutputRecorder().handler)
+        await login.appear()
+        await login.send(.usernameChanged("bob"))
+        await login.send(.passwordChanged(F.password))
+        await login.send(.submitTapped)
+        #expect(await eventually { await !login.state.isInFlight })
+        var state = await login.state
+        #expect(state.now == start && state.retryDeadline == start.advanced(by: .seconds(30)))
+        #expect(state.retryRemaining == .seconds(30), "no real time passes on the injected clock")
+        #expect(await eventually { clock.sleeping == 1 })
+
+        clock.advance(by: .seconds(10))
+        #expect(await eventually { await login.state.retryRemaining == .seconds(20) })
+        state = await login.state
+        #expect(state.now == start.advanced(by: .seconds(10)) && !state.canSubmit)
+
+        #expect(await eventually { clock.sleeping == 1 })
+        clock.advance(by: .seconds(19))
+        #expect(await login.state.isRateLimited, "the next tick is not due before its interval")
+        clock.advance(by: .seconds(1))
+        await login.settle()
+        state = await login.state
+        #expect(!state.isRateLimited && state.message == nil && state.canSubmit)
+        #expect(state.now == start.advanced(by: .seconds(30)))
+        #expect(clock.sleeping == 0, "the countdown stopped with the rate limit")
     }
 
     @Test("a login without a refresh token removes the refresh token of an earlier login")

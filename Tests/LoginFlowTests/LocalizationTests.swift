@@ -13,12 +13,18 @@ struct LocalizationTests {
         #expect(language.table.count == MessageKey.allCases.count)
     }
 
+    /// The `{name}` placeholders of a text.
+    static func placeholders(in text: String) -> Set<String> {
+        Set(text.matches(of: /\{[a-z]+\}/).map { String(text[$0.range]) })
+    }
+
     @Test("every translation keeps the placeholders of the English text", arguments: LoginLanguage.allCases)
     func placeholders(language: LoginLanguage) {
         for key in MessageKey.allCases {
-            let english = key.text(in: .english).contains("{seconds}")
-            #expect(key.text(in: language).contains("{seconds}") == english, "\(language) \(key)")
+            #expect(Self.placeholders(in: key.text(in: language)) == Self.placeholders(in: key.text(in: .english)), "\(language) \(key)")
         }
+        #expect(Self.placeholders(in: MessageKey.signedInAs.text(in: language)) == ["{account}"])
+        #expect(!MessageKey.signedInAs.text(in: language, replacing: ["account": "alice"]).contains("{"))
     }
 
     @Test("the translations differ from English (no untranslated copy)", arguments: [LoginLanguage.german, .simplifiedChinese])

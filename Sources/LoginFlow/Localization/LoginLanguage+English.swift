@@ -5,6 +5,8 @@ extension LoginLanguage {
         .passwordLabel: "Password",
         .logInButton: "Log in",
         .rememberUsernameLabel: "Remember username",
+        .signedInAs: "Signed in as {account}.",
+        .logOutButton: "Log out",
         .loggingIn: "Logging in…",
         .retryCountdown: "You can try again in {seconds} s.",
         .invalidCredentials: "The username or password is incorrect.",
@@ -14,5 +16,6 @@ extension LoginLanguage {
         .timedOut: "The server took too long to answer. Please try again.",
         .serverError: "The server ran into a problem. Please try again later.",
         .malformedResponse: "The server's answer could not be understood. Please try again later.",
+        .sessionNotSaved: "You are logged in, but the session could not be saved on this device. You will have to log in again next time.",
     ]
 }

@@ -5,6 +5,8 @@ extension LoginLanguage {
         .passwordLabel: "密码",
         .logInButton: "登录",
         .rememberUsernameLabel: "记住用户名",
+        .signedInAs: "已登录：{account}",
+        .logOutButton: "退出登录",
         .loggingIn: "正在登录…",
         .retryCountdown: "请在 {seconds} 秒后重试。",
         .invalidCredentials: "用户名或密码不正确。",
@@ -14,5 +16,6 @@ extension LoginLanguage {
         .timedOut: "服务器响应超时。请重试。",
         .serverError: "服务器出现问题。请稍后再试。",
         .malformedResponse: "无法识别服务器的响应。请稍后再试。",
+        .sessionNotSaved: "您已登录，但无法在此设备上保存会话。下次需要重新登录。",
     ]
 }

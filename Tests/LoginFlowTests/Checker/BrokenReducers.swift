@@ -16,7 +16,22 @@ enum BrokenReducers {
         ("the password is kept after invalid credentials", keepsAfterInvalidCredentials, "the password is cleared after an authentication failure"),
         ("reappearing forgets the rate limit", reappearForgetsRateLimit, "a rate limit ends only when its deadline passes"),
         ("the username is remembered after opting out", remembersDespiteOptOut, "success remembers the username unless opted out"),
+        ("a session that could not be saved goes unsaid", ignoresSessionSaveFailure,
+         "a session that could not be saved is said while signed in, and changes nothing else"),
+        ("a late save failure shows after logout", acceptsAnySaveFailure, "a save failure for an account not signed in changes nothing"),
     ]
+
+    static func ignoresSessionSaveFailure(_ state: Login.State, _ event: Login.Event) -> (Login.State, [Login.Effect]) {
+        if case .sessionSaveFailed = event { return (state, []) }
+        return Login.reduce(state, event)
+    }
+
+    static func acceptsAnySaveFailure(_ state: Login.State, _ event: Login.Event) -> (Login.State, [Login.Effect]) {
+        guard case .sessionSaveFailed = event, state.signedInAccount == nil else { return Login.reduce(state, event) }
+        var next = state
+        next.message = .sessionNotSaved
+        return (next, [])
+    }
 
     static func ignoresProgrammaticClear(_ state: Login.State, _ event: Login.Event) -> (Login.State, [Login.Effect]) {
         if case .passwordCleared = event { return (state, []) }

@@ -15,7 +15,7 @@ enum Invariants {
     /// The messages an error line may show; none says which field was wrong.
     static let errorMessages: Set<MessageKey?> = [
         nil, .invalidCredentials, .accountLocked, .rateLimited, .networkUnreachable,
-        .timedOut, .serverError, .malformedResponse,
+        .timedOut, .serverError, .malformedResponse, .sessionNotSaved,
     ]
 
     /// What `step` violates; empty when it keeps every invariant.
@@ -25,7 +25,10 @@ enum Invariants {
             if !condition { problems.append(problem()) }
         }
         let pre = step.pre, post = step.post, effects = step.effects
-        let unchanged = Snapshot(pre) == Snapshot(post) && effects.isEmpty
+        let unchanged = pre == post && effects.isEmpty
+
+        // The state's own equality agrees with comparing every stored property.
+        expect((pre == post) == (Snapshot(pre) == Snapshot(post)), "State equality compares every stored property")
 
         // Derived values, on every state.
         expect(post.showsProgress == post.isInFlight, "progress visible iff a request is in flight")
@@ -40,6 +43,7 @@ enum Invariants {
         expect(post.pendingGeneration.map { $0 == post.lastGeneration } ?? true, "the request in flight is the latest sent")
         expect(post.lastGeneration >= pre.lastGeneration, "generation ids never go back")
         expect(errorMessages.contains(post.message), "the message is one failure class's, naming no field")
+        expect(post.message != .sessionNotSaved || post.signedInAccount != nil, "the session-not-saved message shows only while signed in")
 
         // Requests.
         let requests = Fixtures.requests(in: effects)
@@ -108,7 +112,7 @@ enum Invariants {
             }
         case .returnIn(.username):
             if pre.acceptsInput {
-                expect(effects.count == 1 && effects.first?.focusesPassword == true && Snapshot(pre) == Snapshot(post),
+                expect(effects.count == 1 && effects.first?.focusesPassword == true && pre == post,
                        "Return in the username field moves the focus to the password")
             } else {
                 expect(unchanged, "Return is ignored while the fields are disabled")
@@ -137,6 +141,15 @@ enum Invariants {
             }
         case .tick:
             expect(effects.isEmpty && post.username == pre.username && post.password == pre.password, "time passing changes no field")
+        case .sessionSaveFailed:
+            guard case let .sessionSaveFailed(account) = step.event else { break }
+            if pre.signedInAccount == account {
+                var expected = pre
+                expected.message = .sessionNotSaved
+                expect(post == expected && effects.isEmpty, "a session that could not be saved is said while signed in, and changes nothing else")
+            } else {
+                expect(unchanged, "a save failure for an account not signed in changes nothing")
+            }
         }
         return problems
     }

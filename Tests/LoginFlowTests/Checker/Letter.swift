@@ -15,6 +15,8 @@ enum Letter: Hashable, CustomStringConvertible {
     case logout
     case toggleRemember
     case tick
+    /// The store could not keep the session of the signed-in account (or, stale, of another).
+    case sessionSaveFailed(stale: Bool)
 
     /// Every server answer class.
     enum Outcome: CaseIterable {
@@ -52,6 +54,14 @@ enum Letter: Hashable, CustomStringConvertible {
         + Outcome.allCases.flatMap { [Letter.response($0, stale: false), .response($0, stale: true)] }
         + [.appear(remembered: rememberedUsername, remembers: true), .appear(remembered: nil, remembers: false)]
         + [.disappear, .logout, .toggleRemember, .tick]
+        + [.sessionSaveFailed(stale: false), .sessionSaveFailed(stale: true)]
+
+    /// The account a current save failure names: the signed-in one (or, when
+    /// nobody is, the one a late report after logout would name).
+    static func failedAccount(of state: Login.State, stale: Bool) -> String {
+        let current = state.signedInAccount ?? validUsername
+        return stale ? current + "-earlier" : current
+    }
 
     /// The generation a current response carries: the pending one, or else the latest sent.
     static func currentGeneration(of state: Login.State) -> Int {
@@ -75,6 +85,7 @@ enum Letter: Hashable, CustomStringConvertible {
         case .logout: return .logoutRequested
         case .toggleRemember: return .rememberUsernameChanged(!state.remembersUsername)
         case .tick: return .tick(now: clock.advanced(by: Letter.tickStep))
+        case let .sessionSaveFailed(stale): return .sessionSaveFailed(account: Letter.failedAccount(of: state, stale: stale))
         }
     }
 
@@ -91,6 +102,7 @@ enum Letter: Hashable, CustomStringConvertible {
         case .logout: "logout"
         case .toggleRemember: "toggleRemember"
         case .tick: "tick"
+        case let .sessionSaveFailed(stale): "sessionSaveFailed(\(stale ? "stale" : "current"))"
         }
     }
 }
