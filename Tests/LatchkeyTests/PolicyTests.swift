@@ -169,7 +169,7 @@ struct PolicyTests {
         #expect(throws: Never.self) { try PolicyDecision.allow.requireAllowed() }
     }
 
-    @Test("fallback, migration and audit-failure decisions follow the backend rules")
+    @Test("fallback and migration decisions follow the backend rules")
     func backendDecisions() {
         #expect(Policy.default.fileFallbackDecision(reason: "no session bus") == .allow)
         let strictDenial = Policy.strict.fileFallbackDecision(reason: "no session bus")
@@ -178,11 +178,6 @@ struct PolicyTests {
         noFallback.allowsFileFallback = false
         #expect(noFallback.fileFallbackDecision(reason: "x").reason?.contains("backend.allowFileFallback") == true)
         #expect(Policy.default.automaticMigrationDecision() == .allow)
-        let failure = LatchkeyError(.io, "disk full")
-        #expect(!Policy.default.auditFailureDecision(failure).isAllowed)
-        var lenient = Policy.default
-        lenient.audit.failureMode = .warn
-        #expect(lenient.auditFailureDecision(failure) == .allow)
     }
 
     @Test("a session's expiry is capped at the policy's maximum age")

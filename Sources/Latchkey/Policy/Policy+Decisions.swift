@@ -43,16 +43,6 @@ extension Policy {
             : .deny(reason: "policy '\(name)' does not migrate to the Secret Service automatically (backend.migrateToSecretService)")
     }
 
-    /// Whether an operation may go ahead although its audit entry could not be written.
-    /// - Parameter error: The audit write's failure, repeated in a denial.
-    /// - Returns: ``PolicyDecision/allow`` when the policy says `warn`, else a denial.
-    package func auditFailureDecision(_ error: LatchkeyError) -> PolicyDecision {
-        switch audit.failureMode {
-        case .warn: .allow
-        case .fail: .deny(reason: "the audit entry could not be written (\(error.message)); policy '\(name)' fails the operation (audit.onFailure \"fail\")")
-        }
-    }
-
     /// When a session saved at `created` expires: the requested expiry, capped at
     /// ``sessionMaxAge`` after `created` (the cap when none is requested).
     /// - Parameters:
