@@ -26,10 +26,20 @@ package final class SecretServiceBackend: CredentialBackend {
     /// Whether the availability check passed since the last failure that may mean
     /// the service went away.
     private let reachable = Mutex(false)
-    /// The app's pseudonym key as last found, so a read costs one search, not two.
-    /// A read or delete that finds nothing looks the key up again before it
-    /// answers, in case another process replaced the namespace.
-    private let knownKey = Mutex<SecretServicePseudonymKey?>(nil)
+    /// The app's key items as last found, all in one search: the pseudonym key
+    /// and the keys Latchkey keeps as items of kind `key` (the audit trail's).
+    /// So a process's first read costs two searches (the keys, then the item)
+    /// and later reads one. A read or delete that finds nothing looks the keys
+    /// up again before it answers, in case another process replaced the namespace.
+    private let knownKeys = Mutex<KeyItems?>(nil)
+
+    /// The app's key items, found together.
+    private struct KeyItems {
+        /// The pseudonym key, or nil when the app has none yet.
+        var pseudonyms: SecretServicePseudonymKey?
+        /// Every other item of kind `key`, by address.
+        var others: [ItemKey: StoredItem]
+    }
 
     /// Creates a backend for one app namespace. Nothing is contacted until the first call.
     /// - Parameters:
@@ -65,7 +75,10 @@ package final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`, or
     ///   `.tampered` when the stored payload is malformed or belongs to another address.
     package func read(_ key: ItemKey) throws -> StoredItem? {
-        try run { connection in
+        // Only a key found is taken from memory: an absent one may have been created since.
+        if key.kind == .key, let known = knownKeys.withLock({ $0?.others[key] }) { return known }
+        return try run { connection in
+            if key.kind == .key { return try loadKeys(connection).others[key] }
             let envelopes = try withKnownKey(connection) { try connection.envelopes(attributes(key, $0)) }
             guard envelopes.allSatisfy({ $0.account == key.account && $0.name == key.name }) else {
                 throw LatchkeyError(.tampered, "a Secret Service item's payload belongs to another item")
@@ -82,12 +95,18 @@ package final class SecretServiceBackend: CredentialBackend {
     ///   is locked; no unlock prompt is requested), `.timedOut`.
     package func write(_ item: StoredItem, for key: ItemKey) throws {
         try run { connection in
+            // Looked up on every write, so an item is never stored under a key another process deleted.
             let pseudonyms = try SecretServicePseudonymKey.findOrCreate(appID, in: connection)
-            knownKey.withLock { $0 = pseudonyms }
             let envelope = SecretServiceEnvelope(account: key.account, name: key.name, item: item)
             try connection.store(SecretServiceAttributes.schema, attributes(key, pseudonyms),
                                  label: SecretServiceAttributes.label(appID, kind: key.kind),
                                  secret: envelope.encoded(), replace: true)
+            knownKeys.withLock { keys in
+                var updated = keys ?? KeyItems(pseudonyms: pseudonyms, others: [:])
+                updated.pseudonyms = pseudonyms
+                if key.kind == .key { updated.others[key] = item }
+                keys = updated
+            }
         }
     }
 
@@ -98,6 +117,7 @@ package final class SecretServiceBackend: CredentialBackend {
         try run { connection in
             let items = try withKnownKey(connection) { try connection.latchkeyItems(attributes(key, $0), loadSecrets: false) }
             for item in items { try connection.delete(item) }
+            if key.kind == .key { knownKeys.withLock { $0?.others[key] = nil } }
         }
     }
 
@@ -139,7 +159,7 @@ package final class SecretServiceBackend: CredentialBackend {
         }
         let keysLast = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
             + items.filter { SecretServicePseudonymKey.isKeyItem($0.attributes) }
-        knownKey.withLock { $0 = nil }
+        knownKeys.withLock { $0 = nil }
         for item in keysLast {
             try run { try $0.delete(item) }
         }
@@ -162,17 +182,30 @@ package final class SecretServiceBackend: CredentialBackend {
     }
 
     /// Runs a search with the known pseudonym key; when that finds nothing (or
-    /// no key is known), looks the key up again and, if it changed, searches once more.
+    /// no key is known), looks the keys up again and, if the pseudonym key
+    /// changed, searches once more.
     private func withKnownKey<Found>(_ connection: LibSecret.Connection, _ search: (SecretServicePseudonymKey) throws -> [Found]) throws -> [Found] {
-        let known = knownKey.withLock { $0 }
+        let known = knownKeys.withLock { $0?.pseudonyms }
         if let known {
             let found = try search(known)
             if !found.isEmpty { return found }
         }
-        let current = try SecretServicePseudonymKey.find(appID, in: connection)
-        knownKey.withLock { $0 = current }
-        guard let current, current != known else { return [] }
+        guard let current = try loadKeys(connection).pseudonyms, current != known else { return [] }
         return try search(current)
+    }
+
+    /// Finds the app's key items in one search (kind `key`) and keeps them.
+    private func loadKeys(_ connection: LibSecret.Connection) throws -> KeyItems {
+        let envelopes = try connection.envelopes(SecretServiceAttributes.matching(appID, kind: .key))
+        var keys = KeyItems(
+            pseudonyms: try SecretServicePseudonymKey.choose(from: envelopes.filter(SecretServicePseudonymKey.isKeyEnvelope)),
+            others: [:])
+        for envelope in envelopes where !SecretServicePseudonymKey.isKeyEnvelope(envelope) {
+            let key = ItemKey(kind: .key, account: envelope.account, name: envelope.name)
+            if keys.others[key].map({ $0.created < envelope.item.created }) ?? true { keys.others[key] = envelope.item }
+        }
+        knownKeys.withLock { $0 = keys }
+        return keys
     }
 
     private func attributes(_ key: ItemKey, _ pseudonyms: SecretServicePseudonymKey) -> [String: String] {

@@ -55,7 +55,21 @@ struct SecretServicePseudonymKey: Sendable, Equatable {
     /// - Returns: The key, or nil when the app has none yet.
     /// - Throws: `LatchkeyError` `.locked`, `.tampered`, or what the service throws.
     static func find(_ appID: AppID, in connection: LibSecret.Connection) throws -> SecretServicePseudonymKey? {
-        let candidates = try connection.envelopes(attributes(appID)).map { envelope in
+        try choose(from: connection.envelopes(attributes(appID)))
+    }
+
+    /// Whether an envelope is a pseudonym key item's.
+    static func isKeyEnvelope(_ envelope: SecretServiceEnvelope) -> Bool {
+        envelope.name == itemName && envelope.account.isEmpty
+    }
+
+    /// The key every process agrees on among the pseudonym key items found:
+    /// the earliest created, ties broken by the smaller key bytes.
+    /// - Parameter envelopes: The payloads of the app's pseudonym key items.
+    /// - Returns: The key, or nil when there is none.
+    /// - Throws: `.tampered` when an item is malformed.
+    static func choose(from envelopes: [SecretServiceEnvelope]) throws -> SecretServicePseudonymKey? {
+        let candidates = try envelopes.map { envelope in
             guard envelope.item.value.count == length, envelope.name == itemName, envelope.account.isEmpty else {
                 throw LatchkeyError(.tampered, "the Secret Service's pseudonym key item is malformed")
             }
