@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 
-.PHONY: deps build demo test api bench stress fuzz install clean login-window login-window-test
+.PHONY: deps build demo test api bench stress fuzz install clean login-window login-window-test interop-keepassxc
 
 deps:
 	@.ci/install-deps
@@ -80,3 +80,9 @@ login-window: deps
 # Every scenario of the login-screen story, driven with xdotool and read through AT-SPI under Xvfb.
 login-window-test: deps
 	SWIFT=$(SWIFT) Examples/LoginWindow/Tests/run-ui-tests
+
+# Interop (issue 13, not part of `make test`): the backend contract suite, a CLI round trip
+# and failure handling against KeePassXC as the Secret Service, headless under Xvfb on a
+# private D-Bus session; installs keepassxc, xvfb and the X tools it uses when missing.
+interop-keepassxc: deps
+	SWIFT=$(SWIFT) .ci/interop-keepassxc
