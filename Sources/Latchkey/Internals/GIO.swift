@@ -53,7 +53,7 @@ extension LibSecret {
                           read: (OpaquePointer) -> Result) throws -> Result {
             let reply = try check("g_dbus_connection_call_sync", cancellation) {
                 lk_g_dbus_connection_call_sync(pointer, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                            method, parameters, nil, LK_G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, cancellation.pointer, $0)
+                                               method, parameters, nil, LK_G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, cancellation.pointer, $0)
             }
             guard let reply, lk_g_variant_n_children(reply) == 1 else {
                 if let reply { lk_g_variant_unref(reply) }

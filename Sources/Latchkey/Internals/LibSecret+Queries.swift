@@ -114,7 +114,7 @@ extension LibSecret {
             let connection = lk_g_dbus_proxy_get_connection(service.pointer) // a SecretService is a GDBusProxy
             let reply = try check("g_dbus_connection_call_sync", cancellation) {
                 lk_g_dbus_connection_call_sync(connection, "org.freedesktop.secrets", path, "org.freedesktop.DBus.Properties", "Get",
-                                            lk_g_variant_new_tuple(&arguments, 2), nil, LK_G_DBUS_CALL_FLAGS_NONE, -1, cancellation.pointer, $0)
+                                               lk_g_variant_new_tuple(&arguments, 2), nil, LK_G_DBUS_CALL_FLAGS_NONE, -1, cancellation.pointer, $0)
             }
             guard let reply else {
                 throw LatchkeyError(.io, "no reply to reading the collection's Locked property", cFunction: "g_dbus_connection_call_sync")

@@ -28,10 +28,10 @@ extension LibSecret {
                 lk_g_variant_builder_add_value(builder, lk_g_variant_new_dict_entry(lk_g_variant_new_string(key), lk_g_variant_new_string(value)))
             }
             lk_g_hash_table_insert(pointer, lk_g_strdup("org.freedesktop.Secret.Item.Attributes"),
-                                UnsafeMutableRawPointer(lk_g_variant_ref_sink(lk_g_variant_builder_end(builder))))
+                                   UnsafeMutableRawPointer(lk_g_variant_ref_sink(lk_g_variant_builder_end(builder))))
             lk_g_variant_builder_unref(builder)
             lk_g_hash_table_insert(pointer, lk_g_strdup("org.freedesktop.Secret.Item.Label"),
-                                UnsafeMutableRawPointer(lk_g_variant_ref_sink(lk_g_variant_new_string(label))))
+                                   UnsafeMutableRawPointer(lk_g_variant_ref_sink(lk_g_variant_new_string(label))))
         }
         deinit { lk_g_hash_table_unref(pointer) }
     }
@@ -44,7 +44,7 @@ extension LibSecret {
             pointer = secret.withUnsafeBytes { bytes in
                 emptySecret.withUnsafeBufferPointer { empty in
                     lk_secret_value_new(bytes.baseAddress?.assumingMemoryBound(to: CChar.self) ?? empty.baseAddress!,
-                                     bytes.count, "application/octet-stream")
+                                        bytes.count, "application/octet-stream")
                 }
             }
         }
