@@ -11,8 +11,9 @@ build: deps
 	$(SWIFT) build
 
 # The release binary as users run it: the Swift runtime and Foundation linked in
-# statically (quicker start-up, no toolchain needed at run time); libsodium,
-# libsecret and GLib stay the system's shared libraries.
+# statically (quicker start-up, no toolchain needed at run time); libsodium stays
+# the system's shared library, and libsecret (with GIO and GLib) is opened with
+# dlopen only when the Secret Service is used.
 RELEASE_FLAGS ?= -c release --static-swift-stdlib
 
 demo: deps

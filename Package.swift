@@ -15,10 +15,13 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
-        .systemLibrary(
+        // libsecret, GIO and GLib through dlopen on first use (loader.c): declared
+        // without their headers and never linked, so a process that does not reach
+        // the Secret Service does not load them and a host without libsecret still runs.
+        .target(
             name: "CSecret",
-            pkgConfig: "libsecret-1",
-            providers: [.apt(["libsecret-1-dev"])]
+            exclude: ["functions.h"],
+            linkerSettings: [.linkedLibrary("dl")]
         ),
         .target(
             name: "Latchkey",

@@ -14,30 +14,31 @@ extension LibSecret {
     ///   - address: A D-Bus address, such as `unix:path=/run/user/1000/bus`.
     ///   - timeout: How long connecting and asking may take.
     /// - Returns: true when the name is owned or activatable.
-    /// - Throws: `LatchkeyError` `.unavailable` when the bus cannot be reached, `.timedOut`.
+    /// - Throws: `LatchkeyError` `.unavailable` when libsecret (and with it GIO)
+    ///   cannot be loaded or the bus cannot be reached, `.timedOut`.
     static func busOffers(_ name: String, address: String, timeout: Duration) throws -> Bool {
+        try load()
         let cancellation = Cancellation(after: timeout)
-        let flags = GDBusConnectionFlags(G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue
-                                         | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
+        let flags = LK_G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | LK_G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION
         let connection = try check("g_dbus_connection_new_for_address_sync", cancellation) {
-            g_dbus_connection_new_for_address_sync(address, flags, nil, cancellation.pointer, $0)
+            lk_g_dbus_connection_new_for_address_sync(address, flags, nil, cancellation.pointer, $0)
         }
         guard let connection else {
             throw LatchkeyError(.unavailable, "no D-Bus connection", cFunction: "g_dbus_connection_new_for_address_sync")
         }
         let bus = BusConnection(connection)
-        var argument: OpaquePointer? = g_variant_new_string(name)
+        var argument: OpaquePointer? = lk_g_variant_new_string(name)
         let owned = try withUnsafePointer(to: &argument) { arguments in
-            try bus.call("NameHasOwner", g_variant_new_tuple(arguments, 1), cancellation) { reply in
-                g_variant_get_boolean(reply) != 0
+            try bus.call("NameHasOwner", lk_g_variant_new_tuple(arguments, 1), cancellation) { reply in
+                lk_g_variant_get_boolean(reply) != 0
             }
         }
         if owned { return true }
         return try bus.call("ListActivatableNames", nil, cancellation) { reply in
-            (0..<g_variant_n_children(reply)).contains { index in
-                let child = g_variant_get_child_value(reply, index)
-                defer { g_variant_unref(child) }
-                return String(cString: g_variant_get_string(child, nil)) == name
+            (0..<lk_g_variant_n_children(reply)).contains { index in
+                let child = lk_g_variant_get_child_value(reply, index)
+                defer { lk_g_variant_unref(child) }
+                return String(cString: lk_g_variant_get_string(child, nil)) == name
             }
         }
     }
@@ -51,17 +52,17 @@ extension LibSecret {
         func call<Result>(_ method: String, _ parameters: OpaquePointer?, _ cancellation: Cancellation,
                           read: (OpaquePointer) -> Result) throws -> Result {
             let reply = try check("g_dbus_connection_call_sync", cancellation) {
-                g_dbus_connection_call_sync(pointer, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                            method, parameters, nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, cancellation.pointer, $0)
+                lk_g_dbus_connection_call_sync(pointer, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                               method, parameters, nil, LK_G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, cancellation.pointer, $0)
             }
-            guard let reply, g_variant_n_children(reply) == 1 else {
-                if let reply { g_variant_unref(reply) }
+            guard let reply, lk_g_variant_n_children(reply) == 1 else {
+                if let reply { lk_g_variant_unref(reply) }
                 throw LatchkeyError(.unavailable, "unexpected reply from the D-Bus daemon to \(method)", cFunction: "g_dbus_connection_call_sync")
             }
-            let value = g_variant_get_child_value(reply, 0)
+            let value = lk_g_variant_get_child_value(reply, 0)
             let result = value.map(read)
-            if let value { g_variant_unref(value) }
-            g_variant_unref(reply)
+            if let value { lk_g_variant_unref(value) }
+            lk_g_variant_unref(reply)
             guard let result else {
                 throw LatchkeyError(.unavailable, "unexpected reply from the D-Bus daemon to \(method)", cFunction: "g_variant_get_child_value")
             }
@@ -70,8 +71,8 @@ extension LibSecret {
 
         deinit {
             // Closing can only fail when the connection is already closed, which is the goal.
-            _ = g_dbus_connection_close_sync(pointer, nil, nil)
-            g_object_unref(UnsafeMutableRawPointer(pointer))
+            _ = lk_g_dbus_connection_close_sync(pointer, nil, nil)
+            lk_g_object_unref(UnsafeMutableRawPointer(pointer))
         }
     }
 

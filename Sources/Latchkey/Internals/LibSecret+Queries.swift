@@ -12,20 +12,19 @@ extension LibSecret {
         /// `isLocked` set and no secret.
         func search(_ schema: Schema, _ attributes: [String: String], loadSecrets: Bool) throws -> [Item] {
             let table = AttributeTable(attributes)
-            var flags = SECRET_SEARCH_ALL.rawValue
-            if loadSecrets { flags |= SECRET_SEARCH_LOAD_SECRETS.rawValue }
+            let flags = LK_SECRET_SEARCH_ALL | (loadSecrets ? LK_SECRET_SEARCH_LOAD_SECRETS : LK_SECRET_SEARCH_NONE)
             let list = try check("secret_service_search_sync", cancellation) {
-                secret_service_search_sync(service.pointer, schema.pointer, table.pointer, SecretSearchFlags(flags), cancellation.pointer, $0)
+                lk_secret_service_search_sync(service.pointer, schema.pointer, table.pointer, flags, cancellation.pointer, $0)
             }
             var items: [Item] = []
             var node = list
             while let current = node {
                 if let data = current.pointee.data {
-                    items.append(LibSecret.item(UnsafeMutablePointer<SecretItem>(OpaquePointer(data))))
+                    items.append(LibSecret.item(OpaquePointer(data)))
                 }
                 node = current.pointee.next
             }
-            g_list_free_full(list, g_object_unref)
+            lk_g_list_free_full(list, lk_g_object_unref)
             return items
         }
 
@@ -36,30 +35,30 @@ extension LibSecret {
         /// - Returns: The unlocked items' secrets, and how many matching items are locked.
         func secrets(_ schema: Schema, _ attributes: [String: String]) throws -> (secrets: [SecretBytes], locked: Int) {
             let table = AttributeTable(attributes)
-            var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-            var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+            var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+            var locked: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
             defer {
-                g_strfreev(unlocked)
-                g_strfreev(locked)
+                lk_g_strfreev(unlocked)
+                lk_g_strfreev(locked)
             }
             _ = try check("secret_service_search_for_dbus_paths_sync", cancellation) {
-                secret_service_search_for_dbus_paths_sync(service.pointer, schema.pointer, table.pointer, cancellation.pointer, &unlocked, &locked, $0)
+                lk_secret_service_search_for_dbus_paths_sync(service.pointer, schema.pointer, table.pointer, cancellation.pointer, &unlocked, &locked, $0)
             }
-            let lockedCount = locked.map { Int(g_strv_length($0)) } ?? 0
+            let lockedCount = locked.map { Int(lk_g_strv_length($0)) } ?? 0
             guard let unlocked, unlocked.pointee != nil else { return ([], lockedCount) }
-            let paths = UnsafeMutableRawPointer(unlocked).assumingMemoryBound(to: UnsafePointer<gchar>?.self)
+            let paths = UnsafeMutableRawPointer(unlocked).assumingMemoryBound(to: UnsafePointer<CChar>?.self)
             guard let values = try check("secret_service_get_secrets_for_dbus_paths_sync", cancellation, {
-                secret_service_get_secrets_for_dbus_paths_sync(service.pointer, paths, cancellation.pointer, $0)
+                lk_secret_service_get_secrets_for_dbus_paths_sync(service.pointer, paths, cancellation.pointer, $0)
             }) else { return ([], lockedCount) }
-            defer { g_hash_table_unref(values) }
+            defer { lk_g_hash_table_unref(values) }
             var secrets: [SecretBytes] = []
-            var iterator = GHashTableIter()
-            g_hash_table_iter_init(&iterator, values)
-            var value: gpointer?
-            while g_hash_table_iter_next(&iterator, nil, &value) != 0 {
+            var iterator = LKGHashTableIter()
+            lk_g_hash_table_iter_init(&iterator, values)
+            var value: UnsafeMutableRawPointer?
+            while lk_g_hash_table_iter_next(&iterator, nil, &value) != 0 {
                 guard let value else { continue }
                 var length = 0
-                let bytes = secret_value_get(OpaquePointer(value), &length)
+                let bytes = lk_secret_value_get(OpaquePointer(value), &length)
                 secrets.append(SecretBytes(count: length) { out in
                     if let bytes, length > 0 { out.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: length)) }
                 })
@@ -82,11 +81,11 @@ extension LibSecret {
             }
             let properties = PropertyTable(label: label, attributes: attributes.merging(["xdg:schema": schema.name]) { $1 })
             let value = Value(secret)
-            let flags = replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE
+            let flags = replace ? LK_SECRET_ITEM_CREATE_REPLACE : LK_SECRET_ITEM_CREATE_NONE
             let path = try check("secret_service_create_item_dbus_path_sync", cancellation) {
-                secret_service_create_item_dbus_path_sync(service.pointer, collection.path, properties.pointer, value.pointer, flags, cancellation.pointer, $0)
+                lk_secret_service_create_item_dbus_path_sync(service.pointer, collection.path, properties.pointer, value.pointer, flags, cancellation.pointer, $0)
             }
-            g_free(path)
+            lk_g_free(path)
         }
 
         /// Whether the default collection is locked; false when there is none.
@@ -105,31 +104,31 @@ extension LibSecret {
         /// nil when there is no default collection.
         private func defaultCollection() throws -> (path: String, locked: Bool)? {
             let alias = try check("secret_service_read_alias_dbus_path_sync", cancellation) {
-                secret_service_read_alias_dbus_path_sync(service.pointer, "default", cancellation.pointer, $0)
+                lk_secret_service_read_alias_dbus_path_sync(service.pointer, "default", cancellation.pointer, $0)
             }
             guard let alias else { return nil }
             let path = String(cString: alias)
-            g_free(alias)
+            lk_g_free(alias)
             guard path != "/" else { return nil }
-            var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.Secret.Collection"), g_variant_new_string("Locked")]
-            let connection = g_dbus_proxy_get_connection(UnsafeMutableRawPointer(service.pointer).assumingMemoryBound(to: GDBusProxy.self))
+            var arguments: [OpaquePointer?] = [lk_g_variant_new_string("org.freedesktop.Secret.Collection"), lk_g_variant_new_string("Locked")]
+            let connection = lk_g_dbus_proxy_get_connection(service.pointer) // a SecretService is a GDBusProxy
             let reply = try check("g_dbus_connection_call_sync", cancellation) {
-                g_dbus_connection_call_sync(connection, "org.freedesktop.secrets", path, "org.freedesktop.DBus.Properties", "Get",
-                                            g_variant_new_tuple(&arguments, 2), nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellation.pointer, $0)
+                lk_g_dbus_connection_call_sync(connection, "org.freedesktop.secrets", path, "org.freedesktop.DBus.Properties", "Get",
+                                               lk_g_variant_new_tuple(&arguments, 2), nil, LK_G_DBUS_CALL_FLAGS_NONE, -1, cancellation.pointer, $0)
             }
             guard let reply else {
                 throw LatchkeyError(.io, "no reply to reading the collection's Locked property", cFunction: "g_dbus_connection_call_sync")
             }
-            defer { g_variant_unref(reply) }
-            guard g_variant_n_children(reply) == 1, let boxed = g_variant_get_child_value(reply, 0) else {
+            defer { lk_g_variant_unref(reply) }
+            guard lk_g_variant_n_children(reply) == 1, let boxed = lk_g_variant_get_child_value(reply, 0) else {
                 throw LatchkeyError(.io, "unexpected reply to reading the collection's Locked property", cFunction: "g_variant_get_child_value")
             }
-            defer { g_variant_unref(boxed) }
-            guard let locked = g_variant_get_variant(boxed) else {
+            defer { lk_g_variant_unref(boxed) }
+            guard let locked = lk_g_variant_get_variant(boxed) else {
                 throw LatchkeyError(.io, "unexpected reply to reading the collection's Locked property", cFunction: "g_variant_get_variant")
             }
-            defer { g_variant_unref(locked) }
-            return (path, g_variant_get_boolean(locked) != 0)
+            defer { lk_g_variant_unref(locked) }
+            return (path, lk_g_variant_get_boolean(locked) != 0)
         }
 
         /// Deletes one item found by ``search(_:_:loadSecrets:)`` with `secret_item_delete_sync`.
@@ -138,7 +137,7 @@ extension LibSecret {
         func delete(_ item: Item) throws {
             do {
                 _ = try check("secret_item_delete_sync", cancellation) {
-                    secret_item_delete_sync(item.handle.pointer, cancellation.pointer, $0)
+                    lk_secret_item_delete_sync(item.handle.pointer, cancellation.pointer, $0)
                 }
             } catch let error as LatchkeyError where error.code == .notFound {
                 return
@@ -148,35 +147,35 @@ extension LibSecret {
 
     /// Reads an item's state into Swift values (`secret_item_get_locked`,
     /// `secret_item_get_attributes`, `secret_item_get_label`, `secret_item_get_secret`).
-    fileprivate static func item(_ pointer: UnsafeMutablePointer<SecretItem>) -> Item {
+    fileprivate static func item(_ pointer: OpaquePointer) -> Item {
         var attributes: [String: String] = [:]
-        if let table = secret_item_get_attributes(pointer) {
-            var iterator = GHashTableIter()
-            g_hash_table_iter_init(&iterator, table)
-            var key: gpointer?
-            var value: gpointer?
-            while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
+        if let table = lk_secret_item_get_attributes(pointer) {
+            var iterator = LKGHashTableIter()
+            lk_g_hash_table_iter_init(&iterator, table)
+            var key: UnsafeMutableRawPointer?
+            var value: UnsafeMutableRawPointer?
+            while lk_g_hash_table_iter_next(&iterator, &key, &value) != 0 {
                 if let key, let value {
                     attributes[String(cString: key.assumingMemoryBound(to: CChar.self))] = String(cString: value.assumingMemoryBound(to: CChar.self))
                 }
             }
-            g_hash_table_unref(table)
+            lk_g_hash_table_unref(table)
         }
         var label = ""
-        if let text = secret_item_get_label(pointer) {
+        if let text = lk_secret_item_get_label(pointer) {
             label = String(cString: text)
-            g_free(text)
+            lk_g_free(text)
         }
         var secret: SecretBytes?
-        if let value = secret_item_get_secret(pointer) {
+        if let value = lk_secret_item_get_secret(pointer) {
             var length = 0
-            let bytes = secret_value_get(value, &length)
+            let bytes = lk_secret_value_get(value, &length)
             secret = SecretBytes(count: length) { out in
                 if let bytes, length > 0 { out.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: length)) }
             }
-            secret_value_unref(UnsafeMutableRawPointer(value))
+            lk_secret_value_unref(UnsafeMutableRawPointer(value))
         }
-        return Item(attributes: attributes, label: label, isLocked: secret_item_get_locked(pointer) != 0,
+        return Item(attributes: attributes, label: label, isLocked: lk_secret_item_get_locked(pointer) != 0,
                     secret: secret, handle: ItemHandle(pointer))
     }
 }

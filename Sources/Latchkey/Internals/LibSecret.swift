@@ -2,10 +2,15 @@ internal import CSecret
 import Dispatch
 import Synchronization
 
-// Every call into libsecret, GIO and GLib lives in this file and its two
-// extensions: `LibSecret+Queries.swift` (the calls one connection makes) and
-// `LibSecret+Values.swift` (the GLib values they take). Nothing outside them
-// sees a GLib type, a GError or an unsafe pointer that these libraries produced.
+// Every call into libsecret, GIO and GLib lives in this file and its
+// extensions: `LibSecret+Queries.swift` (the calls one connection makes),
+// `LibSecret+Values.swift` (the GLib values they take) and `GIO.swift` (the
+// message bus). Nothing outside them sees a GLib type, a GError or an unsafe
+// pointer that these libraries produced.
+// libsecret is not linked: `load()` opens it (dlopen, through CSecret's
+// `latchkey_secret_load`) the first time the Secret Service is needed, and every
+// call goes through CSecret's `lk_` wrappers of the functions it resolved. Each
+// entry point (`withConnection`, `busOffers`, `bareLookup`) loads it first.
 // Calls run one at a time in the process (libsecret and some providers have
 // crashed under concurrent use), each operation under one deadline: see
 // `withConnection(deadline:_:)`.
@@ -22,15 +27,40 @@ enum LibSecret {
         let handle: ItemHandle
     }
 
+    // MARK: Loading
+
+    /// Loads libsecret, GIO and GLib on first use (`latchkey_secret_load`: dlopen
+    /// of `libsecret-1.so.0`, then dlsym of every function Latchkey calls), once
+    /// per process and from any thread; later calls return the first result.
+    /// - Throws: `LatchkeyError` `.unavailable` when libsecret is not installed
+    ///   or lacks a function Latchkey needs; the message says which.
+    static func load() throws {
+        let (status, reason) = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 512) { buffer in
+            buffer.initialize(repeating: 0)
+            let status = latchkey_secret_load(buffer.baseAddress, buffer.count)
+            return (status, status == 0 ? "" : String(cString: buffer.baseAddress!))
+        }
+        switch status {
+        case 0:
+            return
+        case LK_SECRET_LOAD_NOT_FOUND:
+            throw LatchkeyError(.unavailable, "libsecret is not installed: \(reason)", cFunction: "dlopen")
+        default:
+            throw LatchkeyError(.unavailable, "libsecret cannot be used: \(reason)", cFunction: "dlsym")
+        }
+    }
+
     /// Owns the `SecretItem` behind an ``Item``, for deleting it.
     final class ItemHandle: @unchecked Sendable {
         // Sendable: the pointer is used only by the holder of the gate, one call at a time.
-        let pointer: UnsafeMutablePointer<SecretItem>
-        init(_ pointer: UnsafeMutablePointer<SecretItem>) {
+        /// The `SecretItem`, referenced (`g_object_ref`) while this handle lives.
+        let pointer: OpaquePointer
+        /// Takes a reference to `pointer`.
+        init(_ pointer: OpaquePointer) {
             self.pointer = pointer
-            g_object_ref(pointer)
+            lk_g_object_ref(UnsafeMutableRawPointer(pointer))
         }
-        deinit { g_object_unref(pointer) }
+        deinit { lk_g_object_unref(UnsafeMutableRawPointer(pointer)) }
     }
 
     /// A one-byte buffer for the C parameters that must not be null when a secret is empty.
@@ -40,54 +70,74 @@ enum LibSecret {
     ///
     /// Items stored with it carry the `xdg:schema` attribute, and searches with it
     /// match only items that carry it, so other programs' items never match.
+    ///
+    /// Declaring one loads nothing: the `SecretSchema` is made when a connection
+    /// first uses it, after libsecret was loaded.
     final class Schema: @unchecked Sendable {
-        // Sendable: the schema is immutable after `init`; libsecret only reads it,
-        // and its reference count is atomic.
-        let pointer: UnsafeMutablePointer<SecretSchema>
+        // Sendable: the schema is made once under `made`'s lock and immutable
+        // after; libsecret only reads it, and its reference count is atomic.
+        /// The schema name, such as `io.github.latchkey.Item`.
         let name: String
+        /// The names of its attributes, all of string type.
+        private let attributes: [String]
+        /// The `SecretSchema` (its address), once made.
+        private let made = Mutex<UInt?>(nil)
 
         /// - Parameters:
         ///   - name: The schema name, such as `io.github.latchkey.Item`.
         ///   - attributes: The names of its attributes, all of string type.
         init(name: String, attributes: [String]) {
-            let types = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, nil)
-            for attribute in attributes {
-                // The value is GINT_TO_POINTER(SECRET_SCHEMA_ATTRIBUTE_STRING), which is 0.
-                g_hash_table_insert(types, g_strdup(attribute), nil)
-            }
-            pointer = secret_schema_newv(name, SECRET_SCHEMA_NONE, types)
             self.name = name
-            g_hash_table_unref(types)
+            self.attributes = attributes
         }
 
-        deinit { secret_schema_unref(pointer) }
+        /// The `SecretSchema`, made with `secret_schema_newv` on first use; only
+        /// a ``Connection`` asks for it, so libsecret is loaded by then.
+        var pointer: OpaquePointer {
+            let address = made.withLock { made in
+                if let made { return made }
+                let types = lk_g_hash_table_new_full(lk_g_str_hash, lk_g_str_equal, lk_g_free, nil)
+                for attribute in attributes {
+                    // The value is GINT_TO_POINTER(SECRET_SCHEMA_ATTRIBUTE_STRING), which is 0.
+                    lk_g_hash_table_insert(types, lk_g_strdup(attribute), nil)
+                }
+                let schema = lk_secret_schema_newv(name, LK_SECRET_SCHEMA_NONE, types)
+                lk_g_hash_table_unref(types)
+                let address = UInt(bitPattern: schema)
+                made = address
+                return address
+            }
+            return OpaquePointer(bitPattern: address)!
+        }
+
+        deinit {
+            if let address = made.withLock({ $0 }) { lk_secret_schema_unref(OpaquePointer(bitPattern: address)) }
+        }
     }
 
     // MARK: Errors
 
     /// Converts a GError into a `LatchkeyError` and frees it. The one place where
     /// GLib error domains and codes are interpreted.
-    private static func convert(_ error: UnsafeMutablePointer<GError>, _ function: String, cancellation: Cancellation?) -> LatchkeyError {
+    private static func convert(_ error: UnsafeMutablePointer<LKGError>, _ function: String, cancellation: Cancellation?) -> LatchkeyError {
         let domain = error.pointee.domain
         let code = error.pointee.code
         let detail = error.pointee.message.map { String(cString: $0) } ?? "no details"
-        g_error_free(error)
+        lk_g_error_free(error)
 
-        func isCode<Enum: RawRepresentable>(_ values: Enum...) -> Bool where Enum.RawValue: BinaryInteger {
-            values.contains { Int64(code) == Int64($0.rawValue) }
-        }
-        let io = domain == g_io_error_quark(), dbus = domain == g_dbus_error_quark()
-        if cancellation?.isCancelled == true || (io && isCode(G_IO_ERROR_CANCELLED)) {
+        func isCode(_ values: Int32...) -> Bool { values.contains(code) }
+        let io = domain == lk_g_io_error_quark(), dbus = domain == lk_g_dbus_error_quark()
+        if cancellation?.isCancelled == true || (io && isCode(LK_G_IO_ERROR_CANCELLED)) {
             return LatchkeyError(.timedOut, "the Secret Service did not answer within the deadline", cFunction: function)
         }
-        if (io && isCode(G_IO_ERROR_TIMED_OUT)) || (dbus && isCode(G_DBUS_ERROR_NO_REPLY, G_DBUS_ERROR_TIMEOUT, G_DBUS_ERROR_TIMED_OUT)) {
+        if (io && isCode(LK_G_IO_ERROR_TIMED_OUT)) || (dbus && isCode(LK_G_DBUS_ERROR_NO_REPLY, LK_G_DBUS_ERROR_TIMEOUT, LK_G_DBUS_ERROR_TIMED_OUT)) {
             return LatchkeyError(.timedOut, "the Secret Service did not answer: \(detail)", cFunction: function)
         }
-        if domain == secret_error_get_quark() {
-            if isCode(SECRET_ERROR_IS_LOCKED) {
+        if domain == lk_secret_error_get_quark() {
+            if isCode(LK_SECRET_ERROR_IS_LOCKED) {
                 return LatchkeyError(.locked, "the Secret Service collection is locked (\(detail))", cFunction: function)
             }
-            if isCode(SECRET_ERROR_NO_SUCH_OBJECT) {
+            if isCode(LK_SECRET_ERROR_NO_SUCH_OBJECT) {
                 return LatchkeyError(.notFound, "the Secret Service item no longer exists (\(detail))", cFunction: function)
             }
             return LatchkeyError(.io, "the Secret Service failed: \(detail)", cFunction: function)
@@ -99,8 +149,8 @@ enum LibSecret {
 
     /// Runs `body` with a GError out-parameter and throws the converted error when one was set.
     static func check<Result>(_ function: String, _ cancellation: Cancellation?,
-                                      _ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> Result) throws -> Result {
-        var error: UnsafeMutablePointer<GError>?
+                                      _ body: (UnsafeMutablePointer<UnsafeMutablePointer<LKGError>?>) -> Result) throws -> Result {
+        var error: UnsafeMutablePointer<LKGError>?
         let result = body(&error)
         if let error { throw convert(error, function, cancellation: cancellation) }
         return result
@@ -121,24 +171,25 @@ enum LibSecret {
     final class Cancellation: @unchecked Sendable {
         // Sendable: the timer's handler calls only g_cancellable_cancel, which GLib
         // documents as safe to call from any thread; everything else is immutable.
-        let pointer: UnsafeMutablePointer<GCancellable>
+        /// The `GCancellable`.
+        let pointer: OpaquePointer
         private let timer: DispatchSourceTimer
 
         init(after timeout: Duration) {
-            pointer = g_cancellable_new()
+            pointer = lk_g_cancellable_new()
             timer = DispatchSource.makeTimerSource(queue: .global())
             timer.schedule(deadline: LibSecret.dispatchTime(after: timeout))
             let target = pointer
-            timer.setEventHandler { g_cancellable_cancel(target) }
+            timer.setEventHandler { lk_g_cancellable_cancel(target) }
             timer.resume()
         }
 
-        var isCancelled: Bool { g_cancellable_is_cancelled(pointer) != 0 }
+        var isCancelled: Bool { lk_g_cancellable_is_cancelled(pointer) != 0 }
 
         deinit {
             timer.setEventHandler {}
             timer.cancel()
-            g_object_unref(pointer)
+            lk_g_object_unref(UnsafeMutableRawPointer(pointer))
         }
     }
 
@@ -149,9 +200,11 @@ enum LibSecret {
     /// after a failure cannot disturb anyone else).
     final class Service: @unchecked Sendable {
         // Sendable: used only by the holder of the gate, one call at a time.
-        let pointer: UnsafeMutablePointer<SecretService>
-        init(_ pointer: UnsafeMutablePointer<SecretService>) { self.pointer = pointer }
-        deinit { g_object_unref(pointer) }
+        /// The `SecretService`.
+        let pointer: OpaquePointer
+        /// Takes over the reference `secret_service_open_sync` returned.
+        init(_ pointer: OpaquePointer) { self.pointer = pointer }
+        deinit { lk_g_object_unref(UnsafeMutableRawPointer(pointer)) }
     }
 
     /// Serialises every libsecret call in the process. A semaphore rather than a
@@ -180,10 +233,12 @@ enum LibSecret {
     ///   - deadline: How long the whole operation, waiting included, may take.
     ///   - body: The operation.
     /// - Returns: What `body` returns.
-    /// - Throws: `LatchkeyError`: `.timedOut` when the deadline passes, `.unavailable`,
+    /// - Throws: `LatchkeyError`: `.timedOut` when the deadline passes, `.unavailable`
+    ///   (libsecret cannot be loaded, or the service cannot be reached),
     ///   `.locked`, or what `body` throws. After an error that may mean a stale
     ///   connection, the connection is dropped so the next call reconnects.
     static func withConnection<Result>(deadline: Duration, _ body: (Connection) throws -> Result) throws -> Result {
+        try load()
         let clock = ContinuousClock()
         let start = clock.now
         guard gate.wait(timeout: dispatchTime(after: deadline)) == .success else {
@@ -211,7 +266,7 @@ enum LibSecret {
     /// Opens a service proxy of the process's own with `secret_service_open_sync`.
     private static func open(_ cancellation: Cancellation) throws -> Service {
         let pointer = try check("secret_service_open_sync", cancellation) {
-            secret_service_open_sync(secret_service_get_type(), nil, SECRET_SERVICE_OPEN_SESSION, cancellation.pointer, $0)
+            lk_secret_service_open_sync(lk_secret_service_get_type(), nil, LK_SECRET_SERVICE_OPEN_SESSION, cancellation.pointer, $0)
         }
         guard let pointer else {
             throw LatchkeyError(.unavailable, "the Secret Service could not be opened", cFunction: "secret_service_open_sync")
@@ -223,10 +278,11 @@ enum LibSecret {
     /// A bare lookup by one attribute with no schema (`secret_password_lookupv_sync`),
     /// for the benchmarks' comparison; a found secret is freed (`secret_password_free`) at once.
     static func bareLookup(attribute: String, value: String) throws -> Bool {
+        try load()
         let table = AttributeTable([attribute: value])
-        let secret = try check("secret_password_lookupv_sync", nil) { secret_password_lookupv_sync(nil, table.pointer, nil, $0) }
+        let secret = try check("secret_password_lookupv_sync", nil) { lk_secret_password_lookupv_sync(nil, table.pointer, nil, $0) }
         guard let secret else { return false }
-        secret_password_free(secret)
+        lk_secret_password_free(secret)
         return true
     }
 }
