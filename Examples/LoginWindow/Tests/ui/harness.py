@@ -265,6 +265,8 @@ class App:
     def screenshot(self, name, committed=False):
         """Saves the window as output/screenshots/NAME.png, or, for the README's three,
         as docs/screenshots/NAME.png without time stamps (so an unchanged window is an unchanged file)."""
+        if committed:
+            time.sleep(0.5)  # the frame after the last state change, focus ring included
         directory = DOCS_SCREENSHOTS if committed else os.path.join(self.harness.output, "screenshots")
         path = os.path.join(directory, name + ".png")
         os.makedirs(directory, exist_ok=True)
