@@ -90,7 +90,11 @@ struct Options {
                 }
                 return builtIn
             }
-            return try Policy(contentsOfFile: policy)
+            do {
+                return try Policy(contentsOfFile: policy)
+            } catch let error as LatchkeyError where error.code == .notFound {
+                throw UsageError("--policy: \(error.message)")
+            }
         }
         let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? environment["HOME"].map { $0 + "/.config" }

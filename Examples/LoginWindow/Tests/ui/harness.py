@@ -265,6 +265,11 @@ class App:
     def screenshot(self, name, committed=False):
         """Saves the window as output/screenshots/NAME.png, or, for the README's three,
         as docs/screenshots/NAME.png without time stamps (so an unchanged window is an unchanged file)."""
+        if committed:
+            # A key that changes nothing: GTK shows the focus ring after keyboard use, so the
+            # committed pictures always show it; then the frame after the last change.
+            self.key("shift")
+            time.sleep(0.5)
         directory = DOCS_SCREENSHOTS if committed else os.path.join(self.harness.output, "screenshots")
         path = os.path.join(directory, name + ".png")
         os.makedirs(directory, exist_ok=True)
