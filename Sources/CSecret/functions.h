@@ -8,6 +8,7 @@
  * function's. A wrapper added to CSecret.h without a line here does not compile.
  */
 #define LK_EACH_FUNCTION(X) \
+    X(g_bus_get_sync) \
     X(g_cancellable_cancel) \
     X(g_cancellable_is_cancelled) \
     X(g_cancellable_new) \

@@ -92,6 +92,10 @@ LKGVariant *lk_g_dbus_connection_call_sync(LKGDBusConnection *connection, const 
     return lk_table.g_dbus_connection_call_sync(connection, bus_name, object_path, interface_name, method_name, parameters, reply_type, flags, timeout_msec, cancellable, error);
 }
 
+LKGDBusConnection *lk_g_bus_get_sync(int bus_type, LKGCancellable *cancellable, LKGError **error) {
+    return lk_table.g_bus_get_sync(bus_type, cancellable, error);
+}
+
 int lk_g_dbus_connection_close_sync(LKGDBusConnection *connection, LKGCancellable *cancellable, LKGError **error) {
     return lk_table.g_dbus_connection_close_sync(connection, cancellable, error);
 }

@@ -115,6 +115,6 @@ struct CLILibSecretLoadingTests {
         let status = try store.run(["status"], environment: ["LATCHKEY_LIBSECRET_PATH": library])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.text.contains("backend: file"))
-        #expect(status.text.contains("libsecret cannot be used: \(library) does not provide g_cancellable_cancel"), "\(status.text)")
+        #expect(status.text.contains("libsecret cannot be used: \(library) does not provide g_bus_get_sync"), "\(status.text)")
     }
 }

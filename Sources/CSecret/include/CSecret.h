@@ -107,6 +107,8 @@ typedef struct LKSecretValue LKSecretValue;
 #define LK_SECRET_SCHEMA_NONE 0u
 /** SecretSchemaAttributeType */
 #define LK_SECRET_SCHEMA_ATTRIBUTE_STRING 0u
+/** GBusType */
+#define LK_G_BUS_TYPE_SESSION 2
 /** GDBusCallFlags */
 #define LK_G_DBUS_CALL_FLAGS_NONE 0u
 #define LK_G_DBUS_CALL_FLAGS_NO_AUTO_START 1u
@@ -152,6 +154,7 @@ int latchkey_secret_load(char *message, size_t size);
  * signature; the four GLib functions passed as function values (g_free,
  * g_str_hash, g_str_equal, g_object_unref) are passed as their wrappers. */
 
+LKGDBusConnection *lk_g_bus_get_sync(int bus_type, LKGCancellable *cancellable, LKGError **error);
 void lk_g_cancellable_cancel(LKGCancellable *cancellable);
 int lk_g_cancellable_is_cancelled(LKGCancellable *cancellable);
 LKGCancellable *lk_g_cancellable_new(void);

@@ -6,27 +6,32 @@ internal import CSecret
 
 extension LibSecret {
     /// Whether the message bus at `address` has an owner for `name`, or can
-    /// activate it: `g_dbus_connection_new_for_address_sync`, then the bus's
-    /// `NameHasOwner` and `ListActivatableNames` through `g_dbus_connection_call_sync`.
-    /// Uses a private connection of its own, closed before returning.
+    /// activate it: the bus's `NameHasOwner` and `ListActivatableNames` through
+    /// `g_dbus_connection_call_sync`. When `address` is the process's own session
+    /// bus, asks on the process's shared connection (`g_bus_get_sync`), the one
+    /// libsecret then uses too, so a process opens one bus connection; else on
+    /// a private one (`g_dbus_connection_new_for_address_sync`), closed before returning.
     /// - Parameters:
     ///   - name: A well-known bus name, such as `org.freedesktop.secrets`.
     ///   - address: A D-Bus address, such as `unix:path=/run/user/1000/bus`.
+    ///   - isProcessBus: Whether `address` is the process's own session bus.
     ///   - timeout: How long connecting and asking may take.
     /// - Returns: true when the name is owned or activatable.
     /// - Throws: `LatchkeyError` `.unavailable` when libsecret (and with it GIO)
     ///   cannot be loaded or the bus cannot be reached, `.timedOut`.
-    static func busOffers(_ name: String, address: String, timeout: Duration) throws -> Bool {
+    static func busOffers(_ name: String, address: String, isProcessBus: Bool, timeout: Duration) throws -> Bool {
         try load()
         let cancellation = Cancellation(after: timeout)
-        let flags = LK_G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | LK_G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION
-        let connection = try check("g_dbus_connection_new_for_address_sync", cancellation) {
-            lk_g_dbus_connection_new_for_address_sync(address, flags, nil, cancellation.pointer, $0)
+        let function = isProcessBus ? "g_bus_get_sync" : "g_dbus_connection_new_for_address_sync"
+        let connection = try check(function, cancellation) { error in
+            if isProcessBus { return lk_g_bus_get_sync(LK_G_BUS_TYPE_SESSION, cancellation.pointer, error) }
+            let flags = LK_G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | LK_G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION
+            return lk_g_dbus_connection_new_for_address_sync(address, flags, nil, cancellation.pointer, error)
         }
         guard let connection else {
-            throw LatchkeyError(.unavailable, "no D-Bus connection", cFunction: "g_dbus_connection_new_for_address_sync")
+            throw LatchkeyError(.unavailable, "no D-Bus connection", cFunction: function)
         }
-        let bus = BusConnection(connection)
+        let bus = BusConnection(connection, isShared: isProcessBus)
         var argument: OpaquePointer? = lk_g_variant_new_string(name)
         let owned = try withUnsafePointer(to: &argument) { arguments in
             try bus.call("NameHasOwner", lk_g_variant_new_tuple(arguments, 1), cancellation) { reply in
@@ -46,7 +51,12 @@ extension LibSecret {
     /// A private bus connection, closed (`g_dbus_connection_close_sync`) and released by its owner.
     private final class BusConnection {
         let pointer: OpaquePointer
-        init(_ pointer: OpaquePointer) { self.pointer = pointer }
+        /// Whether this is the process's shared session bus connection, which stays open.
+        let isShared: Bool
+        init(_ pointer: OpaquePointer, isShared: Bool) {
+            self.pointer = pointer
+            self.isShared = isShared
+        }
 
         /// Calls a method of the bus itself and hands `read` the reply's first value.
         func call<Result>(_ method: String, _ parameters: OpaquePointer?, _ cancellation: Cancellation,
@@ -70,6 +80,9 @@ extension LibSecret {
         }
 
         deinit {
+            // The shared connection keeps its reference: were it released, GIO would
+            // close the connection and libsecret would have to open another.
+            guard !isShared else { return }
             // Closing can only fail when the connection is already closed, which is the goal.
             _ = lk_g_dbus_connection_close_sync(pointer, nil, nil)
             lk_g_object_unref(UnsafeMutableRawPointer(pointer))

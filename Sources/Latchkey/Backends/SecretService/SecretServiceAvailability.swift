@@ -35,11 +35,13 @@ enum SecretServiceAvailability {
     ///   - environment: The environment that names the session bus.
     ///   - timeout: The time left; the check takes at most ``longest``.
     /// - Throws: `LatchkeyError` `.unavailable` naming what is missing, or `.timedOut`.
-    static func check(environment: [String: String], timeout: Duration) throws {
+    ///   - isProcessEnvironment: Whether `environment` is the process's own, so
+    ///     the check can use the process's shared bus connection.
+    static func check(environment: [String: String], isProcessEnvironment: Bool = false, timeout: Duration) throws {
         guard let address = sessionBusAddress(in: environment) else {
             throw LatchkeyError(.unavailable, "there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist)")
         }
-        guard try LibSecret.busOffers(busName, address: address, timeout: min(timeout, longest)) else {
+        guard try LibSecret.busOffers(busName, address: address, isProcessBus: isProcessEnvironment, timeout: min(timeout, longest)) else {
             throw LatchkeyError(.unavailable, "no Secret Service runs on the session bus: nobody owns \(busName) and the bus cannot activate it")
         }
     }

@@ -23,6 +23,9 @@ package final class SecretServiceBackend: CredentialBackend {
     /// The longest any call may take, waiting for other calls included.
     package let deadline: Duration
     private let environment: [String: String]
+    /// Whether ``environment`` is the process's own (not a test's), so the
+    /// availability check shares libsecret's bus connection.
+    private let isProcessEnvironment: Bool
     /// Whether the availability check passed since the last failure that may mean
     /// the service went away.
     private let reachable = Mutex(false)
@@ -46,16 +49,17 @@ package final class SecretServiceBackend: CredentialBackend {
     ///   - appID: The app namespace.
     ///   - deadline: The longest any call may take; 3 seconds by default.
     package convenience init(appID: AppID, deadline: Duration = .seconds(3)) {
-        self.init(appID: appID, deadline: deadline, environment: ProcessInfo.processInfo.environment)
+        self.init(appID: appID, deadline: deadline, environment: ProcessInfo.processInfo.environment, isProcessEnvironment: true)
     }
 
     /// Creates a backend whose availability check reads `environment` (a test seam).
     /// libsecret itself always uses the process's session bus.
-    init(appID: AppID, deadline: Duration, environment: [String: String]) {
+    init(appID: AppID, deadline: Duration, environment: [String: String], isProcessEnvironment: Bool = false) {
         precondition(deadline > .zero, "the deadline must be positive")
         self.appID = appID
         self.deadline = deadline
         self.environment = environment
+        self.isProcessEnvironment = isProcessEnvironment
     }
 
     /// Always `.secretService`.
@@ -65,7 +69,7 @@ package final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable` (no session bus, or nothing owns or
     ///   can activate `org.freedesktop.secrets`) or `.timedOut`.
     package func checkAvailability() throws {
-        try SecretServiceAvailability.check(environment: environment, timeout: deadline)
+        try SecretServiceAvailability.check(environment: environment, isProcessEnvironment: isProcessEnvironment, timeout: deadline)
         reachable.withLock { $0 = true }
     }
 
