@@ -1,5 +1,6 @@
-/// The one description of the `latchkey` commands. The parser, `--help` and
-/// `latchkey help` are produced from this table and ``Tool``, so they cannot disagree.
+/// The one description of the `latchkey` commands. The parser, `--help`,
+/// `latchkey help`, the manual page latchkey(1) and the bash, zsh and fish
+/// completions are all produced from this table and ``Tool``, so they cannot disagree.
 extension Command {
     /// Every command, in the order `--help` and the manual page list them.
     static let all: [Command] = [
@@ -51,6 +52,11 @@ extension Command {
                 summary: "describe the tool, or one command (like COMMAND --help)",
                 exits: [ExitStatus(status: 64, meaning: "there is no such command")], run: ToolCommands.help),
         Command(words: ["version"], summary: "print the version (like --version and -V)", run: ToolCommands.version),
+        Command(words: ["completion"], arguments: [Argument(name: "SHELL", completion: .choices(ShellCompletion.shells))],
+                summary: "print the completion script for a shell (make install installs all three)", run: ToolCommands.completion),
+        Command(words: ["manpage"], arguments: [Argument(name: "PAGE", optional: true, completion: .choices(Tool.manualPages))],
+                summary: "print the manual page latchkey(1) in roff, or the page that points another name to it",
+                run: ToolCommands.manualPage),
     ]
 
     /// `--account A` of one session.

@@ -11,6 +11,12 @@ enum Tool {
     /// The built-in policies `--policy built-in:NAME` names.
     static let builtInPolicies = ["built-in:default", "built-in:strict", "built-in:shared-device"]
 
+    /// The names the binary answers to besides `latchkey`, each a page of the manual that points to latchkey(1).
+    static let otherNames = ["git-credential-latchkey", "docker-credential-latchkey"]
+
+    /// The pages `latchkey manpage PAGE` prints.
+    static let manualPages = ["latchkey"] + otherNames
+
     /// The options every command takes, anywhere on the line.
     static let globalOptions: [Option] = [
         Option(name: "--app", value: "ID", help: "the app namespace (default: $LATCHKEY_APP, else \"default\")"),
@@ -91,6 +97,10 @@ enum Tool {
         "policy": """
         `policy show` prints the policy in force (see --policy); `policy check FILE` validates a \
         file without using it. Fields are documented in policy/README.md.
+        """,
+        "completion": """
+        Load it in the running shell with `source <(latchkey completion bash)` (zsh: \
+        `source <(latchkey completion zsh)` after compinit; fish: `latchkey completion fish | source`).
         """,
     ]
 

@@ -1,6 +1,7 @@
 import Latchkey
 
-/// `help` and `version`: the commands about the tool itself, which never touch a store.
+/// `help`, `version`, `completion` and `manpage`: the commands about the tool
+/// itself, which never touch a store.
 enum ToolCommands {
     /// `latchkey help [COMMAND [SUBCOMMAND]]`.
     static func help(_ context: Context, _ arguments: CommandArguments) throws {
@@ -31,5 +32,34 @@ enum ToolCommands {
     static func version(_ context: Context, _ arguments: CommandArguments) throws {
         try context.output.line("latchkey \(Tool.version)")
         context.output.set("latchkey", .string(Tool.version))
+    }
+
+    /// `latchkey completion bash|zsh|fish`.
+    static func completion(_ context: Context, _ arguments: CommandArguments) throws {
+        let shell = arguments.positionals[0]
+        guard let script = ShellCompletion.script(for: shell) else {
+            throw LatchkeyError(.usage, "completion takes \(ShellCompletion.shells.joined(separator: ", ")), not '\(shell)'"
+                + Suggestion.didYouMean(shell, among: ShellCompletion.shells))
+        }
+        try emit(script, key: "completion", context.output)
+    }
+
+    /// `latchkey manpage [PAGE]`.
+    static func manualPage(_ context: Context, _ arguments: CommandArguments) throws {
+        let page = arguments.positionals.first ?? "latchkey"
+        guard Tool.manualPages.contains(page) else {
+            throw LatchkeyError(.usage, "there is no manual page '\(page)' (\(Tool.manualPages.joined(separator: ", ")))"
+                + Suggestion.didYouMean(page, among: Tool.manualPages))
+        }
+        try emit(page == "latchkey" ? ManualPage.roff : ManualPage.pointer, key: "manpage", context.output)
+    }
+
+    /// Writes a generated file: as it is in text mode, as the field `key` with `--json`.
+    private static func emit(_ text: String, key: String, _ output: Output) throws {
+        if output.json {
+            output.set(key, .string(text))
+        } else {
+            try CommandLineIO.write(text, to: .output)
+        }
     }
 }
