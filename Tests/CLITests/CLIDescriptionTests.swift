@@ -130,7 +130,7 @@ struct CLIDescriptionTests {
         #expect(run.status == 0 && run.text == "_latchkey\n", "\(run.stderr)")
     }
 
-    @Test("make install-built PREFIX=... installs the binary, the manual pages and the three completions")
+    @Test("make install-built PREFIX=... installs the binary, the manual pages and the three completions where man, bash and fish find them")
     func install() throws {
         let prefix = try freshDirectory() + "/prefix"
         let binary = try latchkeyPath()
@@ -150,6 +150,19 @@ struct CLIDescriptionTests {
         let alias = try GeneratedFiles.run("man", ["-M", prefix + "/share/man", "git-credential-latchkey"],
                                            environment: ["LC_ALL": "C", "MANPAGER": "cat", "PAGER": "cat", "MANPATH": nil])
         #expect(alias.status == 0 && alias.text.contains("LATCHKEY(1)"), "\(alias.stderr)")
+        // Where each shell looks: bash-completion's loader and fish find the installed files through XDG_DATA_DIRS.
+        let lookup: [String: String?] = ["XDG_DATA_DIRS": prefix + "/share:/usr/share", "PATH": prefix + "/bin:/usr/bin:/bin"]
+        let bash = try GeneratedFiles.run("bash", ["--norc", "--noprofile", "-c", """
+            source /usr/share/bash-completion/bash_completion || exit 9
+            _completion_loader latchkey
+            COMP_WORDS=(latchkey ses); COMP_CWORD=1; _latchkey; echo "${COMPREPLY[*]}"
+            """], environment: lookup)
+        #expect(bash.text == "session\n", "\(bash.stderr)")
+        // Not --no-config: that skips the set-up that puts XDG_DATA_DIRS in fish's completion path. A fresh home instead.
+        let home = try freshDirectory()
+        let fish = try GeneratedFiles.run("fish", ["-c", "complete -C'latchkey ses'"],
+                                          environment: lookup.merging(["HOME": home, "XDG_CONFIG_HOME": home, "XDG_DATA_HOME": home]) { $1 })
+        #expect(fish.text.hasPrefix("session\t"), "\(fish.stderr)")
         let readme = try String(contentsOfFile: GeneratedFiles.repository + "/README.md", encoding: .utf8)
         for path in files.values.sorted() + ["/share/man/man1"] { #expect(readme.contains("$(PREFIX)" + path), "README lists \(path)") }
     }
