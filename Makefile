@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 
-.PHONY: deps build demo test api bench stress fuzz install clean login-window login-window-test interop-keepassxc
+.PHONY: deps build demo test api bench stress fuzz install install-built clean login-window login-window-test interop-keepassxc
 
 deps:
 	@.ci/install-deps
@@ -20,12 +20,32 @@ demo: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey
 	$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey demo
 
-# Installs `latchkey` and `git-credential-latchkey` (a symlink to it), nothing else.
+# Installs `latchkey`, `git-credential-latchkey` (a symlink to it), the manual page
+# latchkey(1) with a page for each other name pointing to it, and the bash, zsh and
+# fish completions; the binary writes the pages and the completions itself
+# (`latchkey manpage`, `latchkey completion SHELL`), from its one description of the commands.
 install: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey
-	install -d "$(DESTDIR)$(PREFIX)/bin"
-	install -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey" "$(DESTDIR)$(PREFIX)/bin/latchkey"
+	$(MAKE) --no-print-directory install-built LATCHKEY_BINARY="$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey"
+
+# `install` once the binary is built: LATCHKEY_BINARY is the binary to install
+# (`make test` checks this target with the debug build). MANUAL_PAGES must be the
+# pages `latchkey manpage PAGE` knows; a test compares them.
+LATCHKEY_BINARY ?= .build/release/latchkey
+MANUAL_PAGES = latchkey git-credential-latchkey docker-credential-latchkey
+SHARE = $(DESTDIR)$(PREFIX)/share
+
+install-built:
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(SHARE)/man/man1" "$(SHARE)/bash-completion/completions" \
+	  "$(SHARE)/zsh/site-functions" "$(SHARE)/fish/vendor_completions.d"
+	install -m 0755 "$(LATCHKEY_BINARY)" "$(DESTDIR)$(PREFIX)/bin/latchkey"
 	ln -sf latchkey "$(DESTDIR)$(PREFIX)/bin/git-credential-latchkey"
+	@set -e; umask 022; for page in $(MANUAL_PAGES); do \
+	  "$(LATCHKEY_BINARY)" manpage $$page > "$(SHARE)/man/man1/$$page.1"; done
+	@umask 022; "$(LATCHKEY_BINARY)" completion bash > "$(SHARE)/bash-completion/completions/latchkey"
+	@umask 022; "$(LATCHKEY_BINARY)" completion zsh > "$(SHARE)/zsh/site-functions/_latchkey"
+	@umask 022; "$(LATCHKEY_BINARY)" completion fish > "$(SHARE)/fish/vendor_completions.d/latchkey.fish"
+	@echo "installed latchkey, its manual pages and its bash, zsh and fish completions under $(DESTDIR)$(PREFIX)"
 
 test: deps
 	$(SWIFT) build --build-tests

@@ -1,6 +1,6 @@
 import Latchkey
 
-/// The options that come before the command.
+/// The global options (``Tool/globalOptions``), wherever they were on the line.
 struct GlobalOptions {
     var app: String?
     var policy: String?
@@ -12,102 +12,161 @@ struct GlobalOptions {
     var help = false
     var version = false
 
-    /// The options with a value, as written on the command line.
-    static let valued = ["--app", "--policy", "--backend", "--store-dir", "--passphrase-fd", "--passphrase-file"]
-
-    /// Reads the global options at the front of `arguments`, leaving the command and its arguments.
-    /// - Throws: `LatchkeyError` `.usage` for an unknown option or a bad value.
-    static func parse(_ arguments: inout ArraySlice<String>) throws -> GlobalOptions {
-        var options = GlobalOptions()
-        while let argument = arguments.first, argument.hasPrefix("-") {
-            arguments.removeFirst()
-            if argument == "--" { break }
-            let (name, inline) = splitOption(argument)
-            if GlobalOptions.valued.contains(name) {
-                try options.set(name, try value(of: name, inline: inline, from: &arguments))
-                continue
-            }
-            guard inline == nil else { throw LatchkeyError(.usage, "option \(name) takes no value") }
-            switch name {
-            case "--json": options.json = true
-            case "--help", "-h": options.help = true
-            case "--version": options.version = true
-            default: throw LatchkeyError(.usage, "unknown option \(name)")
-            }
-        }
-        if options.passphraseDescriptor != nil && options.passphraseFile != nil {
-            throw LatchkeyError(.usage, "give either --passphrase-fd or --passphrase-file, not both")
-        }
-        return options
-    }
-
-    private mutating func set(_ name: String, _ value: String) throws {
-        switch name {
+    /// Sets the global option `option` (a flag when `value` is nil).
+    /// - Throws: `LatchkeyError` `.usage` for a bad value.
+    mutating func set(_ option: Option, _ value: String?) throws {
+        switch option.name {
         case "--app": app = value
         case "--policy": policy = value
         case "--store-dir": storeDirectory = value
         case "--passphrase-file": passphraseFile = value
-        case "--backend":
-            guard let choice = Policy.BackendChoice(rawValue: value) else {
-                throw LatchkeyError(.usage, "--backend must be auto, secret-service or file, not '\(value)'")
-            }
-            backend = choice
-        default:
-            guard let descriptor = Int32(value), descriptor >= 0 else {
-                throw LatchkeyError(.usage, "--passphrase-fd needs a file descriptor number, not '\(value)'")
+        case "--backend": backend = try GlobalOptions.backendChoice(value ?? "", from: "--backend")
+        case "--passphrase-fd":
+            guard let descriptor = value.flatMap({ Int32($0) }), descriptor >= 0 else {
+                throw LatchkeyError(.usage, "--passphrase-fd needs a file descriptor number, not '\(value ?? "")'")
             }
             passphraseDescriptor = descriptor
+        case "--json": json = true
+        case "--help": help = true
+        default: version = true
         }
+    }
+
+    /// `text` as a backend choice.
+    /// - Parameters:
+    ///   - text: `auto`, `secret-service` or `file`.
+    ///   - origin: Where it was given (`--backend`, `LATCHKEY_BACKEND`), named in the error.
+    /// - Throws: `LatchkeyError` `.usage` for anything else.
+    static func backendChoice(_ text: String, from origin: String) throws -> Policy.BackendChoice {
+        guard let choice = Policy.BackendChoice(rawValue: text) else {
+            let choices = Policy.BackendChoice.allCases.map(\.rawValue)
+            throw LatchkeyError(.usage, "\(origin) must be \(choices.joined(separator: ", ")), not '\(text)'"
+                + Suggestion.didYouMean(text, among: choices))
+        }
+        return choice
     }
 }
 
 /// A command's own arguments, once its options are taken out.
 struct CommandArguments {
+    /// The positional arguments, in order.
     var positionals: [String] = []
+    /// The options given with a value, by long name.
     var options: [String: String] = [:]
+    /// The options given without a value, by long name.
     var flags: Set<String> = []
 
-    /// Splits `arguments` into positionals, options with a value and flags.
-    /// `--json` and `--help` are accepted anywhere and set the global options.
-    /// - Throws: `LatchkeyError` `.usage` for an option the command does not take.
-    static func parse(_ arguments: ArraySlice<String>, options valued: [String], flags: [String],
-                      globals: inout GlobalOptions) throws -> CommandArguments {
-        var result = CommandArguments()
-        var rest = arguments
-        var onlyPositionals = false
-        while let argument = rest.popFirst() {
-            guard !onlyPositionals, argument.hasPrefix("-"), argument != "-" else {
-                result.positionals.append(argument)
-                continue
-            }
-            let (name, inline) = splitOption(argument)
-            if name == "--" { onlyPositionals = true; continue }
-            if valued.contains(name) {
-                result.options[name] = try value(of: name, inline: inline, from: &rest)
-                continue
-            }
-            guard inline == nil else { throw LatchkeyError(.usage, "option \(name) takes no value") }
-            switch name {
-            case "--json": globals.json = true
-            case "--help", "-h": globals.help = true
-            case _ where flags.contains(name): result.flags.insert(name)
-            default:
-                if GlobalOptions.valued.contains(name) {
-                    throw LatchkeyError(.usage, "\(name) is a global option: give it before the command")
-                }
-                throw LatchkeyError(.usage, "unknown option \(name)")
-            }
-        }
-        return result
-    }
-
     /// The value of an integer option, if given.
+    /// - Throws: `LatchkeyError` `.usage` when it is not a whole number in `range`.
     func integer(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
         guard let text = options[name] else { return nil }
         guard let value = Int64(text), range.contains(value) else {
             throw LatchkeyError(.usage, "\(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return value
+    }
+
+    /// The value of a duration option (``Lifetime``), in seconds, if given.
+    /// - Throws: `LatchkeyError` `.usage` when it is not a duration in `range`.
+    func duration(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
+        guard let text = options[name] else { return nil }
+        guard let seconds = Lifetime.seconds(text), range.contains(seconds) else {
+            throw LatchkeyError(.usage, "\(name) needs seconds or a duration such as 90s, 30m, 12h, 7d or 1h30m, "
+                + "from \(range.lowerBound) to \(range.upperBound) seconds, not '\(text)'")
+        }
+        return seconds
+    }
+}
+
+/// One command line, parsed against the one description of the commands:
+/// global options anywhere, before or after the command; the command's own
+/// options after its first word; `--` ends the options.
+struct Invocation {
+    /// The global options.
+    var globals = GlobalOptions()
+    /// The command words read so far (one or two), so an error can show their usage.
+    var words: [String] = []
+    /// The command, once its words are read.
+    var command: Command?
+    /// The command's arguments and options.
+    var arguments = CommandArguments()
+
+    /// Every command option of any command, for options given before the command's words.
+    private static let commandOptions = Command.all.flatMap(\.options)
+
+    /// Reads `line` (the arguments after the tool's name).
+    /// - Throws: `LatchkeyError` `.usage` for an unknown command or option (with
+    ///   the closest valid name), a missing value, or an option the command does not take.
+    mutating func parse(_ line: ArraySlice<String>) throws {
+        var rest = line
+        var optionsEnded = false
+        var early: [(Option, String?)] = []
+        while let argument = rest.popFirst() {
+            guard optionsEnded || !argument.hasPrefix("-") || argument == "-" else {
+                if argument == "--" { optionsEnded = true; continue }
+                let (name, inline) = splitOption(argument)
+                if let option = Tool.globalOptions.first(where: { $0.names.contains(name) }) {
+                    try globals.set(option, try value(of: option, inline: inline, from: &rest))
+                } else if let command {
+                    guard let option = command.option(named: name) else { throw unknownOption(name) }
+                    take(option, try value(of: option, inline: inline, from: &rest))
+                } else if let option = Invocation.commandOptions.first(where: { $0.names.contains(name) }) {
+                    early.append((option, try value(of: option, inline: inline, from: &rest)))
+                } else {
+                    throw unknownOption(name)
+                }
+                continue
+            }
+            guard command == nil else {
+                arguments.positionals.append(argument)
+                continue
+            }
+            words.append(argument)
+            command = try Command.resolve(words)
+        }
+        guard let command else { return }
+        for (option, value) in early {
+            guard command.option(named: option.name) != nil else {
+                throw LatchkeyError(.usage, "\(command.name) takes no option \(option.name)")
+            }
+            take(option, value)
+        }
+    }
+
+    /// The command the line names.
+    /// - Throws: `LatchkeyError` `.usage` when it names none, or only a group such as `session`.
+    func resolvedCommand() throws -> Command {
+        if let command { return command }
+        guard let group = words.first else { throw LatchkeyError(.usage, "no command given") }
+        let choices = Command.group(group).map { $0.words[1] }
+        throw LatchkeyError(.usage, "'\(group)' needs a command: one of \(choices.joined(separator: ", "))")
+    }
+
+    /// Checks the number of positional arguments against the command's.
+    /// - Throws: `LatchkeyError` `.usage` naming what is missing or unexpected.
+    func checkArgumentCount() throws {
+        guard let command else { return }
+        let count = arguments.positionals.count
+        if count < command.requiredArguments {
+            let missing = command.arguments.prefix(command.requiredArguments).map(\.usage).joined(separator: " ")
+            throw LatchkeyError(.usage, "\(command.name) needs \(missing)")
+        }
+        if count > command.arguments.count {
+            throw LatchkeyError(.usage, "unexpected argument '\(arguments.positionals[command.arguments.count])'")
+        }
+    }
+
+    private mutating func take(_ option: Option, _ value: String?) {
+        if let value { arguments.options[option.name] = value } else { arguments.flags.insert(option.name) }
+    }
+
+    /// An unknown option's error, with the closest name the command line takes here.
+    private func unknownOption(_ name: String) -> LatchkeyError {
+        let candidates = (Tool.globalOptions + (command?.options ?? Invocation.commandOptions)).map(\.name)
+        let elsewhere = command == nil ? [] : Command.all.filter { $0.option(named: name) != nil }.map(\.name)
+        let hint = elsewhere.isEmpty ? "" : " (\(elsewhere.joined(separator: ", ")) \(elsewhere.count == 1 ? "takes" : "take") it)"
+        return LatchkeyError(.usage, "unknown option \(name)" + (command.map { " for \($0.name)" } ?? "") + hint
+            + Suggestion.didYouMean(name, among: candidates))
     }
 }
 
@@ -117,9 +176,14 @@ private func splitOption(_ argument: String) -> (String, String?) {
     return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
 }
 
-/// The value of option `name`: the inline one, or the next argument.
-private func value(of name: String, inline: String?, from arguments: inout ArraySlice<String>) throws -> String {
+/// The value of `option`: the inline one or the next argument; nil for an option that takes none.
+/// - Throws: `LatchkeyError` `.usage` when a value is missing, or given to an option that takes none.
+private func value(of option: Option, inline: String?, from arguments: inout ArraySlice<String>) throws -> String? {
+    guard option.takesValue else {
+        guard inline == nil else { throw LatchkeyError(.usage, "option \(option.name) takes no value") }
+        return nil
+    }
     if let inline { return inline }
-    guard let next = arguments.popFirst() else { throw LatchkeyError(.usage, "option \(name) needs a value") }
+    guard let next = arguments.popFirst() else { throw LatchkeyError(.usage, "option \(option.name) needs a value") }
     return next
 }

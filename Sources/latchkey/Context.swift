@@ -39,18 +39,31 @@ struct Context {
         globals.storeDirectory ?? environment["LATCHKEY_HOME"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// The policy named on the command line or in the environment: `--policy`,
+    /// else `LATCHKEY_POLICY` when set and not empty, with where it came from.
+    private var namedPolicy: (path: String, source: SettingSource, origin: String)? {
+        if let path = globals.policy { return (path, .flag, "--policy") }
+        if let path = environment["LATCHKEY_POLICY"], !path.isEmpty { return (path, .environment, "LATCHKEY_POLICY") }
+        return nil
+    }
+
     /// The policy in force: `--policy FILE` (or `built-in:NAME`), else
-    /// `$XDG_CONFIG_HOME/latchkey/policy.json` when present, else the built-in default.
+    /// `LATCHKEY_POLICY`, else `$XDG_CONFIG_HOME/latchkey/policy.json` when
+    /// present, else the built-in default.
+    /// - Throws: `LatchkeyError` `.usage` naming the flag or variable for a
+    ///   missing file or an unknown built-in name; the policy's own errors.
     func policy() throws -> Policy {
-        if let path = globals.policy {
+        if let named = namedPolicy {
+            let (path, origin) = (named.path, named.origin)
             if path.hasPrefix("built-in:") {
                 let name = String(path.dropFirst("built-in:".count))
                 guard let policy = Policy.builtIn(named: name) else {
-                    throw LatchkeyError(.usage, "there is no built-in policy '\(name)' (default, strict, shared-device)")
+                    throw LatchkeyError(.usage, "\(origin): there is no built-in policy '\(name)' (default, strict, shared-device)"
+                        + Suggestion.didYouMean(path, among: Tool.builtInPolicies))
                 }
                 return policy
             }
-            return try fromFileOption("--policy") { try Policy(contentsOfFile: path) }
+            return try fromFileOption(origin) { try Policy(contentsOfFile: path) }
         }
         guard let path = userPolicyPath else { return .default }
         do {
@@ -58,6 +71,43 @@ struct Context {
         } catch let error as LatchkeyError where error.code == .notFound {
             return .default
         }
+    }
+
+    /// The store `--backend` or `LATCHKEY_BACKEND` chooses, or nil for the policy's `backend.kind`.
+    /// - Throws: `LatchkeyError` `.usage` for a `LATCHKEY_BACKEND` that names no store.
+    func backendChoice() throws -> Policy.BackendChoice? {
+        if let choice = globals.backend { return choice }
+        guard let text = environment["LATCHKEY_BACKEND"], !text.isEmpty else { return nil }
+        return try GlobalOptions.backendChoice(text, from: "LATCHKEY_BACKEND")
+    }
+
+    /// Where the app id, the policy, the backend choice and the store directory
+    /// came from, for `status`.
+    /// - Parameters:
+    ///   - policy: The policy in force.
+    ///   - storeDirectory: The store directory in use.
+    /// - Returns: The four settings.
+    /// - Throws: `LatchkeyError` `.usage` for a `LATCHKEY_BACKEND` that names no store.
+    func settings(policy: Policy, storeDirectory directory: String) throws -> Settings {
+        let app = globals.app.map { Setting(value: $0, source: .flag, origin: "--app") }
+            ?? environment["LATCHKEY_APP"].map { Setting(value: $0, source: .environment, origin: "LATCHKEY_APP") }
+            ?? Setting(value: "default", source: .builtInDefault, origin: nil)
+        let builtIn = policy.source.hasPrefix("built-in:")
+        let fromPolicy: (SettingSource, String?) = builtIn ? (.builtInDefault, policy.source) : (.policyFile, policy.source)
+        let named = namedPolicy
+        let policySetting = Setting(value: policy.name, source: named?.source ?? fromPolicy.0, origin: named?.origin ?? fromPolicy.1)
+        let backend: Setting
+        if let choice = globals.backend {
+            backend = Setting(value: choice.rawValue, source: .flag, origin: "--backend")
+        } else if let choice = try backendChoice() {
+            backend = Setting(value: choice.rawValue, source: .environment, origin: "LATCHKEY_BACKEND")
+        } else {
+            backend = Setting(value: policy.backend.rawValue, source: fromPolicy.0, origin: fromPolicy.1.map { "\($0): backend.kind" })
+        }
+        let store = globals.storeDirectory.map { _ in Setting(value: directory, source: .flag, origin: "--store-dir") }
+            ?? (storeDirectory != nil ? Setting(value: directory, source: .environment, origin: "LATCHKEY_HOME") : nil)
+            ?? Setting(value: directory, source: .builtInDefault, origin: nil)
+        return Settings(app: app, policy: policySetting, backend: backend, storeDirectory: store)
     }
 
     /// `$XDG_CONFIG_HOME/latchkey/policy.json` (or `~/.config/...`).
@@ -74,16 +124,17 @@ struct Context {
     func openVault() throws -> Vault {
         let policy = try policy()
         let appID = try appID()
+        let backend = try backendChoice()
         let needsPassphrase = policy.fileKeySource == .passphrase
         let supplied = needsPassphrase ? try suppliedPassphrase() : nil
         do {
-            return Context.opened(try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: supplied))
+            return Context.opened(try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: supplied))
         } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && supplied == nil {
             guard SecretInput.standardInputIsTerminal && !readsStandardInput else {
                 throw LatchkeyError(.wrongKey, error.message + "; give it with --passphrase-fd N or --passphrase-file PATH (a 0600 file), or run on a terminal to be asked")
             }
             let typed = try SecretInput.readFromTerminal(prompt: "Passphrase for \(appID): ")
-            return Context.opened(try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: typed))
+            return Context.opened(try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: typed))
         }
     }
 

@@ -1,115 +1,138 @@
-/// The `--help` texts, built from the command table so they cannot drift from it.
+/// The help texts (`--help`, `latchkey help`, text and JSON), rendered from the
+/// one description of the commands so they cannot drift from it.
 enum Help {
-    static let version = "0.1.0"
+    /// The width text help is wrapped to.
+    static let width = 80
+    /// The column where descriptions start in option and command lists.
+    private static let column = 28
 
-    static let globalOptions = """
-    Global options (before the command):
-      --app ID                 the app namespace (default: $LATCHKEY_APP, else "default")
-      --policy FILE            the policy file, or built-in:default|strict|shared-device
-                               (default: $XDG_CONFIG_HOME/latchkey/policy.json when present,
-                               else the built-in default policy)
-      --backend auto|secret-service|file
-                               override the policy's store
-      --store-dir DIR          the file vault and audit trails (default: $LATCHKEY_HOME,
-                               else $XDG_DATA_HOME/latchkey)
-      --passphrase-fd N        read the file vault's passphrase from descriptor N
-      --passphrase-file PATH   read it from a private (0600) file
-                               (else a no-echo prompt when standard input is a terminal;
-                               never from arguments or the environment)
-      --json                   write one JSON document with "version": 1 to standard output
-      --help, --version
-    """
-
-    static let exitStatuses = """
-    Exit status:
-      0   success
-      1   not found (no such session, no remembered username)
-      64  usage error
-      65  tampered or malformed input (vault, policy, audit trail, git input)
-      69  unavailable (no Secret Service, or a fallback the policy forbids)
-      70  internal error
-      73  cannot create (store directory or file)
-      74  I/O error
-      75  locked or timed out
-      77  wrong key or passphrase, insecure permissions, or policy denied
-    """
-
-    /// `latchkey --help`.
+    /// `latchkey --help` and `latchkey help`.
     static var tool: String {
-        let width = 26
-        let commands = Command.all.map {
-            let line = commandLine($0)
-            guard line.count < width else { return "  \(line)\n  " + String(repeating: " ", count: width) + $0.summary }
-            return "  " + line + String(repeating: " ", count: width - line.count) + $0.summary
-        }.joined(separator: "\n")
+        let commands = Command.all.map { ($0.synopsis, $0.summary) }
         return """
-        latchkey \(version): keeps an app's credentials (remembered username, session tokens)
-        in the Secret Service or an encrypted file, wipes them by policy, and audits every event.
+        latchkey \(Tool.version): \(Tool.summary).
 
         Usage: latchkey [global options] COMMAND [arguments]
                git-credential-latchkey [global options] get|store|erase
 
         Commands:
-        \(commands)
+        \(table(commands))
 
-        \(globalOptions)
+        \(globalOptionsText)
 
-        Secrets (tokens, passphrases) are read from standard input, a file descriptor or a
-        no-echo prompt. `session get` prints the token followed by a newline.
-        Errors go to standard error as "latchkey: <message>".
+        \(environmentText)
 
-        \(exitStatuses)
+        \(wrap("Secrets (tokens, passphrases) are read from standard input, a file descriptor or a no-echo prompt, never from arguments or the environment. `session get` prints the token followed by a newline (--no-newline: the bytes alone). Errors go to standard error as \"latchkey: <message>\"."))
 
-        `latchkey COMMAND --help` describes one command. See docs/CLI.md.
+        \(exitStatusText)
+
+        `latchkey help COMMAND` or `latchkey COMMAND --help` describes one command;
+        the manual page is latchkey(1).
         """
     }
 
-    /// `latchkey WORD --help`: every command named by `word`.
+    /// `latchkey help WORD` and `latchkey WORD --help`: every command named by `word`.
     static func group(_ word: String) -> String {
-        let commands = Command.all.filter { $0.words[0] == word }
-        var text = commands.map { "Usage: \($0.usage)\n  \($0.summary)" }.joined(separator: "\n")
-        if let extra = details[word] { text += "\n\n" + extra }
-        return text + "\n\n" + globalOptions + "\n\n" + exitStatuses
+        describe(Command.group(word), word: word)
     }
 
-    /// The usage lines of the commands named by `word`, or the tool's.
+    /// `latchkey help WORD SUBWORD` and `latchkey WORD SUBWORD --help`.
+    static func command(_ command: Command) -> String {
+        describe([command], word: command.words[0])
+    }
+
+    /// The usage lines of the commands named by `word`, or the tool's, for usage errors.
     static func usage(_ word: String?) -> String {
         let commands = Command.all.filter { $0.words[0] == word }
         guard !commands.isEmpty else { return "Usage: latchkey [global options] COMMAND [arguments] (see latchkey --help)" }
         return commands.map { "Usage: \($0.usage)" }.joined(separator: "\n")
     }
 
-    private static func commandLine(_ command: Command) -> String {
-        (command.words + (command.arguments.isEmpty ? [] : [command.arguments])).joined(separator: " ")
+    /// The help as one JSON value: the commands given (all by default), the global
+    /// options, the environment and the exit statuses.
+    static func json(_ commands: [Command] = Command.all) -> JSONOutput {
+        .object([
+            ("tool", .string("latchkey")),
+            ("summary", .string(Tool.summary)),
+            ("commands", .array(commands.map(json))),
+            ("globalOptions", .array(Tool.globalOptions.map(json))),
+            ("environment", .array(Tool.environment.map { .object([("name", .string($0.name)), ("help", .string($0.help))]) })),
+            ("exitStatuses", .array(Tool.exitStatuses.map(json))),
+        ])
     }
 
-    private static let details: [String: String] = [
-        "session": """
-        Without --account a session belongs to the empty account. `session put` reads the token
-        from standard input up to its end and strips one trailing newline (on a terminal it asks,
-        without echo); `session get` prints the token and a newline, or with --json puts it in
-        the "secret" field. A session's life is capped by the policy's sessions.maxAgeSeconds.
-        """,
-        "wipe": """
-        Erases every session and the remembered username of the app (the opt-out setting stays).
-        On a terminal it asks for confirmation; elsewhere it refuses without --yes.
-        """,
-        "git-credential": """
-        Set up git with:
-          git config --global credential.helper 'latchkey --backend file'
-        (git then runs `git-credential-latchkey --backend file get`), or with the full path of
-        git-credential-latchkey. Passwords are kept as sessions of the account <username> named
-        git:<protocol>://<host>[/<path>]; an OAuth refresh token as git-refresh:...; expired
-        passwords are never returned; erase removes only matching credentials.
-        """,
-        "demo": """
-        Runs the main job on the encrypted file in a throw-away directory under $TMPDIR and
-        removes it afterwards: remember a username, status, a session with an expiry, opting out,
-        logout under the default policy, the audit trail and its verification.
-        """,
-        "policy": """
-        `policy show` prints the policy in force (see --policy); `policy check FILE` validates a
-        file without using it. Fields are documented in policy/README.md.
-        """,
-    ]
+    private static func describe(_ commands: [Command], word: String) -> String {
+        var parts = commands.map(text)
+        if let extra = Tool.details[word] { parts.append(wrap(extra)) }
+        return (parts + [globalOptionsText, exitStatusText]).joined(separator: "\n\n")
+    }
+
+    private static func text(_ command: Command) -> String {
+        var rows = command.options.map { ($0.synopsis, $0.help) }
+        rows += command.exits.map { ("exit \($0.status)", $0.meaning) }
+        let lines = ["Usage: \(command.usage)", wrap(command.summary, indent: 2)] + (rows.isEmpty ? [] : [table(rows, indent: 4)])
+        return lines.joined(separator: "\n")
+    }
+
+    private static var globalOptionsText: String {
+        "Global options (anywhere on the line; -- ends the options):\n" + table(Tool.globalOptions.map { ($0.synopsis, $0.help) })
+    }
+
+    private static var environmentText: String {
+        "Environment (a flag wins over it):\n" + table(Tool.environment.map { ($0.name, $0.help) })
+    }
+
+    private static var exitStatusText: String {
+        "Exit status:\n" + table(Tool.exitStatuses.map { (String($0.status), $0.meaning) }, column: 8)
+    }
+
+    private static func json(_ command: Command) -> JSONOutput {
+        .object([
+            ("command", .string(command.name)),
+            ("usage", .string(command.usage)),
+            ("summary", .string(command.summary)),
+            ("arguments", .array(command.arguments.map { .object([("name", .string($0.name)), ("optional", .bool($0.optional))]) })),
+            ("options", .array(command.options.map(json))),
+            ("readsStandardInput", .bool(command.readsStandardInput)),
+            ("exitStatuses", .array(command.exits.map(json))),
+            ("details", .string(Tool.details[command.words[0]])),
+        ])
+    }
+
+    private static func json(_ option: Option) -> JSONOutput {
+        .object([("name", .string(option.name)), ("short", .string(option.short)), ("value", .string(option.valueText)), ("help", .string(option.help))])
+    }
+
+    private static func json(_ exit: ExitStatus) -> JSONOutput {
+        .object([("status", .integer(Int64(exit.status))), ("meaning", .string(exit.meaning))])
+    }
+
+    /// Two columns: each name at `indent`, its description from `column` on, wrapped;
+    /// a name too long for its column gets a line of its own.
+    private static func table(_ rows: [(String, String)], indent: Int = 2, column: Int = column) -> String {
+        let column = max(column, indent + 2)
+        return rows.map { name, description in
+            let lead = String(repeating: " ", count: indent) + name
+            let body = wrap(description, indent: column)
+            let first = body.dropFirst(column)
+            guard lead.count < column - 1 else { return lead + "\n" + body }
+            return lead + String(repeating: " ", count: column - lead.count) + first
+        }.joined(separator: "\n")
+    }
+
+    /// `text` wrapped to ``width``, every line indented by `indent` spaces.
+    static func wrap(_ text: String, indent: Int = 0) -> String {
+        let margin = String(repeating: " ", count: indent)
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty && indent + line.count + 1 + word.count > width {
+                lines.append(margin + line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        lines.append(margin + line)
+        return lines.joined(separator: "\n")
+    }
 }

@@ -22,14 +22,14 @@ final class Output {
         fields.append((key, value))
     }
 
-    /// Writes a secret the command exists to print: its bytes and a newline in
-    /// text mode, the `key` field in JSON mode.
-    func secret(_ secret: SecretBytes, key: String) throws {
+    /// Writes a secret the command exists to print: its bytes (and a newline
+    /// unless `newline` is false) in text mode, the `key` field in JSON mode.
+    func secret(_ secret: SecretBytes, key: String, newline: Bool = true) throws {
         if json {
             set(key, .secret(secret))
         } else {
             try CommandLineIO.write(secret, to: .output)
-            try CommandLineIO.write("\n", to: .output)
+            if newline { try CommandLineIO.write("\n", to: .output) }
         }
     }
 

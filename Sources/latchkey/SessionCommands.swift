@@ -10,7 +10,7 @@ enum SessionCommands {
     static func put(_ context: Context, _ arguments: CommandArguments) throws {
         let name = arguments.positionals[0]
         let account = arguments.options["--account"] ?? ""
-        let lifetime = try arguments.integer("--expires-in", in: 1...315_360_000)
+        let lifetime = try arguments.duration("--expires-in", in: 1...315_360_000)
         let vault = try context.openVault()
         let token: SecretBytes
         if SecretInput.standardInputIsTerminal {
@@ -20,7 +20,7 @@ enum SessionCommands {
         }
         guard !token.isEmpty else { throw LatchkeyError(.invalidInput, "the token read from standard input is empty; nothing was saved") }
         let expires = try vault.saveSession(token, name: name, account: account, expires: lifetime.map { Date().addingTimeInterval(TimeInterval($0)) })
-        try context.output.line("saved session \(name)\(account.isEmpty ? "" : " of account \(account)"), expires \(formatTime(expires))")
+        try context.output.line("saved session \(name), expires \(formatTime(expires))")
         context.output.set("saved", info(name: name, account: account, created: nil, expires: expires))
     }
 
@@ -28,10 +28,10 @@ enum SessionCommands {
         let name = arguments.positionals[0]
         let account = arguments.options["--account"] ?? ""
         guard let session = try context.openVault().session(named: name, account: account) else {
-            throw LatchkeyError(.notFound, "no session \(name)\(account.isEmpty ? "" : " of account \(account)") (it was never saved, was deleted, or expired)")
+            throw LatchkeyError(.notFound, "no session \(name)\(account.isEmpty ? "" : " for the account given") (it was never saved, was deleted, or expired)")
         }
         context.output.set("session", info(name: name, account: account, created: session.created, expires: session.expires))
-        try context.output.secret(session.value, key: "secret")
+        try context.output.secret(session.value, key: "secret", newline: !arguments.flags.contains("--no-newline"))
     }
 
     static func list(_ context: Context, _ arguments: CommandArguments) throws {
@@ -49,7 +49,7 @@ enum SessionCommands {
         let name = arguments.positionals[0]
         let account = arguments.options["--account"] ?? ""
         let existed = try context.openVault().deleteSession(named: name, account: account)
-        try context.output.line(existed ? "deleted session \(name)" : "there was no session \(name); nothing to delete")
+        try context.output.line(existed ? "deleted session \(name)" : "there was no session \(name)\(account.isEmpty ? "" : " for the account given"); nothing to delete")
         context.output.set("deleted", .bool(existed))
     }
 

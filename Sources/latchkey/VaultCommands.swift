@@ -3,15 +3,18 @@ import Latchkey
 /// `status`, `username`, `remember`, `logout`, `wipe`, `migrate`.
 enum VaultCommands {
     static func status(_ context: Context, _ arguments: CommandArguments) throws {
-        let status = try context.openVault().status()
+        let vault = try context.openVault()
+        let status = try vault.status()
+        let settings = try context.settings(policy: vault.policy, storeDirectory: status.storeDirectory)
         let out = context.output
         let accounts = status.accountCount == 1 ? "1 account" : "\(status.accountCount) accounts"
-        try out.line("app: \(status.appID)")
+        try out.line("app: \(status.appID) (\(settings.app.provenance))")
         try out.line("backend: \(status.backend)")
+        try out.line("backend choice: \(settings.backend.value) (\(settings.backend.provenance))")
         try out.line("why: \(status.reason)")
         try out.line("protection: \(status.protection)")
-        try out.line("policy: \(status.policyName) (\(status.policySource))")
-        try out.line("store directory: \(status.storeDirectory)")
+        try out.line("policy: \(status.policyName) (\(settings.policy.provenance))")
+        try out.line("store directory: \(status.storeDirectory) (\(settings.storeDirectory.provenance))")
         if let path = status.fileVaultPath {
             try out.line("vault file: \(path)\(status.leftoverFileVault ? " (left over from a fallback; `latchkey migrate` moves it)" : "")")
         }
@@ -31,6 +34,9 @@ enum VaultCommands {
         out.set("sessions", .integer(status.sessionCount))
         out.set("accounts", .integer(status.accountCount))
         out.set("auditTrails", .array(status.auditTrails.map { .string($0) }))
+        out.set("settings", .object(settings.all.map { key, setting in
+            (key, .object([("value", .string(setting.value)), ("source", .string(setting.source.rawValue)), ("origin", .string(setting.origin))]))
+        }))
     }
 
     static func usernameGet(_ context: Context, _ arguments: CommandArguments) throws {
@@ -79,9 +85,12 @@ enum VaultCommands {
 
     static func logout(_ context: Context, _ arguments: CommandArguments) throws {
         let account = arguments.options["--account"]
-        let report = try context.openVault().logout(account: account)
-        try context.output.line("logged out \(account.map { "account \($0)" } ?? "every account"): \(report.summary)")
-        setReport(report, context.output)
+        let vault = try context.openVault()
+        let hadUsername = try vault.rememberedUsername() != nil
+        let report = try vault.logout(account: account)
+        let summary = summary(of: report, hadUsername: hadUsername)
+        try context.output.line("logged out \(account == nil ? "every account" : "the account given"): \(summary)")
+        setReport(report, summary: summary, context.output)
     }
 
     static func wipe(_ context: Context, _ arguments: CommandArguments) throws {
@@ -98,9 +107,10 @@ enum VaultCommands {
             }
         }
         let report = try context.openVault().wipe()
-        try context.output.line("wiped \(appID): \(report.summary)")
+        let summary = summary(of: report, hadUsername: report.forgotUsername)
+        try context.output.line("wiped \(appID): \(summary)")
         context.output.set("wiped", .bool(true))
-        setReport(report, context.output)
+        setReport(report, summary: summary, context.output)
     }
 
     static func migrate(_ context: Context, _ arguments: CommandArguments) throws {
@@ -111,13 +121,29 @@ enum VaultCommands {
         context.output.set("destroyedFileVault", .bool(report.destroyedFileVault))
     }
 
-    private static func setReport(_ report: LogoutReport, _ out: Output) {
+    /// What a logout or a wipe did, in words that are true: "kept the username"
+    /// only when one was remembered. Session names only, never an account or a value.
+    /// - Parameters:
+    ///   - report: What the library did.
+    ///   - hadUsername: Whether a username was remembered before.
+    /// - Returns: One line, such as `wiped 1 session (access); kept the username`.
+    static func summary(of report: LogoutReport, hadUsername: Bool) -> String {
+        let count = report.wipedSessions.count
+        let names = Set(report.wipedSessions.map(\.name)).sorted().joined(separator: ", ")
+        var parts = ["wiped \(count) session\(count == 1 ? "" : "s")\(names.isEmpty ? "" : " (\(names))")"]
+        parts.append(report.forgotUsername ? "forgot the username" : hadUsername ? "kept the username" : "no username was remembered")
+        if report.keptSessions > 0 { parts.append("kept \(report.keptSessions) session\(report.keptSessions == 1 ? "" : "s")") }
+        if report.wipedLeftoverFileVault { parts.append("destroyed the leftover file vault") }
+        return parts.joined(separator: "; ")
+    }
+
+    private static func setReport(_ report: LogoutReport, summary: String, _ out: Output) {
         out.set("wipedSessions", .array(report.wipedSessions.map {
             .object([("account", .string($0.account)), ("name", .string($0.name))])
         }))
         out.set("forgotUsername", .bool(report.forgotUsername))
         out.set("keptSessions", .integer(report.keptSessions))
         out.set("wipedLeftoverFileVault", .bool(report.wipedLeftoverFileVault))
-        out.set("summary", .string(report.summary))
+        out.set("summary", .string(summary))
     }
 }

@@ -168,7 +168,7 @@ struct CLICommandTests {
 
     @Test("usage errors: a message, a Usage line, exit 64, and a JSON error document",
           arguments: [["bogus"], ["session"], ["session", "get"], ["session", "get", "a", "b"], ["--app"],
-                      ["status", "--store-dir", "x"], ["--backend", "cloud", "status"], ["logout", "--frobnicate"],
+                      ["sesion"], ["status", "--expires-in", "1h"], ["--backend", "cloud", "status"], ["logout", "--frobnicate"],
                       ["bogus", "--help"], ["--policy", "/nonexistent/policy.json", "status"],
                       ["--app", "bad id", "status"]])
     func usage(arguments: [String]) throws {
