@@ -24,7 +24,8 @@ enum AuditCommands {
     static func verify(_ context: Context, _ arguments: CommandArguments) throws {
         var trails: [JSONOutput] = []
         var firstBreak: LatchkeyError?
-        for (path, verification) in try context.openVault().verifyAudit() {
+        let vault = try context.openVault()
+        for (path, verification) in try vault.verifyAudit() {
             switch verification {
             case .intact(let count, let last):
                 try context.output.line("\(path): intact, \(count) entr\(count == 1 ? "y" : "ies"), last sequence \(last)")
@@ -39,9 +40,36 @@ enum AuditCommands {
                 }
             }
         }
+        // A reset is part of what verifying reports: the chain it started is intact, the gap is not hidden.
+        var resets: [JSONOutput] = []
+        for entry in (try? vault.auditEntries()) ?? [] where entry.event == .auditReset {
+            try context.output.line("reset at \(entry.timeText) (\(entry.backend) trail): \(entry.detail ?? "")")
+            resets.append(.object([("time", .string(entry.timeText)), ("backend", .string(entry.backend.rawValue)),
+                                   ("detail", .string(entry.detail ?? ""))]))
+        }
         context.output.set("intact", .bool(firstBreak == nil))
         context.output.set("trails", .array(trails))
+        context.output.set("resets", .array(resets))
         if let firstBreak { throw firstBreak }
+    }
+
+    static func reset(_ context: Context, _ arguments: CommandArguments) throws {
+        let appID = try context.appID()
+        guard try Confirmation.confirmed("Set the broken audit trail of \(appID) aside and start a new one?",
+                                         refusal: "audit reset starts a new audit trail for \(appID)", arguments) else {
+            try context.output.line("cancelled: nothing was reset")
+            context.output.set("reset", .array([]))
+            return
+        }
+        let reports = try context.openVault().resetAuditTrail()
+        if reports.isEmpty { try context.output.line("every audit trail of \(appID) verifies; nothing was reset") }
+        var objects: [JSONOutput] = []
+        for report in reports {
+            try context.output.line("\(report.trailPath): reset; the old trail is kept as \(report.keptSegment ?? "(there was none)"), last verified sequence \(report.lastVerifiedSequence): \(report.reason)")
+            objects.append(.object([("path", .string(report.trailPath)), ("kept", report.keptSegment.map { .string($0) } ?? .null),
+                                    ("lastVerifiedSequence", .integer(Int64(report.lastVerifiedSequence))), ("reason", .string(report.reason))]))
+        }
+        context.output.set("reset", .array(objects))
     }
 
     static func policyShow(_ context: Context, _ arguments: CommandArguments) throws {

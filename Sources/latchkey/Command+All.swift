@@ -31,14 +31,18 @@ extension Command {
         Command(words: ["logout"], summary: "log out as the policy says: wipe sessions, keep or forget the username",
                 options: [everyAccount], run: VaultCommands.logout),
         Command(words: ["wipe"], summary: "erase every credential of the app (asks on a terminal unless --yes)",
-                options: [Option(name: "--yes", help: "do not ask for confirmation (needed when standard input is not a terminal)")],
+                options: [yes],
                 exits: [ExitStatus(status: 64, meaning: "standard input is not a terminal and --yes is missing")], run: VaultCommands.wipe),
         Command(words: ["migrate"], summary: "move a leftover encrypted file vault into the Secret Service",
                 exits: [ExitStatus(status: 69, meaning: "the encrypted file is the store in use")], run: VaultCommands.migrate),
         Command(words: ["audit", "show"], summary: "print the audit trail",
                 options: [Option(name: "--since", value: "SEQ", help: "only the entries after sequence number SEQ")], run: AuditCommands.show),
-        Command(words: ["audit", "verify"], summary: "verify the audit trail, read-only",
+        Command(words: ["audit", "verify"], summary: "verify the audit trail, read-only; names every reset and the segment it kept",
                 exits: [ExitStatus(status: 65, meaning: "a trail was altered (the first bad sequence is named)")], run: AuditCommands.verify),
+        Command(words: ["audit", "reset"],
+                summary: "set a broken audit trail aside (kept, renamed) and start a new chain that records the reset (asks on a terminal unless --yes)",
+                options: [yes],
+                exits: [ExitStatus(status: 64, meaning: "standard input is not a terminal and --yes is missing")], run: AuditCommands.reset),
         Command(words: ["policy", "show"], summary: "print the policy in force", run: AuditCommands.policyShow),
         Command(words: ["policy", "check"], arguments: [Argument(name: "FILE", completion: .file())],
                 summary: "validate a policy file without using it",
@@ -59,6 +63,8 @@ extension Command {
                 run: ToolCommands.manualPage),
     ]
 
+    /// `--yes` of the commands that ask for confirmation.
+    private static let yes = Option(name: "--yes", help: "do not ask for confirmation (needed when standard input is not a terminal)")
     /// `--account A` of one session.
     private static let account = Option(name: "--account", value: "A", help: "the account the session belongs to (default: the empty account)")
     /// `--account A` of commands that otherwise cover every account.

@@ -95,16 +95,11 @@ enum VaultCommands {
 
     static func wipe(_ context: Context, _ arguments: CommandArguments) throws {
         let appID = try context.appID()
-        if !arguments.flags.contains("--yes") {
-            guard SecretInput.standardInputIsTerminal else {
-                throw LatchkeyError(.usage, "wipe erases every credential of \(appID); confirm with --yes (standard input is not a terminal, so it cannot ask)")
-            }
-            try CommandLineIO.write("Erase every credential of \(appID) (sessions and the remembered username)? Type 'yes' to confirm: ", to: .error)
-            guard readLine() == "yes" else {
-                try context.output.line("cancelled: nothing was wiped")
-                context.output.set("wiped", .bool(false))
-                return
-            }
+        guard try Confirmation.confirmed("Erase every credential of \(appID) (sessions and the remembered username)?",
+                                         refusal: "wipe erases every credential of \(appID)", arguments) else {
+            try context.output.line("cancelled: nothing was wiped")
+            context.output.set("wiped", .bool(false))
+            return
         }
         let report = try context.openVault().wipe()
         let summary = summary(of: report, hadUsername: report.forgotUsername)

@@ -74,7 +74,7 @@ struct CLIDescriptionTests {
     static let completionCases: [([String], [String])] = [
         (["ses"], ["session"]), (["session", "g"], ["get"]), (["--backend", "f"], ["file"]), (["--backend", "file", "st"], ["status"]),
         (["--app", "x", "session", "get", "a", "--no"], ["--no-newline"]), (["git-credential", ""], ["erase", "get", "store"]),
-        (["help", "sta"], ["status"]), (["audit", ""], ["show", "verify"]), (["completion", "f"], ["fish"]), (["status", "x"], []),
+        (["help", "sta"], ["status"]), (["audit", ""], ["reset", "show", "verify"]), (["completion", "f"], ["fish"]), (["status", "x"], []),
     ]
 
     @Test("the bash completion is registered and completes `latchkey ses<TAB>` to `session`, and more, in a real bash")
