@@ -50,7 +50,7 @@ enum AuditCommands {
 
     static func policyCheck(_ context: Context, _ arguments: CommandArguments) throws {
         let path = arguments.positionals[0]
-        let policy = try Policy(contentsOfFile: path)
+        let policy = try context.fromFileOption("policy check") { try Policy(contentsOfFile: path) }
         try context.output.line("\(path): a valid policy, '\(policy.name)'")
         context.output.set("valid", .bool(true))
         context.output.set("name", .string(policy.name))

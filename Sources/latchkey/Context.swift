@@ -26,7 +26,7 @@ struct Context {
 
     /// Reads a file the command line named; a file that is not there is a usage
     /// error naming the option, never "not found" (exit 1, which means a missing credential).
-    private func fromFileOption<T>(_ option: String, _ read: () throws -> T) throws -> T {
+    func fromFileOption<T>(_ option: String, _ read: () throws -> T) throws -> T {
         do {
             return try read()
         } catch let error as LatchkeyError where error.code == .notFound {

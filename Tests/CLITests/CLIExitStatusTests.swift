@@ -89,10 +89,12 @@ struct CLIExitStatusTests {
         try expect(store, ["username", "set", "alice"], status: 73, code: "cannotCreate")
     }
 
-    @Test("74: the policy file cannot be read (it is a directory)")
+    @Test("74: a file that cannot be read (/proc/self/mem as the passphrase file: EIO); a directory as the policy is 65")
     func io() throws {
         let store = try Store("file")
-        try expect(store, ["--policy", store.directory, "status"], status: 74, code: "io")
+        let (policy, _) = try Self.passphraseSetup(store, passphrase: "p")
+        try expect(store, ["--policy", policy, "--passphrase-file", "/proc/self/mem", "status"], status: 74, code: "io")
+        try expect(store, ["--policy", store.directory, "status"], status: 65, code: "invalidInput")
     }
 
     @Test("75: a session bus that accepts the connection and never answers")

@@ -139,6 +139,16 @@ struct EncryptedFileTamperTests {
         #expect(clock.now - start < .seconds(5))
     }
 
+    @Test("a header's memory limit is named as written (2^64-1), not clamped to Int.max")
+    func memoryLimitNamedExactly() throws {
+        let (backend, original) = try smallVault(fastPassphrase())
+        let fields = withUnsafeBytes(of: UInt64(1).littleEndian) { Array($0) } + withUnsafeBytes(of: UInt64.max.littleEndian) { Array($0) }
+        try overwrite(backend.vaultPath, with: patchedHeader(original, at: 16, with: fields))
+        let error = #expect(throws: LatchkeyError.self) { _ = try backend.vaultKDFParameters() }
+        #expect(error?.message.contains("18446744073709551615 bytes") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("9223372036854775807") == false)
+    }
+
     @Test("a header whose fields were changed consistently (checksum recomputed) still gives tampered or wrongKey")
     func forgedHeaderFields() throws {
         let (backend, original) = try smallVault(.keyFile)

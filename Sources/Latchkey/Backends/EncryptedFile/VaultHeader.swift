@@ -97,7 +97,7 @@ struct VaultHeader: Equatable, Sendable {
         case (passphraseSource, argon2id13):
             guard ops >= KDFParameters.minimumOps, memory >= UInt64(KDFParameters.minimumMemory) else { throw damaged }
             do {
-                header.kdf = try KDFParameters(opsLimit: ops, memoryLimit: Int(clamping: memory))
+                header.kdf = try KDFParameters(opsLimit: ops, memoryLimit: memory)
             } catch let error as LatchkeyError {
                 throw LatchkeyError(error.code, "\(path): \(error.message); refused without running the KDF")
             }
