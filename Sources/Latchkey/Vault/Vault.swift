@@ -57,7 +57,7 @@ public final class Vault: Sendable {
     /// - Throws: `LatchkeyError`: `.unavailable` when the Secret Service is
     ///   required (or the fallback is forbidden) and does not answer, saying why;
     ///   `.wrongKey` when a passphrase is needed but not given; `.invalidInput`
-    ///   when no store directory can be found; audit and backend errors.
+    ///   when `storeDirectory` is relative or no default can be found; audit and backend errors.
     public convenience init(
         appID: AppID,
         policy: Policy = .default,
@@ -99,7 +99,7 @@ public final class Vault: Sendable {
         passphrase: SecretBytes?,
         secretService: () -> SecretServiceBackend
     ) throws {
-        let directory = try storeDirectory ?? Vault.defaultStoreDirectory()
+        let directory = try storeDirectory.map { try StoreDirectory.requireAbsolute($0, origin: "the store directory") } ?? Vault.defaultStoreDirectory()
         let file = Vault.fileBackend(appID: appID, policy: policy, directory: directory, passphrase: passphrase)
         let auditKeys = EncryptedFileBackend(appID: appID, fileStem: appID.rawValue + "+audit", directory: directory, keySource: .keyFile)
         let selection = try Vault.select(choice ?? policy.backend, policy: policy, appID: appID, file: file, secretService: secretService)
@@ -129,14 +129,14 @@ public final class Vault: Sendable {
         }
     }
 
-    /// The default store directory: `$XDG_DATA_HOME/latchkey`, else `~/.local/share/latchkey`.
+    /// The default store directory: `$XDG_DATA_HOME/latchkey` when that is an
+    /// absolute path (a relative one is ignored, as the XDG rule says), else
+    /// `$HOME/.local/share/latchkey`.
     /// - Parameter environment: The environment to read; the process's by default.
     /// - Returns: The directory's path.
-    /// - Throws: `LatchkeyError` `.invalidInput` when neither `XDG_DATA_HOME` nor `HOME` is set.
+    /// - Throws: `LatchkeyError` `.invalidInput` saying whether `HOME` is missing or relative.
     public static func defaultStoreDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/latchkey" }
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/share/latchkey" }
-        throw LatchkeyError(.invalidInput, "neither XDG_DATA_HOME nor HOME is set, so there is no default store directory; give one explicitly")
+        try StoreDirectory.standard(environment: environment)
     }
 
     /// The file vault as the policy and the passphrase allow it to be opened:
