@@ -10,7 +10,7 @@ enum AuditCommands {
             let outcome = entry.outcome.errorCode.map { "\(entry.outcome.name)(\($0))" } ?? entry.outcome.name
             var text = "\(entry.sequence)\t\(entry.timeText)\t\(entry.event)\t\(outcome)\t\(entry.backend)"
             if let account = entry.account { text += "\taccount \(account)" }
-            if let detail = entry.detail { text += "\t\(detail)" }
+            if let detail = entry.detail { text += "\t\(TextEscaping.escaped(detail))" }
             try context.output.line(text)
             objects.append(.object([
                 ("seq", .integer(Int64(entry.sequence))), ("time", .string(entry.timeText)), ("event", .string(entry.event.rawValue)),

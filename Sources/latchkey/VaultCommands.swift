@@ -11,7 +11,7 @@ enum VaultCommands {
         try out.line("why: \(status.reason)")
         try out.line("protection: \(status.protection)")
         try out.line("policy: \(status.policyName) (\(status.policySource))")
-        try out.line("store directory: \(status.storeDirectory)")
+        try out.line("store directory: \(TextEscaping.escaped(status.storeDirectory))")
         if let path = status.fileVaultPath {
             try out.line("vault file: \(path)\(status.leftoverFileVault ? " (left over from a fallback; `latchkey migrate` moves it)" : "")")
         }
@@ -80,7 +80,7 @@ enum VaultCommands {
     static func logout(_ context: Context, _ arguments: CommandArguments) throws {
         let account = arguments.options["--account"]
         let report = try context.openVault().logout(account: account)
-        try context.output.line("logged out \(account.map { "account \($0)" } ?? "every account"): \(report.summary)")
+        try context.output.line(TextEscaping.escaped("logged out \(account.map { "account \($0)" } ?? "every account"): \(report.summary)"))
         setReport(report, context.output)
     }
 
@@ -98,14 +98,14 @@ enum VaultCommands {
             }
         }
         let report = try context.openVault().wipe()
-        try context.output.line("wiped \(appID): \(report.summary)")
+        try context.output.line(TextEscaping.escaped("wiped \(appID): \(report.summary)"))
         context.output.set("wiped", .bool(true))
         setReport(report, context.output)
     }
 
     static func migrate(_ context: Context, _ arguments: CommandArguments) throws {
         let report = try context.openVault().migrate()
-        try context.output.line(report.summary)
+        try context.output.line(TextEscaping.escaped(report.summary))
         context.output.set("moved", .integer(report.moved))
         context.output.set("keptNewer", .integer(report.keptNewer))
         context.output.set("destroyedFileVault", .bool(report.destroyedFileVault))

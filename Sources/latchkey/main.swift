@@ -42,7 +42,8 @@ func runTool(_ argv: [String]) -> Int32 {
             let count = parsed.positionals.count
             throw LatchkeyError(.usage, count < command.positionals
                 ? "\(command.words.joined(separator: " ")) needs \(command.arguments.split(separator: " ").prefix(command.positionals).joined(separator: " "))"
-                : "unexpected argument '\(parsed.positionals[command.positionals])'")
+                // Not quoted: the extra argument may be a username or an account.
+                : "\(command.words.joined(separator: " ")) takes \(command.positionals) argument\(command.positionals == 1 ? "" : "s"), not \(count)")
         }
         var context = Context(globals: globals, output: output, environment: ProcessInfo.processInfo.environment)
         context.readsStandardInput = command.readsStandardInput
