@@ -20,9 +20,11 @@ let package = Package(
             pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]
         ),
+        // Linux calls Swift cannot make directly (prctl is variadic): static inline C in a header.
+        .systemLibrary(name: "CLinux"),
         .target(
             name: "Latchkey",
-            dependencies: ["CSodium", "CSecret"]
+            dependencies: ["CSodium", "CSecret", "CLinux"]
         ),
         .target(
             name: "LatchkeyTesting",

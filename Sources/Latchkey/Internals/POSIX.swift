@@ -3,6 +3,8 @@ internal import Glibc
 #elseif canImport(Musl)
 internal import Musl
 #endif
+internal import CLinux
+import Synchronization
 
 // Every POSIX file-system call lives in this file. Failures become
 // `LatchkeyError`s in `POSIX.check`, which also retries EINTR, and keep the
@@ -394,6 +396,45 @@ extension POSIX {
         let secret = buffer.withUnsafeBytes { SecretBytes(UnsafeRawBufferPointer(rebasing: $0[..<length])) }
         return (secret, sawEnd && length == 0)
     }
+}
+
+extension POSIX {
+    /// How many secrets the process holds, and whether it was dumpable before the
+    /// first of them (so the last one restores that and never more).
+    private static let heldSecrets = Mutex<(count: Int, restoreDumpable: Bool)>((0, false))
+
+    /// Notes that a secret is now in memory. The first one makes the process not
+    /// dumpable (`prctl(PR_SET_DUMPABLE, 0)`): no core dump can write it to disk,
+    /// and other processes of the user cannot attach to it or read its memory.
+    static func secretAcquired() {
+        heldSecrets.withLock { state in
+            if state.count == 0 {
+                state.restoreDumpable = latchkey_get_dumpable() == 1
+                if state.restoreDumpable {
+                    // PR_SET_DUMPABLE fails only for a value other than 0 or 1.
+                    precondition(latchkey_set_dumpable(0) == 0, "prctl(PR_SET_DUMPABLE, 0) failed")
+                }
+            }
+            state.count += 1
+        }
+    }
+
+    /// Notes that a secret was zeroed and released. When the last one goes, the
+    /// process is made dumpable again (`prctl(PR_SET_DUMPABLE, 1)`) if it was
+    /// before the first.
+    static func secretReleased() {
+        heldSecrets.withLock { state in
+            precondition(state.count > 0, "more secrets released than acquired")
+            state.count -= 1
+            if state.count == 0 && state.restoreDumpable {
+                precondition(latchkey_set_dumpable(1) == 0, "prctl(PR_SET_DUMPABLE, 1) failed")
+                state.restoreDumpable = false
+            }
+        }
+    }
+
+    /// Whether the process may be dumped (`prctl(PR_GET_DUMPABLE)` is not 0).
+    package static var isDumpable: Bool { latchkey_get_dumpable() != 0 }
 }
 
 extension POSIX.Status {

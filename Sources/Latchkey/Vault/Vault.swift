@@ -13,8 +13,10 @@ import Synchronization
 /// reports honestly which store holds the data (``status()``).
 ///
 /// Opening a vault chooses the backend: with `auto`, the Secret Service when it
-/// answers, else the encrypted file if the policy allows that fallback (audited
-/// as `backend.fallback` each time), else `.unavailable` saying why. When the
+/// answers, else, when there is none, the encrypted file if the policy allows
+/// that fallback (audited as `backend.fallback` each time), else `.unavailable`
+/// saying why; a Secret Service or bus that does not answer within the policy's
+/// deadline is `.timedOut`, never a fallback. When the
 /// Secret Service answers and a file vault from an earlier fallback exists, the
 /// policy may move it there at once (``migrate()``).
 ///
@@ -190,7 +192,9 @@ public final class Vault: Sendable {
             do {
                 try service.checkAvailability()
                 return Selection(backend: service, reason: "the Secret Service answered")
-            } catch let error as LatchkeyError where error.code == .unavailable || error.code == .timedOut {
+            } catch let error as LatchkeyError where error.code == .unavailable {
+                // Only "there is none" falls back; a bus or daemon that does not
+                // answer within the deadline is `.timedOut` (exit 75), never a silent switch.
                 if case .deny(let reason) = policy.fileFallbackDecision(reason: error.message) {
                     throw LatchkeyError(.unavailable, reason)
                 }
