@@ -46,9 +46,9 @@ struct CLIExitStatusTests {
     func tampered() throws {
         let store = try Store("file")
         try store.run(["session", "put", "a"], input: "token")
-        var vault = try Data(contentsOf: URL(fileURLWithPath: store.vaultPath))
+        var vault = try Data(contentsOf: URL(fileURLWithPath: store.namespaceFile("credentials.vault")))
         vault[vault.count - 5] ^= 0x01
-        try vault.write(to: URL(fileURLWithPath: store.vaultPath))
+        try vault.write(to: URL(fileURLWithPath: store.namespaceFile("credentials.vault")))
         try expect(store, ["session", "get", "a"], status: 65, code: "tampered")
 
         let policy = store.directory + "/bad-policy.json"
@@ -123,7 +123,7 @@ struct CLIExitStatusTests {
 
         let plain = try Store("file")
         try plain.run(["session", "put", "a"], input: "token")
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: plain.vaultPath)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: plain.namespaceFile("credentials.vault"))
         try expect(plain, ["session", "get", "a"], status: 77, code: "insecurePermissions")
 
         try expect(try Store("file"), ["--policy", "built-in:strict", "status"], status: 77, code: "policyDenied")

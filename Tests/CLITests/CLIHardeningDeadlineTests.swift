@@ -22,6 +22,6 @@ struct CLIHardeningDeadlineTests {
         #expect(run.status == 75, "\(run.stderr)")
         #expect(elapsed >= .milliseconds(1900), "the policy's 2 s deadline, not a shorter one: \(elapsed)")
         #expect(elapsed < .seconds(4), "one deadline, not two: \(elapsed)")
-        #expect(!FileManager.default.fileExists(atPath: store.namespaceFile("vault")), "no silent fallback to the file")
+        #expect(!FileManager.default.fileExists(atPath: store.namespaceFile("credentials.vault")), "no silent fallback to the file")
     }
 }

@@ -25,7 +25,7 @@ struct CLIHardeningFileTests {
                       status: 65, naming: config + "/latchkey/policy.json")
 
         #expect(try store.run(["session", "put", "a"], input: "t").status == 0)
-        for (name, command) in [("file.audit.jsonl", ["audit", "verify"]), ("vault", ["session", "get", "a"])] {
+        for (name, command) in [("audit.file.jsonl", ["audit", "verify"]), ("credentials.vault", ["session", "get", "a"])] {
             let path = store.namespaceFile(name)
             try FileManager.default.removeItem(atPath: path)
             try makeFIFO(path)
@@ -69,7 +69,7 @@ struct CLIHardeningFileTests {
         let store = try Store("file")
         #expect(try store.run(["session", "put", "a"], input: "t").status == 0)
         let target = store.directory + "/elsewhere"
-        for name in ["vault", "key"] {
+        for name in ["credentials.vault", "credentials.key"] {
             let path = store.namespaceFile(name)
             try FileManager.default.moveItem(atPath: path, toPath: target)
             try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)

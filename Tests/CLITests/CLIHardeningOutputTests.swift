@@ -52,15 +52,15 @@ struct CLIHardeningOutputTests {
 
         let tampered = try Store("file")
         #expect(try tampered.run(["session", "put", "s", "--account", account], input: token).status == 0)
-        var bytes = try Data(contentsOf: URL(fileURLWithPath: tampered.namespaceFile("vault")))
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: tampered.namespaceFile("credentials.vault")))
         bytes[bytes.count - 1] ^= 1
-        try bytes.write(to: URL(fileURLWithPath: tampered.namespaceFile("vault")))
+        try bytes.write(to: URL(fileURLWithPath: tampered.namespaceFile("credentials.vault")))
         failures.append((tampered, ["session", "get", "s", "--account", account], ""))
         failures.append((tampered, ["logout", "--account", account], ""))
 
         let exposed = try Store("file")
         #expect(try exposed.run(["session", "put", "s", "--account", account], input: token).status == 0)
-        try setMode(exposed.namespaceFile("vault"), 0o644)
+        try setMode(exposed.namespaceFile("credentials.vault"), 0o644)
         failures.append((exposed, ["session", "delete", "s", "--account", account], ""))
 
         for (store, arguments, input) in failures {

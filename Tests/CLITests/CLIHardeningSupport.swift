@@ -27,9 +27,9 @@ func expectRefusal(_ run: Run, status: Int32, naming path: String, sourceLocatio
 }
 
 extension Store {
-    /// The path of one of this namespace's files in the store directory, such as
-    /// `vault`, `key`, `lock` or `file.audit.jsonl` (docs/FILE-FORMAT.md).
+    /// The path of one of this namespace's files in its directory `<store>/<app>.d`,
+    /// such as `credentials.vault`, `credentials.key` or `audit.file.jsonl` (docs/FILE-FORMAT.md).
     func namespaceFile(_ name: String) -> String {
-        storeDirectory + "/\(app).\(name)"
+        storeDirectory + "/\(app).d/\(name)"
     }
 }

@@ -114,14 +114,14 @@ struct EncryptedFileTamperTests {
     @Test("a future format version gives invalidInput naming the version")
     func futureVersion() throws {
         let (backend, original) = try smallVault(.keyFile)
-        let version: UInt16 = 2
+        let version: UInt16 = 3
         var future = original
         future.replaceSubrange(8..<12, with: [UInt8(version & 0xFF), UInt8(version >> 8), UInt8(~version & 0xFF), UInt8(~version >> 8)])
         try overwrite(backend.vaultPath, with: Array(future[..<40]))
         let fresh = EncryptedFileBackend(appID: testAppID, directory: backend.directory, keySource: .keyFile)
         let error = #expect(throws: LatchkeyError.self) { _ = try fresh.list(kind: nil) }
         #expect(error?.code == .invalidInput)
-        #expect(error?.message.contains("version 2") == true)
+        #expect(error?.message.contains("version 3") == true)
     }
 
     @Test("KDF parameters above the caps are refused before the KDF runs", arguments: [

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// An app namespace's audit trail: an append-only JSON Lines file
-/// (`<directory>/<appid>.<backend kind>.audit.jsonl`, 0600 in a 0700 directory) whose entries
+/// (`<directory>/<appid>.d/audit.<backend kind>.jsonl`, 0600 in a 0700 directory) whose entries
 /// are chained by a keyed BLAKE2b MAC, with the key and the last sequence
 /// number and MAC (the anchor) kept in a `CredentialBackend`, never beside the
 /// file. The format is specified in `docs/AUDIT-TRAIL.md`.
@@ -19,8 +19,10 @@ import Foundation
 package final class AuditTrail: Sendable {
     /// The app namespace.
     package let appID: AppID
-    /// The directory holding the trail.
+    /// The namespace's directory, which holds the trail.
     package let directory: String
+    /// The namespace whose trail this is.
+    let namespace: NamespaceDirectory
     /// The trail file's path.
     package let path: String
     /// The lock file's path.
@@ -34,7 +36,7 @@ package final class AuditTrail: Sendable {
 
     /// The backend item holding the 32-byte MAC and pseudonym key.
     ///
-    /// Each kind of backend keeps its own trail (`<appid>.<backend kind>.audit.jsonl`)
+    /// Each kind of backend keeps its own trail (`audit.<backend kind>.jsonl`)
     /// and its own key, so a fallback to the file while the Secret Service
     /// holding the other trail's key is unreachable never breaks a chain.
     package let keyItem: ItemKey
@@ -54,11 +56,12 @@ package final class AuditTrail: Sendable {
     }
 
     init(appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention, clock: @escaping @Sendable () -> Date) {
+        let namespace = NamespaceDirectory(appID: appID, storeDirectory: directory)
         self.appID = appID
-        self.directory = directory
-        let stem = directory + "/" + appID.rawValue + "." + backend.kind.rawValue
-        self.path = stem + ".audit.jsonl"
-        self.lockPath = stem + ".audit.lock"
+        self.namespace = namespace
+        self.directory = namespace.path
+        self.path = namespace.trailPath(backend.kind)
+        self.lockPath = namespace.trailLockPath(backend.kind)
         self.keyItem = ItemKey(kind: .key, name: "audit." + backend.kind.rawValue)
         self.anchorItem = ItemKey(kind: .anchor, name: "audit." + backend.kind.rawValue)
         self.backend = backend
@@ -90,7 +93,8 @@ package final class AuditTrail: Sendable {
         guard (detail?.utf8.count ?? 0) <= AuditEntry.maximumDetailLength else {
             throw LatchkeyError(.invalidInput, "audit detail is longer than \(AuditEntry.maximumDetailLength) bytes")
         }
-        try PrivateFiles.prepareDirectory(directory)
+        try namespace.upgradeLegacyLayout()
+        try namespace.prepare()
         return try PrivateFiles.withExclusiveLock(lockPath) {
             let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
             let status = try file.status()
@@ -125,6 +129,7 @@ package final class AuditTrail: Sendable {
     package func verify() throws -> AuditVerification {
         // The anchor is read before the file: appends write the file first, so
         // a concurrent append can never make the anchor look ahead of the file.
+        try namespace.upgradeLegacyLayout()
         let anchor = try readAnchor()
         let key = try backend.read(keyItem)?.value
         let bytes = try readFile()
@@ -140,6 +145,7 @@ package final class AuditTrail: Sendable {
     /// - Returns: The entries, oldest first.
     /// - Throws: `.tampered` naming the line when a line is not an entry; file errors.
     package func entries(since sequence: UInt64? = nil) throws -> [AuditEntry] {
+        try namespace.upgradeLegacyLayout()
         var entries: [AuditEntry] = []
         for (index, line) in try readFile().split(separator: 10).enumerated() {
             let entry = try AuditEntry(line: line, source: "\(path) line \(index + 1)")
@@ -157,15 +163,17 @@ package final class AuditTrail: Sendable {
     /// - Returns: The pseudonym.
     /// - Throws: `.tampered` when the key is missing while a trail exists; file and backend errors.
     package func pseudonym(for account: String) throws -> String {
+        try namespace.upgradeLegacyLayout()
         if let key = try backend.read(keyItem)?.value { return try pseudonym(for: account, key: key) }
-        try PrivateFiles.prepareDirectory(directory)
+        try namespace.prepare()
         return try PrivateFiles.withExclusiveLock(lockPath) {
             try pseudonym(for: account, key: keyCreatingIfFresh(trailSize: POSIX.status(of: path)?.size ?? 0))
         }
     }
 
     private func pseudonym(for account: String, key: SecretBytes) throws -> String {
-        let message = Array("latchkey.audit.v1 pseudonym".utf8) + [0] + Array(appID.rawValue.utf8) + [0] + Array(account.utf8)
+        // NFC, as every store keys the account (CanonicalText): one account, one pseudonym.
+        let message = Array("latchkey.audit.v1 pseudonym".utf8) + [0] + Array(appID.rawValue.utf8) + [0] + Array(CanonicalText.nfc(account).utf8)
         return Hex.encode(Sodium.keyedHash(message, key: key).prefix(Self.pseudonymLength))
     }
 

@@ -290,6 +290,15 @@ package enum POSIX {
         throw error(errno: code, function: "unlink", path: path)
     }
 
+    /// Removes a directory when it is empty (`rmdir`); a directory that still
+    /// holds entries, or none at all, is left as it is.
+    static func removeDirectoryIfEmpty(_ path: String) throws {
+        if rmdir(path) == 0 { return }
+        let code = errno
+        if code == ENOTEMPTY || code == EEXIST || code == ENOENT { return }
+        throw error(errno: code, function: "rmdir", path: path)
+    }
+
     /// Flushes a directory's entries to the disk (`open` + `fsync`), so a rename
     /// or an unlink inside it survives a crash.
     static func syncDirectory(_ path: String) throws {

@@ -103,7 +103,7 @@ public final class Vault: Sendable {
     ) throws {
         let directory = try storeDirectory.map { try StoreDirectory.requireAbsolute($0, origin: "the store directory") } ?? Vault.defaultStoreDirectory()
         let file = Vault.fileBackend(appID: appID, policy: policy, directory: directory, passphrase: passphrase)
-        let auditKeys = EncryptedFileBackend(appID: appID, fileStem: appID.rawValue + "+audit", directory: directory, keySource: .keyFile)
+        let auditKeys = EncryptedFileBackend.auditKeys(appID: appID, directory: directory)
         let selection = try Vault.select(choice ?? policy.backend, policy: policy, appID: appID, file: file, secretService: secretService)
         if selection.backend.kind == .file, let header = try file?.vaultKDFParameters() {
             try Vault.check(header, against: policy.kdf ?? .standard, policyName: policy.name)
@@ -216,7 +216,6 @@ public final class Vault: Sendable {
 
     /// Whether an encrypted file vault exists for this namespace.
     func fileVaultExists() throws -> Bool {
-        guard let fileVault else { return false }
-        return try POSIX.status(of: fileVault.vaultPath) != nil
+        return try fileVault?.vaultExists() ?? false
     }
 }
