@@ -44,9 +44,15 @@ let package = Package(
             name: "latchkey-testhelper",
             dependencies: ["Latchkey"]
         ),
+        // What every test target shares: sandbox directories, the built-binary
+        // locator, the process runner and the canary scan.
+        .target(
+            name: "LatchkeyTestSupport",
+            path: "Tests/Support"
+        ),
         .testTarget(
             name: "LatchkeyTests",
-            dependencies: ["Latchkey", "LatchkeyTesting", "CredentialHelpers"]
+            dependencies: ["Latchkey", "LatchkeyTesting", "CredentialHelpers", "LatchkeyTestSupport"]
         ),
         .target(
             name: "LoginFlow",
@@ -55,11 +61,11 @@ let package = Package(
         // Runs the built `latchkey` binary as a subprocess (built by `swift build --build-tests`).
         .testTarget(
             name: "CLITests",
-            dependencies: ["latchkey", "Latchkey"]
+            dependencies: ["latchkey", "Latchkey", "LatchkeyTestSupport"]
         ),
         .testTarget(
             name: "LoginFlowTests",
-            dependencies: ["LoginFlow", "Latchkey", "LatchkeyTesting"]
+            dependencies: ["LoginFlow", "Latchkey", "LatchkeyTesting", "LatchkeyTestSupport"]
         ),
         // Benchmarks and the reliability harness (make bench, make stress); never installed.
         .executableTarget(

@@ -79,7 +79,7 @@ do {
     case "migrate-crash" where arguments.count == 5:
         guard let step = Int(arguments[4]) else { fail("STEP must be a number") }
         try Vault.$migrationStepObserver.withValue({ if $0 == step { kill(getpid(), SIGKILL) } }) {
-            _ = try Vault(appID: appID, storeDirectory: arguments[2])
+            _ = try Vault.open(appID: appID, storeDirectory: arguments[2])
         }
     default:
         fail("unknown command or wrong number of arguments")

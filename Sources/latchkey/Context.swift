@@ -93,13 +93,13 @@ struct Context {
         let needsPassphrase = policy.fileKeySource == .passphrase
         let supplied = needsPassphrase ? try suppliedPassphrase() : nil
         do {
-            return Context.opened(try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: supplied))
+            return Context.opened(try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: supplied))
         } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && supplied == nil {
             guard SecretInput.standardInputIsTerminal && !readsStandardInput else {
                 throw LatchkeyError(.wrongKey, error.message + "; give it with --passphrase-fd N or --passphrase-file PATH (a 0600 file), or run on a terminal to be asked")
             }
             let typed = try SecretInput.readFromTerminal(prompt: "Passphrase for \(appID): ")
-            return Context.opened(try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: typed))
+            return Context.opened(try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: globals.backend, passphrase: typed))
         }
     }
 

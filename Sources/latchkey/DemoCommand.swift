@@ -22,7 +22,7 @@ enum DemoCommand {
         }
         try step("Opened a throw-away store in \(directory) (your real credentials are not touched).")
         let appID = try AppID("com.example.demo")
-        let vault = try Vault(appID: appID, policy: .default, storeDirectory: directory + "/store", backend: .file)
+        let vault = try Vault.open(appID: appID, policy: .default, storeDirectory: directory + "/store", backend: .file)
         try vault.rememberUsername("alice")
         try step("Remembered the username \"\(try vault.rememberedUsername() ?? "")\" for the next login screen.")
         let status = try vault.status()

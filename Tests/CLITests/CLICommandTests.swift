@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 
 @Suite("latchkey commands end to end")
 struct CLICommandTests {

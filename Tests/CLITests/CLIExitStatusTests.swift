@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import LatchkeyTestSupport
 
 /// Every exit status of the table, each from a real situation.
 @Suite("latchkey exit statuses")
@@ -157,7 +158,7 @@ final class SilentListener {
 
     init(path: String) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw CLITestError("socket failed") }
+        guard descriptor >= 0 else { throw TestSupportError("socket failed") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -166,7 +167,7 @@ final class SilentListener {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard bound == 0, listen(descriptor, 16) == 0 else { throw CLITestError("bind/listen failed for \(path)") }
+        guard bound == 0, listen(descriptor, 16) == 0 else { throw TestSupportError("bind/listen failed for \(path)") }
     }
 
     deinit { close(descriptor) }

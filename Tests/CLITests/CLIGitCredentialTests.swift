@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 
 /// The real `git` binary driving the helper through `credential.helper`.
 @Suite("git credential helper")

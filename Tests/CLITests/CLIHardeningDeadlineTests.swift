@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 
 /// One deadline, the policy's, honoured end to end (issue 14, item 14).
 @Suite("latchkey honours the policy's Secret Service deadline")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import LatchkeyTestSupport
 
 /// Files that are not what they should be: FIFOs and devices, policies others
 /// could change, symbolic links, missing files (issue 14, items 7, 9 and 16).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 
 /// git input that must not widen a lookup or expire a credential (issue 14, item 11).
 @Suite("git-credential-latchkey refuses what git's own helpers refuse")

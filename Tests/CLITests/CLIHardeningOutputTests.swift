@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 
 /// What text output and error messages may show (issue 14, items 12 and 13).
 @Suite("latchkey text output and errors")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 
 /// Relative paths and `~` (issue 14, item 10): the same command finds the same
 /// store and policy whatever the current directory, or refuses to run.

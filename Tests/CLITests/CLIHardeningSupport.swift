@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import LatchkeyTestSupport
 
 /// Runs `latchkey` under `timeout(1)`, so a run that would hang ends with status
 /// 124 after `seconds` instead of stalling the suite.
@@ -12,12 +13,12 @@ func latchkeyWithin(_ seconds: Int, _ arguments: [String], input: String = "", e
 
 /// Creates a FIFO at `path` (`mkfifo`, 0600), failing the test when it cannot.
 func makeFIFO(_ path: String) throws {
-    guard mkfifo(path, 0o600) == 0 else { throw CLITestError("mkfifo \(path) failed: errno \(errno)") }
+    guard mkfifo(path, 0o600) == 0 else { throw TestSupportError("mkfifo \(path) failed: errno \(errno)") }
 }
 
 /// Sets the mode of `path` (`chmod`).
 func setMode(_ path: String, _ mode: mode_t) throws {
-    guard chmod(path, mode) == 0 else { throw CLITestError("chmod \(path) failed: errno \(errno)") }
+    guard chmod(path, mode) == 0 else { throw TestSupportError("chmod \(path) failed: errno \(errno)") }
 }
 
 /// Expects a run to have ended with `status` and a message that names `path`.

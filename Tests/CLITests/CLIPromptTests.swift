@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 
 /// Runs `latchkey` on a pseudo-terminal (util-linux `script`), typing `typed`
 /// once the program has shown `prompt` (latchkey switches echo off before it
@@ -21,7 +22,7 @@ private func onTerminal(_ store: Store, _ arguments: [String], after prompt: Str
     defer { watchdog.cancel() }
     while !String(decoding: transcript, as: UTF8.self).contains(prompt) {
         let chunk = output.fileHandleForReading.availableData
-        guard !chunk.isEmpty else { throw CLITestError("no prompt '\(prompt)': \(String(decoding: transcript, as: UTF8.self))") }
+        guard !chunk.isEmpty else { throw TestSupportError("no prompt '\(prompt)': \(String(decoding: transcript, as: UTF8.self))") }
         transcript += chunk
     }
     try input.fileHandleForWriting.write(contentsOf: Data(typed.utf8))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 
 @Suite("latchkey keeps secrets out of sight")
 struct CLISecretTests {

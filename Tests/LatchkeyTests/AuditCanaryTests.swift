@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -8,8 +9,8 @@ import Foundation
 
 @Suite("No secret in the audit trail")
 struct AuditCanaryTests {
-    @Test("after every Vault operation with canary values, no canary is in any file Latchkey wrote, in any encoding", arguments: VaultStore.allCases)
-    func noCanary(store: VaultStore) throws {
+    @Test("after every Vault operation with canary values, no canary is in any file Latchkey wrote, in any encoding", arguments: TestedStore.allCases)
+    func noCanary(store: TestedStore) throws {
         let username = "canary-user-\(UInt32.random(in: 0...UInt32.max))@example.com"
         let access = "canary-access-\(UInt64.random(in: 0...UInt64.max))"
         let refresh = "canary-refresh/+\(UInt64.random(in: 0...UInt64.max))"

@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 import Foundation
 @testable import Latchkey
 import LatchkeyTesting
@@ -7,7 +8,7 @@ import LatchkeyTesting
 struct AuditTamperTests {
     /// A trail of 60 varied entries, with every outcome, with and without account and detail.
     static func makeTrail() throws -> AuditTrail {
-        let trail = AuditTrail(appID: try AppID("com.example.tamper"), directory: try makeTemporaryDirectory(), backend: InMemoryBackend())
+        let trail = AuditTrail(appID: try AppID("com.example.tamper"), directory: try freshDirectory(), backend: InMemoryBackend())
         let events: [AuditEvent] = [.usernameRemembered, .sessionSaved, .sessionRead, .logout, .backendFallback, .sessionExpired]
         let outcomes: [AuditOutcome] = [.ok, .skipped, .denied, .failed(.timedOut)]
         for index in 0..<60 {
@@ -107,7 +108,7 @@ struct AuditTamperTests {
             }
             let bytes = try POSIX.File.open(trail.path, .read).readAll()
             let status = try POSIX.status(of: trail.path)
-            let anchor = try trail.backend.read(trail.anchorItem)
+            let anchor = try fileBytes(trail.anchorFile.path)
             let first = try trail.verify()
             let second = try trail.verify()
             #expect(first == second && first.isIntact == !alter)
@@ -116,13 +117,13 @@ struct AuditTamperTests {
             }
             #expect(try POSIX.File.open(trail.path, .read).readAll() == bytes)
             #expect(try POSIX.status(of: trail.path) == status)
-            #expect(try trail.backend.read(trail.anchorItem) == anchor)
+            #expect(try fileBytes(trail.anchorFile.path) == anchor)
         }
     }
 
     @Test("writers in many tasks of one process never interleave and the chain verifies")
     func concurrentTasks() async throws {
-        let trail = AuditTrail(appID: try AppID("com.example.tasks"), directory: try makeTemporaryDirectory(), backend: InMemoryBackend())
+        let trail = AuditTrail(appID: try AppID("com.example.tasks"), directory: try freshDirectory(), backend: InMemoryBackend())
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<4 {
@@ -142,7 +143,7 @@ struct AuditTamperTests {
 
     @Test("two processes appending at once never interleave partial lines, and the chain verifies")
     func twoProcesses() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let appID = try AppID("com.example.processes")
         // Both processes write to one key-file vault, which also holds the trail's key and anchor.
         let writers = try ["alpha", "beta"].map { tag in

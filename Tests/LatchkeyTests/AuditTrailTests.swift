@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 import Glibc
 import Synchronization
 #if canImport(FoundationEssentials)
@@ -23,7 +24,7 @@ struct AuditTrailTests {
 
     @Test("entries are JSON lines with a pseudonym, never the account; 0600 file in a 0700 directory; key and anchor only in the backend")
     func writesPrivateLines() throws {
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         try trail.record(.usernameRemembered, outcome: .ok, backend: .secretService, account: "alice@example.com")
@@ -44,8 +45,9 @@ struct AuditTrailTests {
         #expect(try POSIX.status(of: trail.path)?.permissions == 0o600)
         #expect(try POSIX.status(of: directory)?.permissions == 0o700)
         #expect(try POSIX.directoryEntries(directory) == ["com.example.audit.d"])
-        #expect(try POSIX.directoryEntries(trail.directory).sorted() == ["audit.memory.jsonl", "audit.memory.lock"])
-        #expect(Set(try backend.list(kind: nil)) == [trail.keyItem, trail.anchorItem])
+        #expect(try POSIX.directoryEntries(trail.namespace.path).sorted() == ["audit.memory.anchor", "audit.memory.jsonl", "audit.memory.lock"])
+        #expect(try POSIX.status(of: trail.anchorFile.path)?.permissions == 0o600)
+        #expect(try backend.list(kind: nil) == [trail.keyItem], "the anchor lives beside the trail, not in the store")
         #expect(try trail.verify() == .intact(entryCount: 3, lastSequence: 3))
 
         let reopened = AuditTrail(appID: appID, directory: directory, backend: backend)
@@ -78,7 +80,7 @@ struct AuditTrailTests {
 
     @Test("a namespace with no trail verifies as empty, and verify creates nothing")
     func freshVerify() throws {
-        let directory = try makeTemporaryDirectory() + "/absent"
+        let directory = try freshDirectory() + "/absent"
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         #expect(try trail.verify() == .intact(entryCount: 0, lastSequence: 0))
@@ -89,7 +91,7 @@ struct AuditTrailTests {
 
     @Test("a missing trail with an anchor, a missing anchor and a missing key are each detected")
     func missingPieces() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         for _ in 0..<3 { try trail.record(.sessionSaved, outcome: .ok, backend: .memory) }
@@ -100,22 +102,24 @@ struct AuditTrailTests {
         #expect(refused?.code == .tampered)
 
         try overwrite(trail.path, with: bytes)
-        let anchor = try #require(try backend.read(trail.anchorItem))
-        try backend.delete(trail.anchorItem)
+        let anchor = try fileBytes(trail.anchorFile.path)
+        try POSIX.removeFile(trail.anchorFile.path)
         #expect(try !trail.verify().isIntact)
-        try backend.write(anchor, for: trail.anchorItem)
+        try overwrite(trail.anchorFile.path, with: anchor)
         #expect(try trail.verify().isIntact)
 
         try backend.delete(trail.keyItem)
         #expect(try !trail.verify().isIntact)
-        let noKey = #expect(throws: LatchkeyError.self) { try trail.record(.wipe, outcome: .ok, backend: .memory) }
+        // The key is read once per process: a new process (a new trail instance) finds it gone.
+        let nextProcess = AuditTrail(appID: appID, directory: directory, backend: backend)
+        let noKey = #expect(throws: LatchkeyError.self) { try nextProcess.record(.wipe, outcome: .ok, backend: .memory) }
         #expect(noKey?.code == .tampered)
         #expect(try POSIX.File.open(trail.path, .read).readAll() == bytes)
     }
 
     @Test("an append refuses to continue a trail whose tail was cut, so the cut is never hidden")
     func appendRefusesCutTail() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let trail = AuditTrail(appID: appID, directory: directory, backend: InMemoryBackend())
         for _ in 0..<10 { try trail.record(.sessionRead, outcome: .ok, backend: .memory) }
         let lines = try POSIX.File.open(trail.path, .read).readAll().split(separator: 10)
@@ -133,7 +137,7 @@ struct AuditTrailTests {
 
     @Test("a partial last line from a crash is reported by verify and dropped by the next append")
     func partialLine() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let trail = AuditTrail(appID: appID, directory: directory, backend: InMemoryBackend())
         for _ in 0..<4 { try trail.record(.sessionRead, outcome: .ok, backend: .memory) }
         let file = try POSIX.File.open(trail.path, .appendCreate(permissions: 0o600))
@@ -149,13 +153,13 @@ struct AuditTrailTests {
 
     @Test("an entry written before a crash stopped the anchor update still verifies, and appends continue")
     func crashBeforeAnchorUpdate() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         try trail.record(.sessionSaved, outcome: .ok, backend: .memory)
-        let earlier = try #require(try backend.read(trail.anchorItem))
+        let earlier = try fileBytes(trail.anchorFile.path)
         try trail.record(.sessionRead, outcome: .ok, backend: .memory)
-        try backend.write(earlier, for: trail.anchorItem)
+        try overwrite(trail.anchorFile.path, with: earlier)
         #expect(try trail.verify() == .intact(entryCount: 2, lastSequence: 2))
         try trail.record(.logout, outcome: .ok, backend: .memory)
         #expect(try trail.verify() == .intact(entryCount: 3, lastSequence: 3))
@@ -163,7 +167,7 @@ struct AuditTrailTests {
 
     @Test("a failed audit write throws: backend failure, insecure directory, malformed event or detail")
     func failuresThrow() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         backend.failure = LatchkeyError(.unavailable, "store down")
@@ -181,7 +185,7 @@ struct AuditTrailTests {
 
     @Test("retention by entries trims behind a checkpoint and the chain stays verifiable")
     func retentionByEntries() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend, retention: AuditRetention(maxEntries: 20, maxAge: nil))
         for index in 1...100 {
@@ -209,7 +213,7 @@ struct AuditTrailTests {
 
     @Test("retention by age drops old entries at the next append and keeps the chain verifiable")
     func retentionByAge() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let clock = ManualClock()
         let trail = AuditTrail(appID: appID, directory: directory, backend: InMemoryBackend(),
                                retention: AuditRetention(maxEntries: nil, maxAge: 10 * 86_400), clock: clock.read)

@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 @testable import Latchkey
 
 @Suite("One spelling per account and name")
@@ -7,8 +8,8 @@ struct CanonicalTextTests {
     static let decomposed = "jose\u{301}"
 
     @Test("NFC and NFD spellings of an account and a name are one item in every store, one pseudonym, one logout",
-          arguments: VaultStore.allCases)
-    func oneSpelling(store: VaultStore) throws {
+          arguments: TestedStore.allCases)
+    func oneSpelling(store: TestedStore) throws {
         let vault = try store.open()
         _ = try vault.saveSession(SecretBytes(utf8: "first"), name: "caf\u{E9}", account: Self.composed)
         _ = try vault.saveSession(SecretBytes(utf8: "second"), name: "cafe\u{301}", account: Self.decomposed)

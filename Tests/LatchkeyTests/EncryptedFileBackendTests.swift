@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 import Glibc
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -26,7 +27,7 @@ let testAppID = try! AppID("com.example.notes") // a valid literal
 
 /// A backend on a fresh private directory.
 func makeFileBackend(_ source: KeySource = .keyFile, label: String = #function) throws -> EncryptedFileBackend {
-    EncryptedFileBackend(appID: testAppID, directory: try makeTemporaryDirectory(label) + "/store", keySource: source)
+    EncryptedFileBackend(appID: testAppID, directory: try freshDirectory(label) + "/store", keySource: source)
 }
 
 @Suite("Encrypted file backend")
@@ -68,7 +69,7 @@ struct EncryptedFileBackendTests {
 
     @Test("a key file is created whole, once, and never replaced")
     func keyFileCreatedOnce() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let path = directory + "/app.key"
         let first = SecretBytes.random(count: 32)
         #expect(try PrivateFiles.createIfAbsent(path, with: first))

@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 import Glibc
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -1,20 +1,8 @@
 import Testing
+import LatchkeyTestSupport
 import Foundation
 import Glibc
 @testable import Latchkey
-
-/// The test helper executable, built next to the test bundle by `swift build --build-tests`.
-func testHelperPath() throws -> String {
-    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    var directory = bundle.deletingLastPathComponent()
-    // `swift test` runs `<bin>/LatchkeyPackageTests.xctest`; step out of a bundle directory if there is one.
-    while directory.pathExtension == "xctest" || directory.lastPathComponent == "MacOS" { directory.deleteLastPathComponent() }
-    let path = directory.appendingPathComponent("latchkey-testhelper").path
-    guard FileManager.default.isExecutableFile(atPath: path) else {
-        throw LatchkeyError(.notFound, "\(path) is missing; build it with `swift build --build-tests` (make test does)")
-    }
-    return path
-}
 
 /// A running helper process whose stdout is read line by line.
 private final class Helper {
@@ -55,7 +43,7 @@ private final class Helper {
 struct EncryptedFileProcessTests {
     @Test("two processes x 200 writes on distinct keys: all 400 present")
     func twoWriters() throws {
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let writers = try ["a", "b"].map { try Helper(["write-many", directory, testAppID.rawValue, $0, "200"]) }
         let acknowledged = writers.map { $0.remainingLines().count }
         for writer in writers { writer.process.waitUntilExit() }
@@ -74,7 +62,7 @@ struct EncryptedFileProcessTests {
 
     @Test("a writer killed with SIGKILL 200 times: the vault always opens with every acknowledged write")
     func killedWriter() throws {
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let slots = 8
         var expected: [Int: Int] = [:] // slot -> last acknowledged value
         var next = 0

@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 @testable import Latchkey
 
 @Suite("LatchkeyError")

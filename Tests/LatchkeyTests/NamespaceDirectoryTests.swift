@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 import Glibc
 @testable import Latchkey
 
@@ -12,7 +13,7 @@ struct NamespaceDirectoryTests {
     @Test("app ids that end like Latchkey's own suffixes never share a file: wiping one leaves the other whole",
           arguments: ["a.file.audit", "a.secret-service.audit", "a.vault", "a.key"])
     func noCollisions(other: String) throws {
-        let store = try makeTemporaryDirectory() + "/store"
+        let store = try freshDirectory() + "/store"
         let first = try Self.open("a", store)
         let second = try Self.open(other, store)
         _ = try first.saveSession(SecretBytes(utf8: "one"), name: "s", account: "x")
@@ -32,7 +33,8 @@ struct NamespaceDirectoryTests {
     static func flatten(_ app: String, from source: String, into store: String, keep: Set<String> = []) throws {
         let namespace = NamespaceDirectory(appID: try AppID(app), storeDirectory: source)
         let names = [("credentials.vault", ".vault"), ("credentials.key", ".key"), ("audit-keys.vault", "+audit.vault"),
-                     ("audit-keys.key", "+audit.key"), ("audit.file.jsonl", ".file.audit.jsonl")]
+                     ("audit-keys.key", "+audit.key"), ("audit.file.jsonl", ".file.audit.jsonl"),
+                     ("audit.file.anchor", ".file.audit.anchor")]
         try PrivateFiles.prepareDirectory(store)
         let target = NamespaceDirectory(appID: try AppID(app), storeDirectory: store)
         for (new, old) in names {
@@ -48,7 +50,7 @@ struct NamespaceDirectoryTests {
     @Test("a namespace in the earlier flat layout is moved into its directory on first use, sessions and trail intact",
           arguments: [Set<String>(), ["credentials.vault", "audit-keys.key"]])
     func upgradesFlatLayout(alreadyMoved: Set<String>) throws {
-        let base = try makeTemporaryDirectory()
+        let base = try freshDirectory()
         let original = try Self.open("com.example.old", base + "/source")
         _ = try original.saveSession(SecretBytes(utf8: "kept"), name: "access", account: "alice")
         try Self.flatten("com.example.old", from: base + "/source", into: base + "/store", keep: alreadyMoved)
@@ -62,7 +64,7 @@ struct NamespaceDirectoryTests {
 
     @Test("a file under both its old and its new name is refused, naming both, and nothing is overwritten")
     func refusesConflict() throws {
-        let base = try makeTemporaryDirectory()
+        let base = try freshDirectory()
         let original = try Self.open("com.example.both", base + "/source")
         _ = try original.saveSession(SecretBytes(utf8: "v"), name: "access", account: "")
         try Self.flatten("com.example.both", from: base + "/source", into: base + "/store")

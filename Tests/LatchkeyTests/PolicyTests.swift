@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 import Glibc
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -11,7 +12,7 @@ import Foundation
 struct PrivateFilesTests {
     @Test("prepareDirectory creates missing parents with mode 0700")
     func createsPrivateDirectories() throws {
-        let root = try makeTemporaryDirectory()
+        let root = try freshDirectory()
         try PrivateFiles.prepareDirectory(root + "/a/b")
         #expect(try POSIX.status(of: root + "/a")?.permissions == 0o700)
         #expect(try POSIX.status(of: root + "/a/b")?.permissions == 0o700)
@@ -19,7 +20,7 @@ struct PrivateFilesTests {
 
     @Test("group- or world-accessible files and directories are refused, naming the path", arguments: [0o640, 0o604, 0o660, 0o666])
     func refusesOpenPermissions(mode: Int) throws {
-        let root = try makeTemporaryDirectory()
+        let root = try freshDirectory()
         let file = root + "/vault"
         try PrivateFiles.replace(file, with: [1, 2, 3])
         #expect(chmod(file, mode_t(mode)) == 0)
@@ -33,7 +34,7 @@ struct PrivateFilesTests {
 
     @Test("replace writes a 0600 file atomically and leaves no temporary file")
     func replaceIsAtomic() throws {
-        let root = try makeTemporaryDirectory()
+        let root = try freshDirectory()
         let file = root + "/data"
         try PrivateFiles.replace(file, with: Array("first".utf8))
         try PrivateFiles.replace(file, with: Array("second".utf8))
@@ -44,7 +45,7 @@ struct PrivateFilesTests {
 
     @Test("leftover temporary files of a crashed writer are removed")
     func removesLeftovers() throws {
-        let root = try makeTemporaryDirectory()
+        let root = try freshDirectory()
         let file = root + "/data"
         let leftover = root + "/" + PrivateFiles.temporaryPrefix + "data.0123"
         _ = try POSIX.File.open(leftover, .createNew(permissions: 0o600))

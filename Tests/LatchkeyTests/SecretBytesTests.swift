@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 import Synchronization
 @testable import Latchkey
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 @testable import Latchkey
 
 @Suite("Secret Service availability")
@@ -12,7 +13,7 @@ struct SecretServiceAvailabilityTests {
         private let process = Process()
 
         init() throws {
-            directory = URL(fileURLWithPath: try makeTemporaryDirectory("bus"))
+            directory = URL(fileURLWithPath: try freshDirectory("bus"))
             let services = directory.appendingPathComponent("services")
             try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
             let config = directory.appendingPathComponent("bus.conf")
@@ -76,7 +77,7 @@ struct SecretServiceAvailabilityTests {
     @Test("an XDG_RUNTIME_DIR without a bus socket is no session bus")
     func runtimeDirectoryWithoutBus() {
         let check = SecretServiceTestSupport.failure {
-            try SecretServiceAvailability.check(environment: ["XDG_RUNTIME_DIR": makeTemporaryDirectory()], timeout: .seconds(3))
+            try SecretServiceAvailability.check(environment: ["XDG_RUNTIME_DIR": freshDirectory()], timeout: .seconds(3))
         }
         #expect(check.error?.code == .unavailable)
     }

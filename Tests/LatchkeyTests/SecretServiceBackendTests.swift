@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 @testable import Latchkey
 
 @Suite("Secret Service backend")
@@ -90,8 +91,8 @@ struct SecretServiceBackendTests {
                 try backend.write(StoredItem(value: SecretBytes(utf8: "mine")), for: key)
                 try other.write(StoredItem(value: SecretBytes(utf8: "theirs")), for: key)
                 let marker = "latchkey-test-\(UInt64.random(in: 0...UInt64.max))"
-                let stored = try SecretServiceTestSupport.run(
-                    ["secret-tool", "store", "--label=Not Latchkey", "app", backend.appID.rawValue, "kind", "session", "marker", marker],
+                let stored = try runProgram(
+                    "secret-tool", ["store", "--label=Not Latchkey", "app", backend.appID.rawValue, "kind", "session", "marker", marker],
                     input: "foreign-value")
                 try #require(stored.status == 0, "secret-tool store failed: \(stored.stderr)")
 
@@ -100,9 +101,9 @@ struct SecretServiceBackendTests {
                 #expect(try backend.read(key) == nil)
                 #expect(try backend.list(kind: nil).isEmpty)
                 #expect(try other.read(key)?.value == SecretBytes(utf8: "theirs"))
-                let lookup = try SecretServiceTestSupport.run(["secret-tool", "lookup", "marker", marker])
-                #expect(lookup.stdout == "foreign-value")
-                let cleared = try SecretServiceTestSupport.run(["secret-tool", "clear", "marker", marker])
+                let lookup = try runProgram("secret-tool", ["lookup", "marker", marker])
+                #expect(lookup.text == "foreign-value")
+                let cleared = try runProgram("secret-tool", ["clear", "marker", marker])
                 #expect(cleared.status == 0)
             }
         }
@@ -146,7 +147,7 @@ struct SecretServiceBackendTests {
             try backend.write(StoredItem(value: SecretBytes(utf8: "good")), for: ItemKey(kind: .setting, name: "real"))
             let attributes = ["xdg:schema", SecretServiceAttributes.schemaName, "app", backend.appID.rawValue,
                               "kind", "session", "account", String(repeating: "0", count: 64), "name", "forged"]
-            let stored = try SecretServiceTestSupport.run(["secret-tool", "store", "--label=forged"] + attributes, input: "\u{01}garbage")
+            let stored = try runProgram("secret-tool", ["store", "--label=forged"] + attributes, input: "\u{01}garbage")
             try #require(stored.status == 0, "secret-tool store failed: \(stored.stderr)")
             let (error, _) = SecretServiceTestSupport.failure { _ = try backend.list(kind: nil) }
             #expect(error?.code == .tampered)

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import LatchkeyTestSupport
 @testable import Latchkey
 
 /// Tests that lock, stop or kill the real gnome-keyring-daemon. They would break
@@ -18,6 +19,34 @@ struct SecretServiceDestructiveTests {
 
     init() throws {
         try Daemon.ensureUnlocked()
+    }
+
+    @Test("an audited read writes nothing to the Secret Service: the keyring file stays byte for byte the same")
+    func readWritesNothing() throws {
+        let appID = try SecretServiceTestSupport.freshAppID("quietread")
+        let directory = try freshDirectory() + "/store"
+        let writer = try Vault.open(appID: appID, storeDirectory: directory, backend: .secretService)
+        try writer.rememberUsername("alice")
+        try writer.saveSession(SecretBytes(utf8: "token"), name: "access", account: "alice")
+        let keyrings = ProcessInfo.processInfo.environment["XDG_DATA_HOME"]! + "/keyrings"
+        func keyringFiles() throws -> [String: Data] {
+            var files: [String: Data] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: keyrings) {
+                files[name] = FileManager.default.contents(atPath: keyrings + "/" + name)
+            }
+            return files
+        }
+        let before = try keyringFiles()
+        #expect(!before.isEmpty)
+        // A new vault, as a new process opens it: nothing read or cached yet.
+        let reader = try Vault.open(appID: appID, storeDirectory: directory, backend: .secretService)
+        #expect(try reader.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "token"))
+        #expect(try reader.rememberedUsername() == "alice")
+        #expect(try keyringFiles() == before)
+        #expect(try reader.auditEntries().last?.event == .sessionRead)
+        #expect(try reader.verifyAudit().allSatisfy { $0.verification.isIntact })
+        try reader.wipe()
+        try SecretServiceBackend(appID: appID).deleteAll()
     }
 
     @Test("a locked collection gives locked within the deadline for every operation, and no prompt is awaited")
@@ -76,10 +105,10 @@ struct SecretServiceDestructiveTests {
 
     @Test("a vault operation on a hung daemon costs one deadline in all, its audit entry included")
     func hungDaemonOneDeadline() throws {
-        let directory = try makeTemporaryDirectory()
+        let directory = try freshDirectory()
         let policy = try Policy(jsonData: Array(#"{"version": 1, "name": "slow", "backend": {"kind": "secret-service", "secretServiceTimeoutMilliseconds": 1500}}"#.utf8), source: "test")
         let vault = try Self.eventually {
-            try Vault(appID: SecretServiceTestSupport.freshAppID("one-deadline"), policy: policy, storeDirectory: directory)
+            try Vault.open(appID: SecretServiceTestSupport.freshAppID("one-deadline"), policy: policy, storeDirectory: directory)
         }
         let pid = try Daemon.pid()
         #expect(kill(pid, SIGSTOP) == 0)
@@ -170,11 +199,11 @@ struct SecretServiceDestructiveTests {
     /// The test session's gnome-keyring-daemon, reached through `dbus-send`.
     enum Daemon {
         static func send(_ arguments: [String]) throws -> String {
-            let output = try SecretServiceTestSupport.run(["dbus-send", "--session", "--print-reply", "--reply-timeout=5000"] + arguments)
+            let output = try runProgram("dbus-send", ["--session", "--print-reply", "--reply-timeout=5000"] + arguments)
             guard output.status == 0 else {
                 throw LatchkeyError(.io, "dbus-send \(arguments.joined(separator: " ")) failed: \(output.stderr)")
             }
-            return output.stdout
+            return output.text
         }
 
         static func pid() throws -> pid_t {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 @testable import Latchkey
 
 @Suite("Secret Service envelope")

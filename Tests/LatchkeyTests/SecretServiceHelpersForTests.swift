@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 @testable import Latchkey
 
 /// What the Secret Service tests share: fresh app namespaces, real processes,
@@ -32,34 +33,6 @@ enum SecretServiceTestSupport {
     }
 
     /// The output and status of a finished process.
-    struct Output {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
-
-    /// Runs a program found on PATH and waits for it.
-    /// - Parameters:
-    ///   - arguments: The program and its arguments.
-    ///   - input: What to write to its standard input.
-    static func run(_ arguments: [String], input: String = "") throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus,
-                      stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
-    }
-
     /// Runs `body`, expects it to throw a `LatchkeyError`, and returns the error
     /// and how long it took.
     static func failure(_ body: () throws -> Void) -> (error: LatchkeyError?, elapsed: Duration) {

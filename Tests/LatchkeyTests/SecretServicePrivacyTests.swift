@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LatchkeyTestSupport
 @testable import Latchkey
 
 @Suite("Secret Service privacy")
@@ -44,14 +45,14 @@ struct SecretServicePrivacyTests {
     func attributesThroughSecretTool() async throws {
         try await SecretServiceTestSupport.withBackend("privacy-tool") { backend in
             try Self.writeCanaries(backend)
-            let search = try SecretServiceTestSupport.run(["secret-tool", "search", "--all", "app", backend.appID.rawValue])
+            let search = try runProgram("secret-tool", ["search", "--all", "app", backend.appID.rawValue])
             try #require(search.status == 0, "secret-tool failed: \(search.stderr)")
             // Each item prints as "[path]", "label = ", "secret = " (Latchkey's binary
             // envelope, which may span lines), "created = ", "modified = ", "schema = ",
             // "attribute.NAME = VALUE" lines. Everything but the secret is checked.
             var inSecret = false
             var checked = 0
-            for line in (search.stdout + "\n" + search.stderr).split(separator: "\n", omittingEmptySubsequences: false) {
+            for line in (search.text + "\n" + search.stderr).split(separator: "\n", omittingEmptySubsequences: false) {
                 if line.hasPrefix("secret = ") { inSecret = true; continue }
                 if line.hasPrefix("created = ") { inSecret = false }
                 if line.hasPrefix("[") { inSecret = false }
@@ -60,7 +61,7 @@ struct SecretServicePrivacyTests {
                 if line.hasPrefix("attribute.") || line.hasPrefix("label = ") { checked += 1 }
             }
             #expect(checked == 4 * 5, "four items, each with a label and four attributes")
-            #expect(search.stdout.contains("schema = io.github.latchkey.Item"))
+            #expect(search.text.contains("schema = io.github.latchkey.Item"))
         }
     }
 }

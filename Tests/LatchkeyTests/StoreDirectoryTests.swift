@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 @testable import Latchkey
 
 @Suite("Store directory")
@@ -16,7 +17,7 @@ struct StoreDirectoryTests {
     @Test("a vault refuses a relative store directory")
     func relativeRefused() {
         let error = #expect(throws: LatchkeyError.self) {
-            _ = try Vault(appID: AppID("relative-test"), storeDirectory: "relative/store", backend: .file)
+            _ = try Vault.open(appID: AppID("relative-test"), storeDirectory: "relative/store", backend: .file)
         }
         #expect(error?.code == .invalidInput)
     }

@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 @testable import Latchkey
 
 /// A vault belongs to its app namespace (format version 2): one copied over
@@ -18,7 +19,7 @@ struct VaultBindingTests {
     @Test("app A's vault copied over app B's, with its key file or under the same passphrase, is tampered",
           arguments: [false, true])
     func transplantRefused(passphrase: Bool) throws {
-        let store = try makeTemporaryDirectory() + "/store"
+        let store = try freshDirectory() + "/store"
         let source: () -> KeySource = { passphrase ? fastPassphrase() : .keyFile }
         let a = try Self.filled("com.example.a", store, source())
         let b = try Self.filled("com.example.b", store, source())
@@ -32,7 +33,7 @@ struct VaultBindingTests {
 
     @Test("rewriting the header's app id (checksum recomputed) fails authentication")
     func headerEditRefused() throws {
-        let store = try makeTemporaryDirectory() + "/store"
+        let store = try freshDirectory() + "/store"
         let a = try Self.filled("com.example.a", store)
         let b = try Self.filled("com.example.b", store)
         var bytes = try fileBytes(a.vaultPath)
@@ -49,7 +50,7 @@ struct VaultBindingTests {
 
     @Test("a version 1 vault is read, and its next save writes version 2 bound to the namespace with the same keys")
     func upgradesVersion1() throws {
-        let store = try makeTemporaryDirectory() + "/store"
+        let store = try freshDirectory() + "/store"
         let backend = EncryptedFileBackend(appID: try AppID("com.example.v1"), directory: store, keySource: .keyFile)
         try backend.namespace.prepare()
         let master = SecretBytes.random(count: KeyFile.length)

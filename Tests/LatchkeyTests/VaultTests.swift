@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 import Glibc
 import Foundation
 #if canImport(FoundationEssentials)
@@ -10,8 +11,8 @@ import Foundation
 
 @Suite("Vault")
 struct VaultTests {
-    @Test("opt-out: remember, opt out erases at once, remember is skipped, opt in, remember again", arguments: VaultStore.allCases)
-    func optOutSequence(store: VaultStore) async throws {
+    @Test("opt-out: remember, opt out erases at once, remember is skipped, opt in, remember again", arguments: TestedStore.allCases)
+    func optOutSequence(store: TestedStore) async throws {
         let vault = try store.open()
         try await vault.rememberUsername("alice")
         #expect(try await vault.rememberedUsername() == "alice")
@@ -28,8 +29,8 @@ struct VaultTests {
         #expect(events == [.usernameRemembered, .rememberDisabled, .usernameSkipped, .rememberEnabled, .usernameRemembered])
     }
 
-    @Test("a policy that forbids remembering wins over the user's setting", arguments: VaultStore.allCases)
-    func policyForbids(store: VaultStore) throws {
+    @Test("a policy that forbids remembering wins over the user's setting", arguments: TestedStore.allCases)
+    func policyForbids(store: TestedStore) throws {
         let vault = try store.open(policy: .sharedDevice)
         #expect(try vault.remembersUsername())
         let decision = try vault.rememberUsername("alice")
@@ -37,8 +38,8 @@ struct VaultTests {
         #expect(try vault.rememberedUsername() == nil)
     }
 
-    @Test("default logout keeps the username and leaves no session of that account", arguments: VaultStore.allCases)
-    func defaultLogout(store: VaultStore) throws {
+    @Test("default logout keeps the username and leaves no session of that account", arguments: TestedStore.allCases)
+    func defaultLogout(store: TestedStore) throws {
         let vault = try store.open()
         try vault.rememberUsername("alice")
         try vault.saveSession(SecretBytes(utf8: "a1"), name: "access", account: "alice")
@@ -54,8 +55,8 @@ struct VaultTests {
         #expect(logout.event == .logout && logout.detail?.contains("wiped 2 sessions") == true)
     }
 
-    @Test("shared-device logout and exit leave nothing at all", arguments: VaultStore.allCases)
-    func sharedDevice(store: VaultStore) throws {
+    @Test("shared-device logout and exit leave nothing at all", arguments: TestedStore.allCases)
+    func sharedDevice(store: TestedStore) throws {
         let vault = try store.open(policy: .sharedDevice)
         try vault.rememberUsername("alice")
         try vault.saveSession(SecretBytes(utf8: "a1"), name: "access", account: "alice")
@@ -69,7 +70,7 @@ struct VaultTests {
 
     @Test("strict policy with no Secret Service refuses to store anything and says why")
     func strictWithoutSecretService() throws {
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let error = #expect(throws: LatchkeyError.self) {
             try Vault.withoutSecretService(appID: testAppID, policy: .strict, storeDirectory: directory)
         }
@@ -85,7 +86,7 @@ struct VaultTests {
 
     @Test("no Secret Service: auto falls back to the file visibly, and audits it")
     func fallback() throws {
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let vault = try Vault.withoutSecretService(appID: testAppID, policy: .default, storeDirectory: directory)
         let status = try vault.status()
         #expect(status.backend == .file)
@@ -94,8 +95,8 @@ struct VaultTests {
         #expect(try vault.auditEntries().map(\.event) == [.backendFallback])
     }
 
-    @Test("a session saved with a 1 s life is gone after 2 s; the read deletes it and audits session.expired", arguments: VaultStore.allCases)
-    func expiry(store: VaultStore) async throws {
+    @Test("a session saved with a 1 s life is gone after 2 s; the read deletes it and audits session.expired", arguments: TestedStore.allCases)
+    func expiry(store: TestedStore) async throws {
         let vault = try store.open()
         try await vault.saveSession(SecretBytes(utf8: "short"), name: "access", account: "alice", expires: Date().addingTimeInterval(1))
         #expect(try vault.storedKeys([.session]).count == 1)
@@ -105,8 +106,8 @@ struct VaultTests {
         #expect(try vault.auditEntries().map(\.event) == [.sessionSaved, .sessionExpired])
     }
 
-    @Test("the policy's maxAge caps every session's life", arguments: VaultStore.allCases)
-    func maxAge(store: VaultStore) throws {
+    @Test("the policy's maxAge caps every session's life", arguments: TestedStore.allCases)
+    func maxAge(store: TestedStore) throws {
         let vault = try store.open()
         let before = Date()
         let expiry = try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "a", expires: before.addingTimeInterval(90 * 86_400))
@@ -116,8 +117,8 @@ struct VaultTests {
         #expect(try vault.sessions().map(\.name) == ["access"])
     }
 
-    @Test("wipe erases sessions and the username, keeps the opt-out, and is idempotent", arguments: VaultStore.allCases)
-    func wipe(store: VaultStore) throws {
+    @Test("wipe erases sessions and the username, keeps the opt-out, and is idempotent", arguments: TestedStore.allCases)
+    func wipe(store: TestedStore) throws {
         let vault = try store.open()
         try vault.rememberUsername("alice")
         try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
@@ -130,7 +131,7 @@ struct VaultTests {
 
     @Test("wiping the encrypted file destroys its key, so old copies of the vault cannot be read")
     func wipeDestroysKey() throws {
-        let vault = try VaultStore.keyFile.open()
+        let vault = try TestedStore.keyFile.open()
         try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
         try vault.setRemembersUsername(false)
         let file = try #require(vault.fileVault)
@@ -144,15 +145,21 @@ struct VaultTests {
     @Test("migration moves every item into the Secret Service and then destroys the file vault and its key")
     func migration() throws {
         let appID = try SecretServiceTestSupport.freshAppID("migration")
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+        #expect(offline.openReport.backend == .file)
+        #expect(offline.openReport.fallback != nil)
+        #expect(offline.openReport.migration == nil)
         try offline.rememberUsername("alice")
         for i in 0..<5 { try offline.saveSession(SecretBytes(utf8: "token-\(i)"), name: "t\(i)", account: "alice") }
         let file = try #require(offline.fileVault)
         #expect(try POSIX.status(of: file.vaultPath) != nil && POSIX.status(of: file.keyFilePath) != nil)
 
-        let online = try Vault(appID: appID, policy: .default, storeDirectory: directory)
+        let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
         #expect(online.backend.kind == .secretService)
+        #expect(online.openReport.backend == .secretService && online.openReport.fallback == nil)
+        #expect(online.openReport.migration?.moved == 6)
+        #expect(online.openReport.migration?.destroyedFileVault == true)
         #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
         #expect(try online.rememberedUsername() == "alice")
         for i in 0..<5 { #expect(try online.session(named: "t\(i)", account: "alice")?.value == SecretBytes(utf8: "token-\(i)")) }
@@ -169,7 +176,7 @@ struct VaultMigrationCrashTests {
     @Test("killing the process at each step of migration loses nothing")
     func killedAtEveryStep() throws {
         let appID = try SecretServiceTestSupport.freshAppID("migrationcrash")
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
         try offline.rememberUsername("alice")
         let tokens = (0..<5).map { "token-\($0)-\(UInt32.random(in: 0...UInt32.max))" }
@@ -200,7 +207,7 @@ struct VaultMigrationCrashTests {
             try nothingLost()
             #expect(try POSIX.status(of: file.vaultPath) != nil || step == 7, "the file vault went before every item was verified")
         }
-        let online = try Vault(appID: appID, policy: .default, storeDirectory: directory)
+        let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
         #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
         try nothingLost()
         try online.wipe()
@@ -213,15 +220,15 @@ struct VaultFailureAuditTests {
     @Test("a wrong passphrase is refused and audited as unlock.failed; a tampered vault as tamper.detected")
     func unlockAndTamper() throws {
         let appID = try SecretServiceTestSupport.freshAppID("failures")
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         var policy = Policy.default
         policy.fileKeySource = .passphrase
         policy.kdf = Policy.KDFBounds(targetUnlockTime: 0.05, minimumMemoryKiB: 8_192, maximumMemoryKiB: 65_536, maximumOpsLimit: 4) // fast: the test is about auditing
-        let right = try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
+        let right = try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
         try right.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
         let vaultPath = try #require(right.fileVault?.vaultPath)
 
-        let wrong = try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "wrong"))
+        let wrong = try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "wrong"))
         let refused = #expect(throws: LatchkeyError.self) { try wrong.session(named: "access", account: "alice") }
         #expect(refused?.code == .wrongKey)
         let unlock = try #require(try wrong.auditEntries().last)
@@ -230,7 +237,7 @@ struct VaultFailureAuditTests {
         var bytes = try fileBytes(vaultPath)
         bytes[bytes.count - 1] ^= 1
         try overwrite(vaultPath, with: bytes)
-        let reopened = try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
+        let reopened = try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
         let tampered = #expect(throws: LatchkeyError.self) { try reopened.session(named: "access", account: "alice") }
         #expect(tampered?.code == .tampered)
         let tamper = try #require(try wrong.auditEntries().last)
@@ -239,7 +246,7 @@ struct VaultFailureAuditTests {
 
     @Test("a policy that forbids remembering is audited as policy.denied")
     func policyDenied() throws {
-        let vault = try VaultStore.keyFile.open(policy: .sharedDevice)
+        let vault = try TestedStore.keyFile.open(policy: .sharedDevice)
         try vault.rememberUsername("alice")
         let entry = try #require(try vault.auditEntries().last)
         #expect(entry.event == .policyDenied && entry.outcome == .denied && entry.detail?.contains("forbids") == true)
@@ -251,7 +258,7 @@ struct VaultKDFBoundsTests {
     @Test("a vault whose header asks for more Argon2id memory than the policy allows is refused before any derivation")
     func headerAboveBounds() throws {
         let appID = try SecretServiceTestSupport.freshAppID("kdfbounds")
-        let directory = try makeTemporaryDirectory() + "/store"
+        let directory = try freshDirectory() + "/store"
         let heavy = try KDFParameters(opsLimit: 1, memoryLimit: 64 << 10)
         try EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(SecretBytes(utf8: "p"), newVault: .fixed(heavy)))
             .write(StoredItem(value: SecretBytes(utf8: "t")), for: ItemKey(kind: .session, account: "a", name: "access"))
@@ -259,7 +266,7 @@ struct VaultKDFBoundsTests {
         policy.fileKeySource = .passphrase
         policy.kdf = Policy.KDFBounds(targetUnlockTime: 0.1, minimumMemoryKiB: 8, maximumMemoryKiB: 32, maximumOpsLimit: 4)
         let error = #expect(throws: LatchkeyError.self) {
-            try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "p"))
+            try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "p"))
         }
         #expect(error?.code == .invalidInput && error?.message.contains("file.kdf.maximumMemoryKiB") == true)
     }
@@ -280,18 +287,58 @@ struct VaultAuditFailureTests {
         for mode in [Policy.AuditFailureMode.fail, .warn] {
             var policy = Policy.default
             policy.audit.failureMode = mode
-            let vault = try VaultStore.keyFile.open(policy: policy)
+            let vault = try TestedStore.keyFile.open(policy: policy)
             try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "a")
             let trail = try #require(vault.auditEntries().isEmpty ? nil : vault.verifyAudit().first?.path)
             #expect(chmod(trail, 0o644) == 0)
             if mode == .fail {
                 let error = #expect(throws: LatchkeyError.self) { try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "a") }
-                #expect(error?.code == .policyDenied && error?.message.contains(trail) == true)
+                #expect(error?.code == .insecurePermissions && error?.message.contains(trail) == true)
+                #expect(error?.message.contains("nothing was changed") == true)
                 #expect(vault.auditWarnings.isEmpty)
+                #expect(chmod(trail, 0o600) == 0)
+                #expect(try vault.session(named: "access", account: "a")?.value == SecretBytes(utf8: "t"))
             } else {
                 try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "a")
                 #expect(vault.auditWarnings.map(\.code) == [.insecurePermissions])
             }
+        }
+    }
+
+    @Test("under 'fail', a change whose entry cannot be written is undone and the error keeps its cause; under 'warn' it stands")
+    func failedAppendUndoes() throws {
+        for mode in [Policy.AuditFailureMode.fail, .warn] {
+            var policy = Policy.default
+            policy.audit.failureMode = mode
+            let vault = try TestedStore.keyFile.open(policy: policy)
+            try vault.rememberUsername("alice")
+            try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
+            try vault.saveSession(SecretBytes(utf8: "r"), name: "refresh", account: "alice")
+            let before = try vault.auditEntries().count
+            let diskFull: @Sendable () throws -> Void = { throw LatchkeyError(.io, "no space left on device") }
+            try AuditTrail.$appendFailure.withValue(diskFull) {
+                if mode == .fail {
+                    let saved = #expect(throws: LatchkeyError.self) { try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "alice") }
+                    #expect(saved?.code == .io && saved?.message.contains("the change was undone") == true)
+                    let logout = #expect(throws: LatchkeyError.self) { try vault.logout(account: "alice") }
+                    #expect(logout?.code == .io)
+                    let optOut = #expect(throws: LatchkeyError.self) { try vault.setRemembersUsername(false) }
+                    #expect(optOut?.code == .io)
+                } else {
+                    try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "alice")
+                    try vault.logout(account: "alice")
+                }
+            }
+            if mode == .fail {
+                #expect(try vault.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "t"))
+                #expect(try vault.session(named: "refresh", account: "alice")?.value == SecretBytes(utf8: "r"))
+                #expect(try vault.rememberedUsername() == "alice" && vault.remembersUsername())
+            } else {
+                #expect(try vault.sessions(account: "alice").isEmpty)
+                #expect(vault.auditWarnings.count == 2 && vault.auditWarnings.allSatisfy { $0.code == .io })
+            }
+            #expect(try vault.auditEntries().count >= before)
+            #expect(try vault.verifyAudit().allSatisfy { $0.verification.isIntact })
         }
     }
 }

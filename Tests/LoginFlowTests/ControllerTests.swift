@@ -2,14 +2,14 @@ import Testing
 import Foundation
 import Latchkey
 import LatchkeyTesting
+import LatchkeyTestSupport
 @testable import LoginFlow
 
 /// A real `Vault` on the encrypted file (key file) in a fresh directory of the
 /// test sandbox, optionally with a remembered username.
 func makeVault(username: String? = nil, remembers: Bool = true) throws -> Vault {
-    let sandbox = ProcessInfo.processInfo.environment["LATCHKEY_TEST_SANDBOX"] ?? "/tmp"
-    let directory = "\(sandbox)/loginflow-\(UInt64.random(in: 0...UInt64.max))"
-    let vault = try Vault(appID: try AppID("com.example.login"), storeDirectory: directory, backend: .file)
+    let directory = try freshDirectory()
+    let vault = try Vault.open(appID: try AppID("com.example.login"), storeDirectory: directory, backend: .file)
     if let username { try vault.rememberUsername(username) }
     if !remembers { try vault.setRemembersUsername(false) }
     return vault

@@ -62,15 +62,15 @@ struct AuditChain {
     private func checkAnchor(_ anchor: AuditAnchor?, lines: [Line]) -> AuditVerification {
         guard let last = lines.last?.entry, let first = lines.first?.entry else {
             if let anchor, anchor.sequence > 0 {
-                return .broken(sequence: 1, reason: "\(path) is empty or missing, but the anchor in the backend records seq \(anchor.sequence)")
+                return .broken(sequence: 1, reason: "\(path) is empty or missing, but the anchor records seq \(anchor.sequence)")
             }
             return .intact(entryCount: 0, lastSequence: 0)
         }
         guard let anchor else {
-            return .broken(sequence: last.sequence, reason: "the anchor is missing from the backend, so the end of \(path) cannot be vouched for")
+            return .broken(sequence: last.sequence, reason: "the anchor is missing or invalid, so the end of \(path) cannot be vouched for")
         }
         if anchor.sequence > last.sequence {
-            return .broken(sequence: last.sequence + 1, reason: "\(path) ends at seq \(last.sequence) but the anchor in the backend records seq \(anchor.sequence): the last \(anchor.sequence - last.sequence) entries were cut")
+            return .broken(sequence: last.sequence + 1, reason: "\(path) ends at seq \(last.sequence) but the anchor records seq \(anchor.sequence): the last \(anchor.sequence - last.sequence) entries were cut")
         }
         let anchored: [UInt8]
         if anchor.sequence == 0 && first.sequence == 1 && first.event != .checkpoint {
@@ -78,10 +78,14 @@ struct AuditChain {
         } else if let line = lines.first(where: { $0.entry.sequence == anchor.sequence && $0.entry.event != .checkpoint }) {
             anchored = Hex.decode(line.entry.mac) ?? []
         } else {
-            return .broken(sequence: first.sequence, reason: "the anchor in the backend (seq \(anchor.sequence)) is older than the first entry of \(path)")
+            return .broken(sequence: first.sequence, reason: "the anchor (seq \(anchor.sequence)) is older than the first entry of \(path)")
         }
         guard anchored == anchor.mac else {
-            return .broken(sequence: anchor.sequence, reason: "entry \(anchor.sequence) does not match the anchor in the backend: the trail from there on was replaced")
+            return .broken(sequence: anchor.sequence, reason: "entry \(anchor.sequence) does not match the anchor: the trail from there on was replaced")
+        }
+        // A crash between an append and its anchor write leaves one entry past the anchor, never more.
+        guard last.sequence <= anchor.sequence + 1 else {
+            return .broken(sequence: anchor.sequence + 2, reason: "\(path) goes on to seq \(last.sequence) but the anchor records seq \(anchor.sequence): the anchor was put back to an older copy")
         }
         return .intact(entryCount: lines.count, lastSequence: last.sequence)
     }

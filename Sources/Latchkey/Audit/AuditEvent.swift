@@ -47,6 +47,11 @@ public struct AuditEvent: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let policyDenied = AuditEvent(rawValue: "policy.denied")
     /// The trail was trimmed; this entry carries the MAC the kept entries continue from.
     public static let checkpoint = AuditEvent(rawValue: "audit.checkpoint")
+    /// A broken trail was set aside and a new chain started (`latchkey audit reset`);
+    /// the detail names the kept segment, the last verified sequence number and why.
+    public static let auditReset = AuditEvent(rawValue: "audit.reset")
+    /// The store in use changed back to the Secret Service after a fallback to the encrypted file.
+    public static let backendReturned = AuditEvent(rawValue: "backend.returned")
 
     /// Whether `rawValue` is a well-formed event name: 1 to 64 characters of
     /// lower-case words (`a-z`, `0-9`, `-`) joined by single dots.

@@ -30,7 +30,7 @@ struct AuditTail {
             guard (anchor?.sequence ?? 0) == 0 else { throw tampered("it is empty but the anchor records seq \(anchor?.sequence ?? 0)") }
             return (0, AuditEntry.genesisMAC)
         }
-        guard let anchor else { throw tampered("the anchor is missing from the backend") }
+        guard let anchor else { throw tampered("the anchor is missing or invalid") }
         var pieces = chunk.split(separator: 10)
         if start > 0 { pieces.removeFirst() } // may begin mid-line
         // Parse from the end back to the anchored entry only (usually the last line).
@@ -55,6 +55,10 @@ struct AuditTail {
         } else {
             throw tampered("entry \(anchor.sequence), which the anchor records, is not among its last lines")
         }
+        // A crash between an append and its anchor write leaves one entry past the anchor, never more.
+        guard rest.count <= 1 else {
+            throw tampered("it goes on to seq \(last.sequence) but the anchor records seq \(anchor.sequence), so the anchor was put back to an older copy")
+        }
         var expected = anchor.sequence + 1
         for entry in rest {
             guard entry.sequence == expected, entry.event != .checkpoint,
@@ -74,6 +78,6 @@ struct AuditTail {
     }
 
     private func tampered(_ what: String) -> LatchkeyError {
-        LatchkeyError(.tampered, "\(path) does not match its anchor: \(what); not appending (run verify)")
+        LatchkeyError(.tampered, "\(path) does not match its anchor: \(what); not appending; \(AuditTrail.resetAdvice)")
     }
 }

@@ -3,25 +3,27 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 
 /// An app namespace's audit trail: an append-only JSON Lines file
 /// (`<directory>/<appid>.d/audit.<backend kind>.jsonl`, 0600 in a 0700 directory) whose entries
-/// are chained by a keyed BLAKE2b MAC, with the key and the last sequence
-/// number and MAC (the anchor) kept in a `CredentialBackend`, never beside the
-/// file. The format is specified in `docs/AUDIT-TRAIL.md`.
+/// are chained by a keyed BLAKE2b MAC. The key is kept in a `CredentialBackend`
+/// (read once per process), the last sequence number and MAC (the anchor) in a
+/// small file beside the trail, authenticated with the key (``AuditAnchorFile``).
+/// The format is specified in `docs/AUDIT-TRAIL.md`.
 ///
-/// Appends are locked (`flock` on `<appid>.<backend kind>.audit.lock`) and durable (`fsync`),
+/// Appends are locked (`flock` on `audit.<backend kind>.lock` beside it) and durable (`fsync`),
 /// so writers in several threads or processes never interleave partial lines.
 /// ``verify()`` is read-only. No secret is ever written: the account appears
 /// only as a keyed pseudonym and the detail is non-secret text.
 ///
-/// Safe to share across tasks: it holds no mutable state.
+/// Safe to share across tasks: its one piece of state, the key once read, is behind a lock.
 package final class AuditTrail: Sendable {
     /// The app namespace.
     package let appID: AppID
-    /// The namespace's directory, which holds the trail.
+    /// The store directory (the trail is in its namespace's directory inside it).
     package let directory: String
-    /// The namespace whose trail this is.
+    /// The namespace whose trail this is; its directory holds the trail.
     let namespace: NamespaceDirectory
     /// The trail file's path.
     package let path: String
@@ -40,8 +42,13 @@ package final class AuditTrail: Sendable {
     /// and its own key, so a fallback to the file while the Secret Service
     /// holding the other trail's key is unreachable never breaks a chain.
     package let keyItem: ItemKey
-    /// The backend item holding the anchor: the last sequence number and MAC.
-    package let anchorItem: ItemKey
+    /// The backend item where earlier versions kept the anchor; read until the
+    /// next append moves the anchor into ``anchorFile`` and deletes it.
+    package let legacyAnchorItem: ItemKey
+    /// The file beside the trail holding the anchor.
+    let anchorFile: AuditAnchorFile
+    /// The key, once read or created: read once per process.
+    private let knownKey = Mutex<SecretBytes?>(nil)
     /// The length of an account pseudonym in bytes (it is written as twice as many hex digits).
     static let pseudonymLength = 8
 
@@ -59,11 +66,12 @@ package final class AuditTrail: Sendable {
         let namespace = NamespaceDirectory(appID: appID, storeDirectory: directory)
         self.appID = appID
         self.namespace = namespace
-        self.directory = namespace.path
+        self.directory = namespace.storeDirectory
         self.path = namespace.trailPath(backend.kind)
         self.lockPath = namespace.trailLockPath(backend.kind)
         self.keyItem = ItemKey(kind: .key, name: "audit." + backend.kind.rawValue)
-        self.anchorItem = ItemKey(kind: .anchor, name: "audit." + backend.kind.rawValue)
+        self.legacyAnchorItem = ItemKey(kind: .anchor, name: "audit." + backend.kind.rawValue)
+        self.anchorFile = AuditAnchorFile(path: namespace.trailAnchorPath(backend.kind), appID: appID)
         self.backend = backend
         self.retention = retention
         self.clock = clock
@@ -72,7 +80,8 @@ package final class AuditTrail: Sendable {
     /// Appends one entry, durably, and moves the anchor to it; trims the trail
     /// afterwards when it has outgrown ``retention``.
     ///
-    /// The first record of a namespace creates the key and the anchor in the backend.
+    /// The first record of a namespace creates the key in the backend and the
+    /// anchor file; later records write nothing to the backend.
     /// - Parameters:
     ///   - event: What happened.
     ///   - outcome: How it ended.
@@ -87,12 +96,19 @@ package final class AuditTrail: Sendable {
     ///   or the backend's errors when the entry cannot be written durably.
     @discardableResult
     package func record(_ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil, detail: String? = nil) throws -> AuditEntry {
-        guard event.isWellFormed else {
-            throw LatchkeyError(.invalidInput, "audit event name '\(event.rawValue)' is not lower-case words joined by dots")
-        }
-        guard (detail?.utf8.count ?? 0) <= AuditEntry.maximumDetailLength else {
-            throw LatchkeyError(.invalidInput, "audit detail is longer than \(AuditEntry.maximumDetailLength) bytes")
-        }
+        try withAppender { try $0.append(event, outcome: outcome, backend: backend, account: account, detail: detail) }
+    }
+
+    /// Opens the trail under its lock, checks that it can be continued (the
+    /// key is there, the end matches the anchor), and runs `body` with an
+    /// appender, so a caller can do its work between the check and the append
+    /// while no other writer appends. Trims the trail afterwards when it has
+    /// outgrown ``retention``. Nest no other append inside `body`: the lock is not re-entrant.
+    /// - Parameter body: The work, appending what it records.
+    /// - Returns: What `body` returns.
+    /// - Throws: As ``record(_:outcome:backend:account:detail:)`` before `body`
+    ///   runs; what `body` throws.
+    package func withAppender<Result>(_ body: (Appender) throws -> Result) throws -> Result {
         try namespace.upgradeLegacyLayout()
         try namespace.prepare()
         return try PrivateFiles.withExclusiveLock(lockPath) {
@@ -100,18 +116,71 @@ package final class AuditTrail: Sendable {
             let status = try file.status()
             try PrivateFiles.requirePrivate(status, path: path, directory: false)
             let key = try keyCreatingIfFresh(trailSize: status.size)
-            let (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key).continuation(anchor: readAnchor())
-            let now = clock()
+            let anchor = try readAnchor(key: key)
+            let (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key).continuation(anchor: anchor.value)
+            let appender = Appender(trail: self, file: file, key: key, lastSequence: lastSequence, previous: previous,
+                                    anchorCounter: anchor.counter, legacyAnchor: anchor.isLegacy)
+            let result = try body(appender)
+            if appender.lastSequence > lastSequence {
+                try trimIfNeeded(file: file, key: key, lastSequence: appender.lastSequence, now: clock())
+            }
+            return result
+        }
+    }
+
+    /// A test seam: when set for the current task, every append calls it just
+    /// before writing, and a throw stands for a write that failed.
+    @TaskLocal static var appendFailure: (@Sendable () throws -> Void)?
+
+    /// A trail opened and checked under its lock by ``withAppender(_:)``.
+    package final class Appender {
+        private let trail: AuditTrail
+        private let file: POSIX.File
+        private let key: SecretBytes
+        /// The last entry's sequence number.
+        private(set) var lastSequence: UInt64
+        private var previous: [UInt8]
+        private var anchorCounter: UInt64?
+        private var legacyAnchor: Bool
+
+        init(trail: AuditTrail, file: POSIX.File, key: SecretBytes, lastSequence: UInt64, previous: [UInt8],
+                         anchorCounter: UInt64?, legacyAnchor: Bool) {
+            self.trail = trail
+            self.file = file
+            self.key = key
+            self.lastSequence = lastSequence
+            self.previous = previous
+            self.anchorCounter = anchorCounter
+            self.legacyAnchor = legacyAnchor
+        }
+
+        /// Appends one entry durably (`write`, `fsync`), then moves the anchor to it.
+        /// - Throws: `.invalidInput` for a malformed event or an overlong
+        ///   detail (nothing written); file errors.
+        @discardableResult
+        package func append(_ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil, detail: String? = nil) throws -> AuditEntry {
+            guard event.isWellFormed else {
+                throw LatchkeyError(.invalidInput, "audit event name '\(event.rawValue)' is not lower-case words joined by dots")
+            }
+            guard (detail?.utf8.count ?? 0) <= AuditEntry.maximumDetailLength else {
+                throw LatchkeyError(.invalidInput, "audit detail is longer than \(AuditEntry.maximumDetailLength) bytes")
+            }
             let unsigned = AuditEntry(
-                sequence: lastSequence + 1, milliseconds: Self.milliseconds(now), event: event, outcome: outcome,
-                backend: backend, account: try account.map { try pseudonym(for: $0, key: key) }, detail: detail,
+                sequence: lastSequence + 1, milliseconds: AuditTrail.milliseconds(trail.clock()), event: event, outcome: outcome,
+                backend: backend, account: try account.map { try trail.pseudonym(for: $0, key: key) }, detail: detail,
                 continuesFrom: nil, mac: "")
-            let mac = unsigned.computeMAC(previous: previous, key: key, appID: appID)
+            let mac = unsigned.computeMAC(previous: previous, key: key, appID: trail.appID)
             let entry = unsigned.withMAC(mac)
+            try AuditTrail.appendFailure?()
             try file.writeAll(Array((entry.jsonLine + "\n").utf8))
             try file.sync()
-            try self.backend.write(StoredItem(value: AuditAnchor(sequence: entry.sequence, mac: mac).encoded), for: anchorItem)
-            try trimIfNeeded(file: file, key: key, lastSequence: entry.sequence, now: now)
+            lastSequence = entry.sequence
+            previous = entry.chainValue
+            anchorCounter = try trail.anchorFile.write(AuditAnchor(sequence: entry.sequence, mac: mac), after: anchorCounter, key: key)
+            if legacyAnchor {
+                try trail.backend.delete(trail.legacyAnchorItem)
+                legacyAnchor = false
+            }
             return entry
         }
     }
@@ -129,15 +198,17 @@ package final class AuditTrail: Sendable {
     package func verify() throws -> AuditVerification {
         // The anchor is read before the file: appends write the file first, so
         // a concurrent append can never make the anchor look ahead of the file.
+        // The key is read afresh: verifying must notice a key deleted since this process read it.
         try namespace.upgradeLegacyLayout()
-        let anchor = try readAnchor()
-        let key = try backend.read(keyItem)?.value
-        let bytes = try readFile()
-        guard let key else {
-            if bytes.isEmpty && (anchor?.sequence ?? 0) == 0 { return .intact(entryCount: 0, lastSequence: 0) }
+        guard let key = try storedKey(afresh: true) else {
+            let anchorExists = try POSIX.status(of: anchorFile.path) != nil
+            if try readFile().isEmpty && !anchorExists && (try legacyAnchor()?.sequence ?? 0) == 0 {
+                return .intact(entryCount: 0, lastSequence: 0)
+            }
             return .broken(sequence: 1, reason: "the audit key is missing from the \(backend.kind) store, so \(path) cannot be verified")
         }
-        return AuditChain(appID: appID, path: path, key: key).check(bytes, anchor: anchor).0
+        let anchor = try readAnchor(key: key).value
+        return AuditChain(appID: appID, path: path, key: key).check(try readFile(), anchor: anchor).0
     }
 
     /// The entries after `sequence`, for display; the MACs are not checked (use ``verify()``).
@@ -164,7 +235,7 @@ package final class AuditTrail: Sendable {
     /// - Throws: `.tampered` when the key is missing while a trail exists; file and backend errors.
     package func pseudonym(for account: String) throws -> String {
         try namespace.upgradeLegacyLayout()
-        if let key = try backend.read(keyItem)?.value { return try pseudonym(for: account, key: key) }
+        if let key = try storedKey() { return try pseudonym(for: account, key: key) }
         try namespace.prepare()
         return try PrivateFiles.withExclusiveLock(lockPath) {
             try pseudonym(for: account, key: keyCreatingIfFresh(trailSize: POSIX.status(of: path)?.size ?? 0))
@@ -177,26 +248,57 @@ package final class AuditTrail: Sendable {
         return Hex.encode(Sodium.keyedHash(message, key: key).prefix(Self.pseudonymLength))
     }
 
-    /// The key, created with a genesis anchor when the namespace has neither a
-    /// key nor entries. Call it while holding the lock.
-    private func keyCreatingIfFresh(trailSize: Int) throws -> SecretBytes {
-        if let key = try backend.read(keyItem)?.value {
-            guard key.count == Sodium.genericHashKeyLength else {
-                throw LatchkeyError(.tampered, "the audit key kept in the \(backend.kind) store has the wrong length")
-            }
-            return key
+    /// The key: the one this process already read, else the backend's (read
+    /// once and kept); nil when the backend has none.
+    /// - Throws: `.tampered` when the stored key has the wrong length; backend errors.
+    func storedKey(afresh: Bool = false) throws -> SecretBytes? {
+        if !afresh, let key = knownKey.withLock({ $0 }) { return key }
+        guard let key = try backend.read(keyItem)?.value else { return nil }
+        guard key.count == Sodium.genericHashKeyLength else {
+            throw LatchkeyError(.tampered, "the audit key kept in the \(backend.kind) store has the wrong length; \(AuditTrail.resetAdvice)")
         }
-        guard trailSize == 0, (try readAnchor()?.sequence ?? 0) == 0 else {
-            throw LatchkeyError(.tampered, "the audit key is missing from the \(backend.kind) store although \(path) has entries; not appending to a trail that cannot be verified")
-        }
-        let key = SecretBytes.random(count: Sodium.genericHashKeyLength)
-        try backend.write(StoredItem(value: key), for: keyItem)
-        try backend.write(StoredItem(value: AuditAnchor.genesis.encoded), for: anchorItem)
+        knownKey.withLock { $0 = key }
         return key
     }
 
-    func readAnchor() throws -> AuditAnchor? {
-        try backend.read(anchorItem).map { try AuditAnchor(decoding: $0.value) }
+    /// Makes `key` the one this process uses, after a reset created it.
+    func adopt(key: SecretBytes) {
+        knownKey.withLock { $0 = key }
+    }
+
+    /// The key, created with a genesis anchor when the namespace has neither a
+    /// key, nor entries, nor an anchor. Call it while holding the lock.
+    private func keyCreatingIfFresh(trailSize: Int) throws -> SecretBytes {
+        if let key = try storedKey() { return key }
+        guard trailSize == 0, try POSIX.status(of: anchorFile.path) == nil, (try legacyAnchor()?.sequence ?? 0) == 0 else {
+            throw LatchkeyError(.tampered, "the audit key is missing from the \(backend.kind) store although \(path) has entries or an anchor; not appending to a trail that cannot be verified; \(AuditTrail.resetAdvice)")
+        }
+        let key = SecretBytes.random(count: Sodium.genericHashKeyLength)
+        try backend.write(StoredItem(value: key), for: keyItem)
+        try anchorFile.write(.genesis, after: nil, key: key)
+        knownKey.withLock { $0 = key }
+        return key
+    }
+
+    /// What to do about a broken trail, for error messages.
+    static let resetAdvice = "`latchkey audit reset --yes` keeps the broken trail aside and starts a new one"
+
+    /// The anchor: the anchor file's newest valid slot, else (for a trail
+    /// written by an earlier version, until its next append) the backend item.
+    /// - Returns: The anchor (nil when there is none or the file holds no valid
+    ///   slot), the file's write counter, and whether it came from the backend.
+    func readAnchor(key: SecretBytes) throws -> (value: AuditAnchor?, counter: UInt64?, isLegacy: Bool) {
+        switch try anchorFile.read(key: key) {
+        case .anchor(let anchor, let counter): return (anchor, counter, false)
+        case .invalid: return (nil, nil, false)
+        case .absent:
+            let legacy = try legacyAnchor()
+            return (legacy, nil, legacy != nil)
+        }
+    }
+
+    private func legacyAnchor() throws -> AuditAnchor? {
+        try backend.read(legacyAnchorItem).map { try AuditAnchor(decodingLegacy: $0.value) }
     }
 
     /// The trail's bytes; empty when it does not exist.

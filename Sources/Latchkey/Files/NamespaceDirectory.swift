@@ -7,8 +7,9 @@ import Synchronization
 ///
 /// Inside it (`docs/FILE-FORMAT.md`): `credentials.vault|key|lock` (the
 /// encrypted file vault), `audit-keys.vault|key|lock` (the key and anchor of the
-/// file's audit trail) and `audit.<backend kind>.jsonl|lock` (one trail per kind
-/// of backend). The `.d` suffix keeps the directory apart from every file name
+/// file's audit trail) and `audit.<backend kind>.jsonl|lock|anchor` (one trail per kind
+/// of backend), and `fallback` while the namespace has fallen back to the
+/// file. The `.d` suffix keeps the directory apart from every file name
 /// of the earlier, flat layout, none of which ends in `.d`.
 package struct NamespaceDirectory: Sendable {
     /// The store directory holding every namespace.
@@ -39,6 +40,9 @@ package struct NamespaceDirectory: Sendable {
 
     /// The path of the lock file of the trail of a kind of backend.
     func trailLockPath(_ kind: BackendKind) -> String { file("audit.\(kind.rawValue).lock") }
+
+    /// The path of the anchor file of the trail of a kind of backend.
+    func trailAnchorPath(_ kind: BackendKind) -> String { file("audit.\(kind.rawValue).anchor") }
 
     /// Checks the store directory and this directory (each private, owned by
     /// this user, not a symbolic link).
@@ -71,7 +75,10 @@ package struct NamespaceDirectory: Sendable {
             (old + "+audit.vault", file(Self.auditKeysStem + ".vault")),
             (old + "+audit.key", file(Self.auditKeysStem + ".key")),
             (old + ".file.audit.jsonl", trailPath(.file)),
+            (old + ".file.audit.anchor", trailAnchorPath(.file)),
             (old + ".secret-service.audit.jsonl", trailPath(.secretService)),
+            (old + ".secret-service.audit.anchor", trailAnchorPath(.secretService)),
+            (old + ".fallback", file("fallback")),
         ]
     }
 

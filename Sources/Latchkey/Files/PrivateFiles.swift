@@ -180,6 +180,11 @@ package enum PrivateFiles {
         return result
     }
 
+    /// The last component of `path`.
+    static func baseName(of path: String) -> String {
+        path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+    }
+
     /// The directory part of `path`.
     static func directoryName(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

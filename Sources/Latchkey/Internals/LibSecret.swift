@@ -2,7 +2,9 @@ internal import CSecret
 import Dispatch
 import Synchronization
 
-// Every call into libsecret, GIO and GLib lives in this file. Nothing outside it
+// Every call into libsecret, GIO and GLib lives in this file and its two
+// extensions: `LibSecret+Queries.swift` (the calls one connection makes) and
+// `LibSecret+Values.swift` (the GLib values they take). Nothing outside them
 // sees a GLib type, a GError or an unsafe pointer that these libraries produced.
 // Calls run one at a time in the process (libsecret and some providers have
 // crashed under concurrent use), each operation under one deadline: see
@@ -17,11 +19,11 @@ enum LibSecret {
         let label: String
         let isLocked: Bool
         let secret: SecretBytes?
-        fileprivate let handle: ItemHandle
+        let handle: ItemHandle
     }
 
     /// Owns the `SecretItem` behind an ``Item``, for deleting it.
-    fileprivate final class ItemHandle: @unchecked Sendable {
+    final class ItemHandle: @unchecked Sendable {
         // Sendable: the pointer is used only by the holder of the gate, one call at a time.
         let pointer: UnsafeMutablePointer<SecretItem>
         init(_ pointer: UnsafeMutablePointer<SecretItem>) {
@@ -32,7 +34,7 @@ enum LibSecret {
     }
 
     /// A one-byte buffer for the C parameters that must not be null when a secret is empty.
-    private static let emptySecret: [CChar] = [0]
+    static let emptySecret: [CChar] = [0]
 
     /// A schema (`SecretSchema`) made with `secret_schema_newv`, whose attributes are all strings.
     ///
@@ -41,8 +43,8 @@ enum LibSecret {
     final class Schema: @unchecked Sendable {
         // Sendable: the schema is immutable after `init`; libsecret only reads it,
         // and its reference count is atomic.
-        fileprivate let pointer: UnsafeMutablePointer<SecretSchema>
-        fileprivate let name: String
+        let pointer: UnsafeMutablePointer<SecretSchema>
+        let name: String
 
         /// - Parameters:
         ///   - name: The schema name, such as `io.github.latchkey.Item`.
@@ -145,7 +147,7 @@ enum LibSecret {
     /// The process's own `SecretService` proxy with an open session, made with
     /// `secret_service_open_sync` (not libsecret's shared default, so dropping it
     /// after a failure cannot disturb anyone else).
-    fileprivate final class Service: @unchecked Sendable {
+    final class Service: @unchecked Sendable {
         // Sendable: used only by the holder of the gate, one call at a time.
         let pointer: UnsafeMutablePointer<SecretService>
         init(_ pointer: UnsafeMutablePointer<SecretService>) { self.pointer = pointer }
@@ -218,183 +220,6 @@ enum LibSecret {
     }
 
     /// The Secret Service while the gate is held; valid only inside `withConnection`.
-    struct Connection {
-        fileprivate let service: Service
-        fileprivate let cancellation: Cancellation
-
-        /// Searches with `secret_service_search_sync`, loading the secrets of unlocked
-        /// items when asked, never unlocking anything: locked items come back with
-        /// `isLocked` set and no secret.
-        func search(_ schema: Schema, _ attributes: [String: String], loadSecrets: Bool) throws -> [Item] {
-            let table = AttributeTable(attributes)
-            var flags = SECRET_SEARCH_ALL.rawValue
-            if loadSecrets { flags |= SECRET_SEARCH_LOAD_SECRETS.rawValue }
-            let list = try check("secret_service_search_sync", cancellation) {
-                secret_service_search_sync(service.pointer, schema.pointer, table.pointer, SecretSearchFlags(flags), cancellation.pointer, $0)
-            }
-            var items: [Item] = []
-            var node = list
-            while let current = node {
-                if let data = current.pointee.data {
-                    items.append(LibSecret.item(UnsafeMutablePointer<SecretItem>(OpaquePointer(data))))
-                }
-                node = current.pointee.next
-            }
-            g_list_free_full(list, g_object_unref)
-            return items
-        }
-
-        /// The secrets of the items matching `attributes`, without making an item
-        /// proxy for each: `secret_service_search_for_dbus_paths_sync`, then one
-        /// `secret_service_get_secrets_for_dbus_paths_sync` for the unlocked ones.
-        /// Never unlocks anything.
-        /// - Returns: The unlocked items' secrets, and how many matching items are locked.
-        func secrets(_ schema: Schema, _ attributes: [String: String]) throws -> (secrets: [SecretBytes], locked: Int) {
-            let table = AttributeTable(attributes)
-            var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-            var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-            defer {
-                g_strfreev(unlocked)
-                g_strfreev(locked)
-            }
-            _ = try check("secret_service_search_for_dbus_paths_sync", cancellation) {
-                secret_service_search_for_dbus_paths_sync(service.pointer, schema.pointer, table.pointer, cancellation.pointer, &unlocked, &locked, $0)
-            }
-            let lockedCount = locked.map { Int(g_strv_length($0)) } ?? 0
-            guard let unlocked, unlocked.pointee != nil else { return ([], lockedCount) }
-            let paths = UnsafeMutableRawPointer(unlocked).assumingMemoryBound(to: UnsafePointer<gchar>?.self)
-            guard let values = try check("secret_service_get_secrets_for_dbus_paths_sync", cancellation, {
-                secret_service_get_secrets_for_dbus_paths_sync(service.pointer, paths, cancellation.pointer, $0)
-            }) else { return ([], lockedCount) }
-            defer { g_hash_table_unref(values) }
-            var secrets: [SecretBytes] = []
-            var iterator = GHashTableIter()
-            g_hash_table_iter_init(&iterator, values)
-            var value: gpointer?
-            while g_hash_table_iter_next(&iterator, nil, &value) != 0 {
-                guard let value else { continue }
-                var length = 0
-                let bytes = secret_value_get(OpaquePointer(value), &length)
-                secrets.append(SecretBytes(count: length) { out in
-                    if let bytes, length > 0 { out.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: length)) }
-                })
-            }
-            return (secrets, lockedCount)
-        }
-
-        /// Stores an item in the default collection with `secret_service_create_item_dbus_path_sync`,
-        /// replacing an item with the same attributes when `replace` is set.
-        ///
-        /// The collection is checked first: when it is locked this throws `.locked`
-        /// at once instead of letting libsecret ask the daemon for an unlock prompt,
-        /// which waits for a person (or, with no display, fails).
-        func store(_ schema: Schema, _ attributes: [String: String], label: String, secret: SecretBytes, replace: Bool) throws {
-            guard let collection = try defaultCollection() else {
-                throw LatchkeyError(.unavailable, "the Secret Service has no default collection", cFunction: "secret_service_read_alias_dbus_path_sync")
-            }
-            guard !collection.locked else {
-                throw LatchkeyError(.locked, "the Secret Service's default collection is locked", cFunction: "org.freedesktop.DBus.Properties.Get")
-            }
-            let properties = PropertyTable(label: label, attributes: attributes.merging(["xdg:schema": schema.name]) { $1 })
-            let value = Value(secret)
-            let flags = replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE
-            let path = try check("secret_service_create_item_dbus_path_sync", cancellation) {
-                secret_service_create_item_dbus_path_sync(service.pointer, collection.path, properties.pointer, value.pointer, flags, cancellation.pointer, $0)
-            }
-            g_free(path)
-        }
-
-        /// Whether the default collection is locked; false when there is none.
-        ///
-        /// Searches alone cannot tell "absent" from "locked": gnome-keyring, having
-        /// loaded a keyring while locked, knows only hashed attributes and does not
-        /// match `xdg:schema` against them, so a search with a schema finds nothing.
-        func isDefaultCollectionLocked() throws -> Bool {
-            try defaultCollection()?.locked ?? false
-        }
-
-        /// The D-Bus path of the collection behind the `default` alias
-        /// (`secret_service_read_alias_dbus_path_sync`) and its `Locked` property,
-        /// read fresh from the daemon (`org.freedesktop.DBus.Properties.Get` through
-        /// `g_dbus_connection_call_sync`), without building a collection proxy;
-        /// nil when there is no default collection.
-        private func defaultCollection() throws -> (path: String, locked: Bool)? {
-            let alias = try check("secret_service_read_alias_dbus_path_sync", cancellation) {
-                secret_service_read_alias_dbus_path_sync(service.pointer, "default", cancellation.pointer, $0)
-            }
-            guard let alias else { return nil }
-            let path = String(cString: alias)
-            g_free(alias)
-            guard path != "/" else { return nil }
-            var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.Secret.Collection"), g_variant_new_string("Locked")]
-            let connection = g_dbus_proxy_get_connection(UnsafeMutableRawPointer(service.pointer).assumingMemoryBound(to: GDBusProxy.self))
-            let reply = try check("g_dbus_connection_call_sync", cancellation) {
-                g_dbus_connection_call_sync(connection, "org.freedesktop.secrets", path, "org.freedesktop.DBus.Properties", "Get",
-                                            g_variant_new_tuple(&arguments, 2), nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellation.pointer, $0)
-            }
-            guard let reply else {
-                throw LatchkeyError(.io, "no reply to reading the collection's Locked property", cFunction: "g_dbus_connection_call_sync")
-            }
-            defer { g_variant_unref(reply) }
-            guard g_variant_n_children(reply) == 1, let boxed = g_variant_get_child_value(reply, 0) else {
-                throw LatchkeyError(.io, "unexpected reply to reading the collection's Locked property", cFunction: "g_variant_get_child_value")
-            }
-            defer { g_variant_unref(boxed) }
-            guard let locked = g_variant_get_variant(boxed) else {
-                throw LatchkeyError(.io, "unexpected reply to reading the collection's Locked property", cFunction: "g_variant_get_variant")
-            }
-            defer { g_variant_unref(locked) }
-            return (path, g_variant_get_boolean(locked) != 0)
-        }
-
-        /// Deletes one item found by ``search(_:_:loadSecrets:)`` with `secret_item_delete_sync`.
-        /// An item that no longer exists counts as deleted.
-        /// - Parameter item: The item.
-        func delete(_ item: Item) throws {
-            do {
-                _ = try check("secret_item_delete_sync", cancellation) {
-                    secret_item_delete_sync(item.handle.pointer, cancellation.pointer, $0)
-                }
-            } catch let error as LatchkeyError where error.code == .notFound {
-                return
-            }
-        }
-    }
-
-    /// Reads an item's state into Swift values (`secret_item_get_locked`,
-    /// `secret_item_get_attributes`, `secret_item_get_label`, `secret_item_get_secret`).
-    private static func item(_ pointer: UnsafeMutablePointer<SecretItem>) -> Item {
-        var attributes: [String: String] = [:]
-        if let table = secret_item_get_attributes(pointer) {
-            var iterator = GHashTableIter()
-            g_hash_table_iter_init(&iterator, table)
-            var key: gpointer?
-            var value: gpointer?
-            while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
-                if let key, let value {
-                    attributes[String(cString: key.assumingMemoryBound(to: CChar.self))] = String(cString: value.assumingMemoryBound(to: CChar.self))
-                }
-            }
-            g_hash_table_unref(table)
-        }
-        var label = ""
-        if let text = secret_item_get_label(pointer) {
-            label = String(cString: text)
-            g_free(text)
-        }
-        var secret: SecretBytes?
-        if let value = secret_item_get_secret(pointer) {
-            var length = 0
-            let bytes = secret_value_get(value, &length)
-            secret = SecretBytes(count: length) { out in
-                if let bytes, length > 0 { out.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: length)) }
-            }
-            secret_value_unref(UnsafeMutableRawPointer(value))
-        }
-        return Item(attributes: attributes, label: label, isLocked: secret_item_get_locked(pointer) != 0,
-                    secret: secret, handle: ItemHandle(pointer))
-    }
-
     /// A bare lookup by one attribute with no schema (`secret_password_lookupv_sync`),
     /// for the benchmarks' comparison; a found secret is freed (`secret_password_free`) at once.
     static func bareLookup(attribute: String, value: String) throws -> Bool {
@@ -403,53 +228,5 @@ enum LibSecret {
         guard let secret else { return false }
         secret_password_free(secret)
         return true
-    }
-
-    /// A `GHashTable` of string attributes (`g_hash_table_new_full`), freed by its owner.
-    private final class AttributeTable {
-        let pointer: OpaquePointer
-        init(_ attributes: [String: String]) {
-            pointer = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)
-            for (key, value) in attributes {
-                g_hash_table_insert(pointer, g_strdup(key), g_strdup(value))
-            }
-        }
-        deinit { g_hash_table_unref(pointer) }
-    }
-
-    /// A `GHashTable` of an item's D-Bus properties (its label and its attributes
-    /// as `a{ss}`), as `secret_service_create_item_dbus_path_sync` takes them; freed by its owner.
-    private final class PropertyTable {
-        let pointer: OpaquePointer
-        init(label: String, attributes: [String: String]) {
-            pointer = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, { g_variant_unref(OpaquePointer($0)) })
-            let type = g_variant_type_new("a{ss}")
-            let builder = g_variant_builder_new(type)
-            g_variant_type_free(type)
-            for (key, value) in attributes {
-                g_variant_builder_add_value(builder, g_variant_new_dict_entry(g_variant_new_string(key), g_variant_new_string(value)))
-            }
-            g_hash_table_insert(pointer, g_strdup("org.freedesktop.Secret.Item.Attributes"),
-                                UnsafeMutableRawPointer(g_variant_ref_sink(g_variant_builder_end(builder))))
-            g_variant_builder_unref(builder)
-            g_hash_table_insert(pointer, g_strdup("org.freedesktop.Secret.Item.Label"),
-                                UnsafeMutableRawPointer(g_variant_ref_sink(g_variant_new_string(label))))
-        }
-        deinit { g_hash_table_unref(pointer) }
-    }
-
-    /// A `SecretValue` holding a copy of a secret (`secret_value_new` copies into
-    /// libsecret's own memory, which it zeroes when freed), released by its owner.
-    private final class Value {
-        let pointer: OpaquePointer
-        init(_ secret: SecretBytes) {
-            pointer = secret.withUnsafeBytes { bytes in
-                emptySecret.withUnsafeBufferPointer { empty in
-                    secret_value_new(bytes.baseAddress?.assumingMemoryBound(to: CChar.self) ?? empty.baseAddress!,
-                                     bytes.count, "application/octet-stream")
-                }
-            }
-        }
-        deinit { secret_value_unref(UnsafeMutableRawPointer(pointer)) }
     }
 }

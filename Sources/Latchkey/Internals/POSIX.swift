@@ -172,6 +172,23 @@ package enum POSIX {
             try POSIX.check("fsync", path: path) { fsync(descriptor) }
         }
 
+        /// Flushes the data, and the metadata needed to read it back, to the disk (`fdatasync`).
+        func syncData() throws {
+            try POSIX.check("fdatasync", path: path) { fdatasync(descriptor) }
+        }
+
+        /// Writes all of `bytes` at `offset` (`pwrite`), continuing after short writes.
+        func write(_ bytes: [UInt8], at offset: Int) throws {
+            var written = 0
+            while written < bytes.count {
+                written += try bytes.withUnsafeBytes { buffer in
+                    try POSIX.check("pwrite", path: path) {
+                        pwrite(descriptor, buffer.baseAddress! + written, buffer.count - written, off_t(offset + written))
+                    }
+                }
+            }
+        }
+
         /// Truncates the file to `length` bytes (`ftruncate`).
         func truncate(to length: Int) throws {
             try POSIX.check("ftruncate", path: path) { ftruncate(descriptor, off_t(length)) }

@@ -3,11 +3,11 @@ public struct LogoutReport: Sendable, Equatable {
     /// The sessions deleted, by account and name.
     public var wipedSessions: [ItemKey] = []
     /// Whether the remembered username was erased.
-    public var forgotUsername = false
+    public internal(set) var forgotUsername = false
     /// How many sessions were left in place.
-    public var keptSessions = 0
+    public internal(set) var keptSessions = 0
     /// Whether a leftover encrypted file vault (from an earlier fallback) was wiped too.
-    public var wipedLeftoverFileVault = false
+    public internal(set) var wipedLeftoverFileVault = false
 
     /// A one-line, non-secret summary (names of sessions, never accounts or values).
     public var summary: String {

@@ -1,11 +1,11 @@
 /// What ``Vault/migrate()`` moved from the encrypted file into the Secret Service.
 public struct MigrationReport: Sendable, Equatable {
     /// Items copied and verified.
-    public var moved = 0
+    public internal(set) var moved = 0
     /// Items not copied because the Secret Service already held a newer one.
-    public var keptNewer = 0
+    public internal(set) var keptNewer = 0
     /// Whether the file vault and its key were destroyed afterwards.
-    public var destroyedFileVault = false
+    public internal(set) var destroyedFileVault = false
 
     /// A one-line summary.
     public var summary: String {

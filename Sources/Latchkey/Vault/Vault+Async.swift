@@ -10,7 +10,7 @@ import Dispatch
 // pool, because D-Bus calls, fsync and key derivation block.
 
 extension Vault {
-    /// Opens a vault without blocking the caller; see ``init(appID:policy:storeDirectory:backend:passphrase:)``.
+    /// Opens a vault without blocking the caller; see the synchronous ``open(appID:policy:storeDirectory:backend:passphrase:)``.
     /// - Returns: The open vault.
     /// - Throws: As the synchronous initialiser.
     public static func open(
@@ -18,7 +18,7 @@ extension Vault {
         backend: Policy.BackendChoice? = nil, passphrase: SecretBytes? = nil
     ) async throws -> Vault {
         try await offload {
-            try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase)
+            try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase)
         }
     }
 

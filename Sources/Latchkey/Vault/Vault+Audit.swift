@@ -1,17 +1,19 @@
 extension Vault {
-    /// Appends one entry to the trail of the store in use.
+    /// Appends one entry to the trail of the store in use, outside any
+    /// operation (opening's `backend.fallback`).
     ///
-    /// When the entry cannot be written, the policy decides: `audit.onFailure`
-    /// `fail` (the default) throws `.policyDenied` carrying the audit error, so
-    /// no credential event goes unrecorded unnoticed; `warn` lets the operation
-    /// stand and keeps the error for ``auditWarnings``.
+    /// When the entry cannot be written, the policy decides: under
+    /// `audit.onFailure` `fail` the audit error is thrown with its own code;
+    /// under `warn` it is kept for ``auditWarnings``.
     func record(_ event: AuditEvent, _ outcome: AuditOutcome, account: String? = nil, detail: String? = nil) throws {
         guard let audit else { return }
         do {
             try audit.record(event, outcome: outcome, backend: backend.kind, account: account, detail: detail)
         } catch let error as LatchkeyError {
-            try policy.auditFailureDecision(error).requireAllowed()
-            droppedAuditEntries.withLock { $0.append(error) }
+            guard policy.audit.failureMode == .warn else {
+                throw LatchkeyError(error.code, "the \(event) entry could not be written to the audit trail (\(error.message)); audit.onFailure is \"fail\"")
+            }
+            droppedAuditEntries.withLock { $0.append(LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)")) }
         }
     }
 
@@ -20,25 +22,6 @@ extension Vault {
     /// where such an operation throws instead. Show them to the user.
     public var auditWarnings: [LatchkeyError] {
         droppedAuditEntries.withLock { $0 }
-    }
-
-    /// Runs a backend operation; a failure is audited (as `unlock.failed` for a
-    /// wrong key, `tamper.detected` for altered data, else as `event` failed)
-    /// before it is rethrown.
-    func audited<R>(_ event: AuditEvent, account: String? = nil, detail: String? = nil, _ body: () throws -> R) throws -> R {
-        do {
-            return try body()
-        } catch let error as LatchkeyError {
-            let failure: AuditEvent = switch error.code {
-            case .wrongKey: .unlockFailed
-            case .tampered: .tamperDetected
-            default: event
-            }
-            // The operation's own error is the one to report; a failing audit
-            // write here would only hide it.
-            try? record(failure, .failed(error.code), account: account, detail: detail)
-            throw error
-        }
     }
 
     /// The audit entries of every trail of this namespace (the store in use, and
@@ -56,6 +39,18 @@ extension Vault {
     /// - Throws: `LatchkeyError` when a trail or its key cannot be read.
     public func verifyAudit() throws -> [(path: String, verification: AuditVerification)] {
         try auditTrails.map { ($0.path, try $0.verify()) }
+    }
+
+    /// Recovers, visibly, from a broken audit trail (its anchor, key or tail
+    /// gone or damaged): each trail of this namespace that does not verify is
+    /// renamed beside itself (never deleted), and a new chain starts whose
+    /// first entry, `audit.reset`, records the kept segment, the last verified
+    /// sequence number and why. Until then, every operation on a broken trail
+    /// fails with `.tampered`. Intact trails are left alone.
+    /// - Returns: One report per trail that was reset; empty when all verified.
+    /// - Throws: `LatchkeyError` when a file or the store cannot be written.
+    public func resetAuditTrail() throws -> [AuditResetReport] {
+        try auditTrails.compactMap { try $0.reset() }
     }
 
     private var auditTrails: [AuditTrail] {

@@ -8,11 +8,12 @@ extension Vault {
     ///   as wiped that was not.
     @discardableResult
     public func logout(account: String? = nil) throws -> LogoutReport {
-        var report = LogoutReport()
-        try audited(.logout, account: account) {
+        try perform(.logout, account: account) { changes in
+            var report = LogoutReport()
             for store in try storesHoldingCredentials {
                 for key in try store.list(kind: .session) where account == nil || key.account == account {
                     if policy.sessionsOnLogout == .wipe {
+                        try changes.willChange(key, in: store)
                         try store.delete(key)
                         report.wipedSessions.append(key)
                     } else {
@@ -20,13 +21,13 @@ extension Vault {
                     }
                 }
                 if policy.usernameOnLogout == .forget || !policy.remembersUsernames, try store.read(Vault.usernameItem) != nil {
+                    try changes.willChange(Vault.usernameItem, in: store)
                     try store.delete(Vault.usernameItem)
                     report.forgotUsername = true
                 }
             }
+            return OperationOutcome(report, detail: report.summary)
         }
-        try record(.logout, .ok, account: account, detail: report.summary)
-        return report
     }
 
     /// Erases every credential of the namespace: all sessions and the
@@ -38,17 +39,20 @@ extension Vault {
     /// - Throws: `LatchkeyError` when a store cannot answer.
     @discardableResult
     public func wipe() throws -> LogoutReport {
-        var report = LogoutReport()
-        try audited(.wipe) {
+        try perform(.wipe) { changes in
+            var report = LogoutReport()
             for key in try backend.list(kind: .session) {
+                try changes.willChange(key, in: backend)
                 try backend.delete(key)
                 report.wipedSessions.append(key)
             }
             if try backend.read(Vault.usernameItem) != nil {
+                try changes.willChange(Vault.usernameItem, in: backend)
                 try backend.delete(Vault.usernameItem)
                 report.forgotUsername = true
             }
             if let fileVault, try fileVaultExists() {
+                try changes.willChangeEverything(in: fileVault)
                 if backend.kind == .file {
                     // Destroy the vault and its key, so copies of the old ciphertext a
                     // journaling file system keeps are useless; only the opt-out stays.
@@ -60,9 +64,8 @@ extension Vault {
                     report.wipedLeftoverFileVault = true
                 }
             }
+            return OperationOutcome(report, detail: report.summary)
         }
-        try record(.wipe, .ok, detail: report.summary)
-        return report
     }
 
     /// Applies the policy's `sessions.wipeOnExit`: call it when the app exits.
@@ -72,18 +75,18 @@ extension Vault {
     /// - Throws: `LatchkeyError` when the store cannot answer.
     @discardableResult
     public func applyExitPolicy() throws -> LogoutReport {
-        var report = LogoutReport()
-        guard policy.wipesSessionsOnExit else { return report }
-        try audited(.wipe, detail: "app exit") {
+        guard policy.wipesSessionsOnExit else { return LogoutReport() }
+        return try perform(.wipe, detail: "app exit") { changes in
+            var report = LogoutReport()
             for store in try storesHoldingCredentials {
                 for key in try store.list(kind: .session) {
+                    try changes.willChange(key, in: store)
                     try store.delete(key)
                     report.wipedSessions.append(key)
                 }
             }
+            return OperationOutcome(report, detail: "app exit: " + report.summary)
         }
-        try record(.wipe, .ok, detail: "app exit: " + report.summary)
-        return report
     }
 
     /// The store in use, and a leftover file vault that can be opened.

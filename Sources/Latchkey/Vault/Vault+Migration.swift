@@ -25,18 +25,19 @@ extension Vault {
         guard backend.kind == .secretService else {
             throw LatchkeyError(.unavailable, "the Secret Service is not the store in use (\(selectionReason)), so there is nothing to migrate into")
         }
-        var report = MigrationReport()
-        guard try fileVaultExists() else { return report }
+        guard try fileVaultExists() else { return MigrationReport() }
         guard let fileVault else {
             throw LatchkeyError(.wrongKey, "the encrypted vault of \(appID) needs its passphrase to be migrated")
         }
-        var step = 0
-        try audited(.migrate) {
+        return try perform(.migrate) { changes in
+            var report = MigrationReport()
+            var step = 0
             for key in try fileVault.list(kind: nil) {
                 guard let item = try fileVault.read(key) else { continue }
                 if let existing = try backend.read(key), existing.created > item.created {
                     report.keptNewer += 1
                 } else {
+                    try changes.willChange(key, in: backend)
                     try backend.write(item, for: key)
                     guard let copy = try backend.read(key), copy.hasSameContent(as: item) else {
                         throw LatchkeyError(.internal, "an item did not read back from the Secret Service as written; the file vault is kept")
@@ -46,12 +47,12 @@ extension Vault {
                 step += 1
                 Vault.migrationStepObserver?(step)
             }
+            try changes.willChangeEverything(in: fileVault)
             try fileVault.deleteAll()
             report.destroyedFileVault = true
             Vault.migrationStepObserver?(step + 1)
+            return OperationOutcome(report, detail: report.summary)
         }
-        try record(.migrate, .ok, detail: report.summary)
-        return report
     }
 }
 

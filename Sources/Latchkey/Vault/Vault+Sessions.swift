@@ -19,11 +19,12 @@ extension Vault {
         guard !name.isEmpty else { throw LatchkeyError(.invalidInput, "the session name is empty") }
         let now = Date()
         let expiry = policy.sessionExpiry(requested: expires, created: now)
-        try audited(.sessionSaved, account: account, detail: name) {
-            try backend.write(StoredItem(value: token, created: now, expires: expiry), for: ItemKey(kind: .session, account: account, name: name))
+        let key = ItemKey(kind: .session, account: account, name: name)
+        return try perform(.sessionSaved, account: account, detail: name) { changes in
+            try changes.willChange(key, in: backend)
+            try backend.write(StoredItem(value: token, created: now, expires: expiry), for: key)
+            return OperationOutcome(expiry)
         }
-        try record(.sessionSaved, .ok, account: account, detail: name)
-        return expiry
     }
 
     /// Reads a session token. An expired session is never returned: reading it
@@ -35,10 +36,15 @@ extension Vault {
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func session(named name: String, account: String) throws -> Session? {
         let key = ItemKey(kind: .session, account: account, name: name)
-        guard let item = try audited(.sessionRead, account: account, detail: name, { try backend.read(key) }) else { return nil }
-        if try expireIfNeeded(item, key: key) { return nil }
-        try record(.sessionRead, .ok, account: account, detail: name)
-        return Session(account: account, name: name, value: item.value, created: item.created, expires: item.expires)
+        return try perform(.sessionRead, account: account, detail: name) { changes in
+            guard let item = try backend.read(key) else { return .unrecorded(nil) }
+            if item.isExpired() {
+                try changes.willChange(key, in: backend)
+                try backend.delete(key)
+                return OperationOutcome(nil, event: .sessionExpired)
+            }
+            return OperationOutcome(Session(account: account, name: name, value: item.value, created: item.created, expires: item.expires))
+        }
     }
 
     /// Lists the sessions that have not expired (expired ones are deleted and audited).
@@ -48,7 +54,7 @@ extension Vault {
     public func sessions(account: String? = nil) throws -> [SessionInfo] {
         var result: [SessionInfo] = []
         for key in try backend.list(kind: .session) where account == nil || key.account == account {
-            guard let item = try backend.read(key), !(try expireIfNeeded(item, key: key)) else { continue }
+            guard let item = try backend.read(key), !(try expire(item, key: key)) else { continue }
             result.append(SessionInfo(account: key.account, name: key.name, created: item.created, expires: item.expires))
         }
         return result.sorted { ($0.account, $0.name) < ($1.account, $1.name) }
@@ -63,21 +69,22 @@ extension Vault {
     @discardableResult
     public func deleteSession(named name: String, account: String) throws -> Bool {
         let key = ItemKey(kind: .session, account: account, name: name)
-        let existed = try audited(.sessionDeleted, account: account, detail: name) {
+        return try perform(.sessionDeleted, account: account, detail: name) { changes in
             let existed = try backend.read(key) != nil
+            try changes.willChange(key, in: backend)
             try backend.delete(key)
-            return existed
+            return OperationOutcome(existed, existed ? .ok : .skipped)
         }
-        try record(.sessionDeleted, existed ? .ok : .skipped, account: account, detail: name)
-        return existed
     }
 
     /// Deletes `item` and audits `session.expired` when it has expired.
     /// - Returns: Whether it had expired.
-    private func expireIfNeeded(_ item: StoredItem, key: ItemKey) throws -> Bool {
+    private func expire(_ item: StoredItem, key: ItemKey) throws -> Bool {
         guard item.isExpired() else { return false }
-        try backend.delete(key)
-        try record(.sessionExpired, .ok, account: key.account, detail: key.name)
-        return true
+        return try perform(.sessionExpired, account: key.account, detail: key.name) { changes in
+            try changes.willChange(key, in: backend)
+            try backend.delete(key)
+            return OperationOutcome(true)
+        }
     }
 }

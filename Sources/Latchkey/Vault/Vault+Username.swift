@@ -21,29 +21,29 @@ extension Vault {
     @discardableResult
     public func rememberUsername(_ username: String) throws -> PolicyDecision {
         guard !username.isEmpty else { throw LatchkeyError(.invalidInput, "the username is empty") }
-        let decision = policy.rememberUsernameDecision(userOptedOut: !(try remembersUsername()))
-        guard decision.isAllowed else {
-            // The policy's own refusal is a denial; the user's opt-out a skip.
-            if policy.remembersUsernames {
-                try record(.usernameSkipped, .skipped, account: username, detail: decision.reason)
-            } else {
-                try record(.policyDenied, .denied, account: username, detail: decision.reason)
+        return try perform(.usernameRemembered, account: username) { changes in
+            let decision = policy.rememberUsernameDecision(userOptedOut: !(try remembersUsername()))
+            guard decision.isAllowed else {
+                // The policy's own refusal is a denial; the user's opt-out a skip.
+                return policy.remembersUsernames
+                    ? OperationOutcome(decision, .skipped, event: .usernameSkipped, detail: decision.reason)
+                    : OperationOutcome(decision, .denied, event: .policyDenied, detail: decision.reason)
             }
-            return decision
-        }
-        try audited(.usernameRemembered, account: username) {
+            try changes.willChange(Vault.usernameItem, in: backend)
             try backend.write(StoredItem(value: SecretBytes(utf8: username)), for: Vault.usernameItem)
+            return OperationOutcome(.allow)
         }
-        try record(.usernameRemembered, .ok, account: username)
-        return .allow
     }
 
     /// Forgets the remembered username, if any.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func forgetUsername() throws {
-        let previous = try rememberedUsername()
-        try audited(.usernameForgotten) { try backend.delete(Vault.usernameItem) }
-        try record(.usernameForgotten, .ok, account: previous)
+        try perform(.usernameForgotten) { changes in
+            let previous = try rememberedUsername()
+            try changes.willChange(Vault.usernameItem, in: backend)
+            try backend.delete(Vault.usernameItem)
+            return OperationOutcome((), account: previous)
+        }
     }
 
     /// Whether the user allows remembering the username (the opt-out setting,
@@ -60,10 +60,14 @@ extension Vault {
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func setRemembersUsername(_ remembers: Bool) throws {
         let event: AuditEvent = remembers ? .rememberEnabled : .rememberDisabled
-        try audited(event) {
+        try perform(event) { changes in
+            try changes.willChange(Vault.rememberSetting, in: backend)
             try backend.write(StoredItem(value: SecretBytes(utf8: remembers ? "on" : "off")), for: Vault.rememberSetting)
-            if !remembers { try backend.delete(Vault.usernameItem) }
+            if !remembers {
+                try changes.willChange(Vault.usernameItem, in: backend)
+                try backend.delete(Vault.usernameItem)
+            }
+            return OperationOutcome((), detail: remembers ? nil : "remembered username erased")
         }
-        try record(event, .ok, detail: remembers ? nil : "remembered username erased")
     }
 }

@@ -12,13 +12,18 @@ import Synchronization
 /// session tokens with expiry, wipes what the policy says on logout, and
 /// reports honestly which store holds the data (``status()``).
 ///
-/// Opening a vault chooses the backend: with `auto`, the Secret Service when it
-/// answers, else, when there is none, the encrypted file if the policy allows
-/// that fallback (audited as `backend.fallback` each time), else `.unavailable`
-/// saying why; a Secret Service or bus that does not answer within the policy's
-/// deadline is `.timedOut`, never a fallback. When the
-/// Secret Service answers and a file vault from an earlier fallback exists, the
-/// policy may move it there at once (``migrate()``).
+/// Opening a vault (``open(appID:policy:storeDirectory:backend:passphrase:)``)
+/// chooses the backend: with `auto`, the Secret Service when it answers, else,
+/// when there is none, the encrypted file if the policy allows that fallback
+/// (audited as `backend.fallback`), else `.unavailable` saying why; a Secret
+/// Service or bus that does not answer within the policy's deadline is
+/// `.timedOut`, never a fallback. When the Secret Service
+/// answers and a file vault from an earlier fallback exists, the policy may
+/// move it there at once (``migrate()``). ``openReport`` says what opening did.
+///
+/// Every operation that changes or reads a credential has one shape: the
+/// policy decides, the store acts, the audit trail records the outcome, and
+/// the caller gets the value or a report.
 ///
 /// Every method has a synchronous form, for command-line tools, and an `async`
 /// form that runs off the caller's thread, so a UI never blocks on D-Bus, the
@@ -45,8 +50,16 @@ public final class Vault: Sendable {
     /// Audit entries that could not be written while the policy's
     /// `audit.onFailure` is `warn`, for ``auditWarnings``.
     let droppedAuditEntries = Mutex<[LatchkeyError]>([])
+    /// What opening did, completed by ``open(appID:policy:storeDirectory:backend:passphrase:)``.
+    private let opening: Mutex<OpenReport>
 
-    /// Opens the vault of `appID`.
+    /// What opening this vault did: the store chosen and why, whether it fell
+    /// back to the encrypted file, and what was migrated.
+    public var openReport: OpenReport { opening.withLock { $0 } }
+
+    /// Opens the vault of `appID`: chooses the store, records a fallback, and
+    /// migrates a leftover file vault when the policy says so. The report of
+    /// what happened is the vault's ``openReport``.
     ///
     /// - Parameters:
     ///   - appID: The app namespace, such as `com.example.notes`.
@@ -60,14 +73,15 @@ public final class Vault: Sendable {
     ///   required (or the fallback is forbidden) and does not answer, saying why;
     ///   `.wrongKey` when a passphrase is needed but not given; `.invalidInput`
     ///   when `storeDirectory` is relative or no default can be found; audit and backend errors.
-    public convenience init(
+    /// - Returns: The open vault.
+    public static func open(
         appID: AppID,
         policy: Policy = .default,
         storeDirectory: String? = nil,
         backend: Policy.BackendChoice? = nil,
         passphrase: SecretBytes? = nil
-    ) throws {
-        try self.init(
+    ) throws -> Vault {
+        try open(
             appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
             secretService: { SecretServiceBackend(appID: appID, deadline: .milliseconds(Int64(policy.secretServiceTimeout * 1000))) })
     }
@@ -91,23 +105,37 @@ public final class Vault: Sendable {
             ? AuditTrail(appID: appID, directory: storeDirectory, backend: backend, retention: policy.audit.retention)
             : nil
         self.fileAudit = nil
+        self.opening = Mutex(OpenReport(backend: backend.kind, reason: selectionReason))
     }
 
-    init(
+    /// Opens a vault with `secretService` as the Secret Service backend (tests
+    /// give one whose bus does not answer).
+    static func open(
         appID: AppID,
         policy: Policy,
         storeDirectory: String?,
         backend choice: Policy.BackendChoice?,
         passphrase: SecretBytes?,
         secretService: () -> SecretServiceBackend
-    ) throws {
+    ) throws -> Vault {
         let directory = try storeDirectory.map { try StoreDirectory.requireAbsolute($0, origin: "the store directory") } ?? Vault.defaultStoreDirectory()
         let file = Vault.fileBackend(appID: appID, policy: policy, directory: directory, passphrase: passphrase)
-        let auditKeys = EncryptedFileBackend.auditKeys(appID: appID, directory: directory)
         let selection = try Vault.select(choice ?? policy.backend, policy: policy, appID: appID, file: file, secretService: secretService)
         if selection.backend.kind == .file, let header = try file?.vaultKDFParameters() {
             try Vault.check(header, against: policy.kdf ?? .standard, policyName: policy.name)
         }
+        let vault = Vault(appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file)
+        try vault.recordStoreChange(fallback: selection.fallbackFrom)
+        if selection.backend.kind == .secretService, try vault.fileVaultExists(),
+           policy.automaticMigrationDecision().isAllowed, file != nil {
+            let migration = try vault.migrate()
+            vault.opening.withLock { $0.migration = migration }
+        }
+        return vault
+    }
+
+    private init(appID: AppID, policy: Policy, directory: String, selection: Selection, fileVault file: EncryptedFileBackend?) {
+        let auditKeys = EncryptedFileBackend.auditKeys(appID: appID, directory: directory)
         self.appID = appID
         self.policy = policy
         self.storeDirectory = directory
@@ -122,13 +150,7 @@ public final class Vault: Sendable {
             audit = nil
             fileAudit = nil
         }
-        if let fallback = selection.fallbackFrom {
-            try record(.backendFallback, .ok, detail: "using the encrypted file: \(fallback)")
-        }
-        if selection.backend.kind == .secretService, try fileVaultExists(),
-           policy.automaticMigrationDecision().isAllowed, file != nil {
-            try migrate()
-        }
+        self.opening = Mutex(OpenReport(backend: selection.backend.kind, reason: selection.reason, fallback: selection.fallbackFrom))
     }
 
     /// The default store directory: `$XDG_DATA_HOME/latchkey` when that is an
@@ -211,6 +233,29 @@ public final class Vault: Sendable {
         }
         if header.opsLimit > UInt64(bounds.maximumOpsLimit) {
             throw LatchkeyError(.invalidInput, "the vault asks for \(header.opsLimit) Argon2id passes, above policy '\(policyName)' file.kdf.maximumOpsLimit (\(bounds.maximumOpsLimit))")
+        }
+    }
+
+    /// The file that marks a namespace as fallen back to the encrypted file:
+    /// present from the first fallback until the Secret Service is used again.
+    var fallbackMarkerPath: String { namespace.file("fallback") }
+
+    /// The namespace's own directory in the store directory.
+    var namespace: NamespaceDirectory { NamespaceDirectory(appID: appID, storeDirectory: storeDirectory) }
+
+    /// Records `backend.fallback` when the store in use changes to the
+    /// encrypted file for want of a Secret Service, and `backend.returned` when
+    /// the Secret Service is used again, not on every open.
+    private func recordStoreChange(fallback: String?) throws {
+        try namespace.upgradeLegacyLayout()
+        let marked = try POSIX.status(of: fallbackMarkerPath) != nil
+        if let fallback, !marked {
+            try record(.backendFallback, .ok, detail: "using the encrypted file: \(fallback)")
+            try namespace.prepare()
+            try PrivateFiles.replace(fallbackMarkerPath, with: Array("file\n".utf8))
+        } else if backend.kind == .secretService, marked {
+            try record(.backendReturned, .ok, detail: "the Secret Service answers again")
+            try PrivateFiles.remove(fallbackMarkerPath)
         }
     }
 

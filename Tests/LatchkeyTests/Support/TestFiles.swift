@@ -1,22 +1,11 @@
 import Testing
+import LatchkeyTestSupport
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
 @testable import Latchkey
-
-/// A fresh private directory for one test, inside the sandbox `.ci/with-keyring`
-/// makes (and removes afterwards), or under /tmp when run without it.
-func makeTemporaryDirectory(_ label: String = #function) throws -> String {
-    let sandbox = ProcessInfo.processInfo.environment["LATCHKEY_TEST_SANDBOX"] ?? "/tmp"
-    let base = "\(sandbox)/latchkey-tests-\(POSIX.processID)"
-    try PrivateFiles.prepareDirectory(base)
-    let name = label.filter { $0.isLetter || $0.isNumber } + "-" + Sodium.randomBytes(count: 6).map { String($0, radix: 16) }.joined()
-    let path = base + "/" + name
-    try PrivateFiles.prepareDirectory(path)
-    return path
-}
 
 /// The whole content of a file.
 func fileBytes(_ path: String) throws -> [UInt8] {

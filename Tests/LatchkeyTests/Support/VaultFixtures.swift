@@ -1,4 +1,5 @@
 import Testing
+import LatchkeyTestSupport
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -8,19 +9,27 @@ import Foundation
 
 /// The stores every Vault test runs against: the real Secret Service, the
 /// encrypted file with a key file, and the encrypted file with a passphrase.
-enum VaultStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
+enum TestedStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case secretService, keyFile, passphrase
     var testDescription: String { rawValue }
 
     /// Opens a vault of a fresh namespace on this store.
     func open(policy: Policy = .default, purpose: String = #function) throws -> Vault {
         let appID = try SecretServiceTestSupport.freshAppID(purpose.filter { $0.isLetter })
-        let directory = try makeTemporaryDirectory(purpose) + "/store"
+        return try open(appID: appID, directory: try freshDirectory(purpose) + "/store", policy: policy)
+    }
+
+    /// Opens the same namespace again, as another process would: nothing read or cached.
+    func reopen(_ vault: Vault, policy: Policy = .default) throws -> Vault {
+        try open(appID: vault.appID, directory: vault.storeDirectory, policy: policy)
+    }
+
+    private func open(appID: AppID, directory: String, policy: Policy) throws -> Vault {
         switch self {
         case .secretService:
-            return try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .secretService)
+            return try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .secretService)
         case .keyFile:
-            return try Vault(appID: appID, policy: policy, storeDirectory: directory, backend: .file)
+            return try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file)
         case .passphrase:
             let backend = EncryptedFileBackend(appID: appID, directory: directory, keySource: fastPassphrase())
             return Vault(appID: appID, policy: policy, backend: backend, storeDirectory: directory)
@@ -40,7 +49,7 @@ extension Vault {
     /// Opens a vault as if no Secret Service were running (the availability
     /// check finds no session bus).
     static func withoutSecretService(appID: AppID, policy: Policy, storeDirectory: String, backend: Policy.BackendChoice? = nil) throws -> Vault {
-        try Vault(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: nil,
+        try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: nil,
                   secretService: { SecretServiceBackend(appID: appID, deadline: .seconds(1), environment: noBus) })
     }
 }

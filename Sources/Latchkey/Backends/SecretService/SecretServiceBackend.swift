@@ -90,7 +90,7 @@ package final class SecretServiceBackend: CredentialBackend {
     ///   `.tampered` when the stored payload is malformed or belongs to another address.
     package func read(_ key: ItemKey) throws -> StoredItem? {
         try run { connection in
-            let envelopes = try withKnownKey(connection) { try Self.envelopes(connection, attributes(key, $0)) }
+            let envelopes = try withKnownKey(connection) { try connection.envelopes(attributes(key, $0)) }
             guard envelopes.allSatisfy({ $0.account == key.account && $0.name == key.name }) else {
                 throw LatchkeyError(.tampered, "a Secret Service item's payload belongs to another item")
             }
@@ -120,7 +120,7 @@ package final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`.
     package func delete(_ key: ItemKey) throws {
         try run { connection in
-            let items = try withKnownKey(connection) { try Self.search(connection, attributes(key, $0), loadSecrets: false) }
+            let items = try withKnownKey(connection) { try connection.latchkeyItems(attributes(key, $0), loadSecrets: false) }
             for item in items { try connection.delete(item) }
         }
     }
@@ -134,12 +134,12 @@ package final class SecretServiceBackend: CredentialBackend {
         try run { connection in
             if let kind, kind != .key {
                 // One kind: its payloads by D-Bus path (no item proxies) carry account and name.
-                return try Self.envelopes(connection, SecretServiceAttributes.matching(appID, kind: kind))
+                return try connection.envelopes(SecretServiceAttributes.matching(appID, kind: kind))
                     .map { ItemKey(kind: kind, account: $0.account, name: $0.name) }
             }
-            let items = try Self.search(connection, SecretServiceAttributes.matching(appID, kind: kind), loadSecrets: true)
+            let items = try connection.latchkeyItems(SecretServiceAttributes.matching(appID, kind: kind), loadSecrets: true)
             let own = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
-            return try zip(own, Self.unlockedEnvelopes(own)).map { item, envelope in
+            return try zip(own, LibSecret.Connection.unlockedEnvelopes(own)).map { item, envelope in
                 guard let kind = item.attributes[SecretServiceAttributes.kind],
                       item.attributes[SecretServiceAttributes.name] == envelope.name else {
                     throw LatchkeyError(.tampered, "a Secret Service item's attributes do not match its payload")
@@ -159,7 +159,7 @@ package final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`.
     package func deleteAll() throws {
         let items = try run { connection in
-            try Self.search(connection, SecretServiceAttributes.matching(appID), loadSecrets: false)
+            try connection.latchkeyItems(SecretServiceAttributes.matching(appID), loadSecrets: false)
         }
         let keysLast = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
             + items.filter { SecretServicePseudonymKey.isKeyItem($0.attributes) }
@@ -201,52 +201,5 @@ package final class SecretServiceBackend: CredentialBackend {
 
     private func attributes(_ key: ItemKey, _ pseudonyms: SecretServicePseudonymKey) -> [String: String] {
         SecretServiceAttributes.item(appID, kind: key.kind, accountPseudonym: pseudonyms.pseudonym(of: key.account), name: key.name)
-    }
-
-    /// Searches Latchkey's items (`secret_service_search_sync`, never unlocking),
-    /// and never mistakes a locked collection for an absent item.
-    /// - Throws: `.locked` when an item found is locked, or when nothing was found
-    ///   and the default collection is locked (a provider may not find locked items).
-    static func search(_ connection: LibSecret.Connection, _ attributes: [String: String], loadSecrets: Bool) throws -> [LibSecret.Item] {
-        let items = try connection.search(SecretServiceAttributes.schema, attributes, loadSecrets: loadSecrets)
-        try requireUnlocked(items)
-        if items.isEmpty, try connection.isDefaultCollectionLocked() {
-            throw LatchkeyError(.locked, "the Secret Service's default collection is locked")
-        }
-        return items
-    }
-
-    /// The payloads of the items matching `attributes`, read by D-Bus path
-    /// without an item proxy each (the fast path for reads), never unlocking.
-    /// - Throws: `.locked` when a matching item is locked, or when nothing was
-    ///   found and the default collection is locked; `.tampered` for a malformed payload.
-    static func envelopes(_ connection: LibSecret.Connection, _ attributes: [String: String]) throws -> [SecretServiceEnvelope] {
-        let (secrets, locked) = try connection.secrets(SecretServiceAttributes.schema, attributes)
-        guard locked == 0 else {
-            throw LatchkeyError(.locked, "the Secret Service collection holding the items is locked")
-        }
-        if secrets.isEmpty, try connection.isDefaultCollectionLocked() {
-            throw LatchkeyError(.locked, "the Secret Service's default collection is locked")
-        }
-        return try secrets.map { try SecretServiceEnvelope(decoding: $0) }
-    }
-
-    /// Throws `.locked` when any item is locked: Latchkey never asks to unlock.
-    static func requireUnlocked(_ items: [LibSecret.Item]) throws {
-        guard items.allSatisfy({ !$0.isLocked }) else {
-            throw LatchkeyError(.locked, "the Secret Service collection holding the items is locked")
-        }
-    }
-
-    /// Decodes the payloads of unlocked items, in order.
-    /// - Throws: `.locked` when any item is locked, `.tampered` when a payload is malformed or missing.
-    static func unlockedEnvelopes(_ items: [LibSecret.Item]) throws -> [SecretServiceEnvelope] {
-        try requireUnlocked(items)
-        return try items.map { item in
-            guard let secret = item.secret else {
-                throw LatchkeyError(.io, "the Secret Service returned an unlocked item without its secret")
-            }
-            return try SecretServiceEnvelope(decoding: secret)
-        }
     }
 }

@@ -55,7 +55,7 @@ struct SecretServicePseudonymKey: Sendable, Equatable {
     /// - Returns: The key, or nil when the app has none yet.
     /// - Throws: `LatchkeyError` `.locked`, `.tampered`, or what the service throws.
     static func find(_ appID: AppID, in connection: LibSecret.Connection) throws -> SecretServicePseudonymKey? {
-        let candidates = try SecretServiceBackend.envelopes(connection, attributes(appID)).map { envelope in
+        let candidates = try connection.envelopes(attributes(appID)).map { envelope in
             guard envelope.item.value.count == length, envelope.name == itemName, envelope.account.isEmpty else {
                 throw LatchkeyError(.tampered, "the Secret Service's pseudonym key item is malformed")
             }

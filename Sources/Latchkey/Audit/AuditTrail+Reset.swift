@@ -1,0 +1,78 @@
+extension AuditTrail {
+    /// Sets a broken trail aside and starts a new chain whose first entry,
+    /// `audit.reset`, records what was found: for a trail whose anchor, key or
+    /// tail is gone or damaged. The old trail and anchor file are renamed
+    /// beside it (`.reset-<milliseconds>`), never deleted; a valid key is kept,
+    /// a missing or damaged one replaced. An intact trail is left alone.
+    /// - Returns: What was found and kept, or nil when the trail verified.
+    /// - Throws: `LatchkeyError` when a file or the backend cannot be written.
+    package func reset() throws -> AuditResetReport? {
+        try namespace.upgradeLegacyLayout()
+        try namespace.prepare()
+        return try PrivateFiles.withExclusiveLock(lockPath) {
+            let verdict: AuditVerification
+            do {
+                verdict = try verify()
+            } catch let error as LatchkeyError where error.code == .tampered {
+                verdict = .broken(sequence: 1, reason: error.message)
+            }
+            guard case .broken(let sequence, let reason) = verdict else { return nil }
+            let suffix = ".reset-\(Self.milliseconds(clock()))"
+            var kept: String?
+            if try POSIX.status(of: path) != nil {
+                try POSIX.rename(path, to: path + suffix)
+                kept = path + suffix
+            }
+            if try POSIX.status(of: anchorFile.path) != nil {
+                try POSIX.rename(anchorFile.path, to: anchorFile.path + suffix)
+            }
+            try POSIX.syncDirectory(namespace.path)
+            try backend.delete(legacyAnchorItem)
+            let key: SecretBytes
+            if let valid = try? storedKey(afresh: true) {
+                key = valid
+            } else {
+                key = SecretBytes.random(count: Sodium.genericHashKeyLength)
+                try backend.write(StoredItem(value: key), for: keyItem)
+                adopt(key: key)
+            }
+            let report = AuditResetReport(
+                trailPath: path, keptSegment: kept, lastVerifiedSequence: sequence > 0 ? sequence - 1 : 0, reason: reason)
+            let counter = try anchorFile.write(.genesis, after: nil, key: key)
+            let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
+            let appender = Appender(trail: self, file: file, key: key, lastSequence: 0, previous: AuditEntry.genesisMAC,
+                                    anchorCounter: counter, legacyAnchor: false)
+            try appender.append(.auditReset, outcome: .ok, backend: backend.kind, detail: report.detail)
+            return report
+        }
+    }
+}
+
+/// What resetting a broken audit trail found and kept.
+public struct AuditResetReport: Sendable, Equatable {
+    /// The trail that was reset; it now holds a new chain starting with `audit.reset`.
+    public let trailPath: String
+    /// Where the broken trail was kept, or nil when there was no trail file.
+    public let keptSegment: String?
+    /// The last sequence number of the old trail that verified (0 when none did).
+    public let lastVerifiedSequence: UInt64
+    /// Why the old trail did not verify.
+    public let reason: String
+
+    /// The `audit.reset` entry's detail: the kept segment's name, the last verified sequence and why, within the entry's limit.
+    var detail: String {
+        let kept = keptSegment.map { "kept " + PrivateFiles.baseName(of: $0) } ?? "no trail file was left"
+        let text = "\(kept); last verified seq \(lastVerifiedSequence); \(reason)"
+        guard text.utf8.count > AuditEntry.maximumDetailLength else { return text }
+        return String(decoding: text.utf8.prefix(AuditEntry.maximumDetailLength - 3), as: UTF8.self).trimmingSuffixReplacement() + "..."
+    }
+}
+
+private extension String {
+    /// Drops a replacement character left by cutting a multi-byte character in half.
+    func trimmingSuffixReplacement() -> String {
+        var text = self
+        while text.hasSuffix("\u{FFFD}") { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,52 @@
+// Latchkey's searches over one Secret Service connection: its own schema, the
+// locked-collection rules, and the payload envelopes. Shared by the backend and
+// the pseudonym key.
+
+extension LibSecret.Connection {
+    /// Searches Latchkey's items (`secret_service_search_sync`, never unlocking),
+    /// and never mistakes a locked collection for an absent item.
+    /// - Throws: `.locked` when an item found is locked, or when nothing was found
+    ///   and the default collection is locked (a provider may not find locked items).
+    func latchkeyItems(_ attributes: [String: String], loadSecrets: Bool) throws -> [LibSecret.Item] {
+        let items = try search(SecretServiceAttributes.schema, attributes, loadSecrets: loadSecrets)
+        try Self.requireUnlocked(items)
+        if items.isEmpty, try isDefaultCollectionLocked() {
+            throw LatchkeyError(.locked, "the Secret Service's default collection is locked")
+        }
+        return items
+    }
+
+    /// The payloads of the items matching `attributes`, read by D-Bus path
+    /// without an item proxy each (the fast path for reads), never unlocking.
+    /// - Throws: `.locked` when a matching item is locked, or when nothing was
+    ///   found and the default collection is locked; `.tampered` for a malformed payload.
+    func envelopes(_ attributes: [String: String]) throws -> [SecretServiceEnvelope] {
+        let (secrets, locked) = try secrets(SecretServiceAttributes.schema, attributes)
+        guard locked == 0 else {
+            throw LatchkeyError(.locked, "the Secret Service collection holding the items is locked")
+        }
+        if secrets.isEmpty, try isDefaultCollectionLocked() {
+            throw LatchkeyError(.locked, "the Secret Service's default collection is locked")
+        }
+        return try secrets.map { try SecretServiceEnvelope(decoding: $0) }
+    }
+
+    /// Throws `.locked` when any item is locked: Latchkey never asks to unlock.
+    static func requireUnlocked(_ items: [LibSecret.Item]) throws {
+        guard items.allSatisfy({ !$0.isLocked }) else {
+            throw LatchkeyError(.locked, "the Secret Service collection holding the items is locked")
+        }
+    }
+
+    /// Decodes the payloads of unlocked items, in order.
+    /// - Throws: `.locked` when any item is locked, `.tampered` when a payload is malformed or missing.
+    static func unlockedEnvelopes(_ items: [LibSecret.Item]) throws -> [SecretServiceEnvelope] {
+        try requireUnlocked(items)
+        return try items.map { item in
+            guard let secret = item.secret else {
+                throw LatchkeyError(.io, "the Secret Service returned an unlocked item without its secret")
+            }
+            return try SecretServiceEnvelope(decoding: secret)
+        }
+    }
+}

@@ -1,0 +1,182 @@
+internal import CSecret
+
+// The calls one Secret Service connection makes (see `LibSecret.swift`).
+
+extension LibSecret {
+    struct Connection {
+        let service: Service
+        let cancellation: Cancellation
+
+        /// Searches with `secret_service_search_sync`, loading the secrets of unlocked
+        /// items when asked, never unlocking anything: locked items come back with
+        /// `isLocked` set and no secret.
+        func search(_ schema: Schema, _ attributes: [String: String], loadSecrets: Bool) throws -> [Item] {
+            let table = AttributeTable(attributes)
+            var flags = SECRET_SEARCH_ALL.rawValue
+            if loadSecrets { flags |= SECRET_SEARCH_LOAD_SECRETS.rawValue }
+            let list = try check("secret_service_search_sync", cancellation) {
+                secret_service_search_sync(service.pointer, schema.pointer, table.pointer, SecretSearchFlags(flags), cancellation.pointer, $0)
+            }
+            var items: [Item] = []
+            var node = list
+            while let current = node {
+                if let data = current.pointee.data {
+                    items.append(LibSecret.item(UnsafeMutablePointer<SecretItem>(OpaquePointer(data))))
+                }
+                node = current.pointee.next
+            }
+            g_list_free_full(list, g_object_unref)
+            return items
+        }
+
+        /// The secrets of the items matching `attributes`, without making an item
+        /// proxy for each: `secret_service_search_for_dbus_paths_sync`, then one
+        /// `secret_service_get_secrets_for_dbus_paths_sync` for the unlocked ones.
+        /// Never unlocks anything.
+        /// - Returns: The unlocked items' secrets, and how many matching items are locked.
+        func secrets(_ schema: Schema, _ attributes: [String: String]) throws -> (secrets: [SecretBytes], locked: Int) {
+            let table = AttributeTable(attributes)
+            var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+            var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+            defer {
+                g_strfreev(unlocked)
+                g_strfreev(locked)
+            }
+            _ = try check("secret_service_search_for_dbus_paths_sync", cancellation) {
+                secret_service_search_for_dbus_paths_sync(service.pointer, schema.pointer, table.pointer, cancellation.pointer, &unlocked, &locked, $0)
+            }
+            let lockedCount = locked.map { Int(g_strv_length($0)) } ?? 0
+            guard let unlocked, unlocked.pointee != nil else { return ([], lockedCount) }
+            let paths = UnsafeMutableRawPointer(unlocked).assumingMemoryBound(to: UnsafePointer<gchar>?.self)
+            guard let values = try check("secret_service_get_secrets_for_dbus_paths_sync", cancellation, {
+                secret_service_get_secrets_for_dbus_paths_sync(service.pointer, paths, cancellation.pointer, $0)
+            }) else { return ([], lockedCount) }
+            defer { g_hash_table_unref(values) }
+            var secrets: [SecretBytes] = []
+            var iterator = GHashTableIter()
+            g_hash_table_iter_init(&iterator, values)
+            var value: gpointer?
+            while g_hash_table_iter_next(&iterator, nil, &value) != 0 {
+                guard let value else { continue }
+                var length = 0
+                let bytes = secret_value_get(OpaquePointer(value), &length)
+                secrets.append(SecretBytes(count: length) { out in
+                    if let bytes, length > 0 { out.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: length)) }
+                })
+            }
+            return (secrets, lockedCount)
+        }
+
+        /// Stores an item in the default collection with `secret_service_create_item_dbus_path_sync`,
+        /// replacing an item with the same attributes when `replace` is set.
+        ///
+        /// The collection is checked first: when it is locked this throws `.locked`
+        /// at once instead of letting libsecret ask the daemon for an unlock prompt,
+        /// which waits for a person (or, with no display, fails).
+        func store(_ schema: Schema, _ attributes: [String: String], label: String, secret: SecretBytes, replace: Bool) throws {
+            guard let collection = try defaultCollection() else {
+                throw LatchkeyError(.unavailable, "the Secret Service has no default collection", cFunction: "secret_service_read_alias_dbus_path_sync")
+            }
+            guard !collection.locked else {
+                throw LatchkeyError(.locked, "the Secret Service's default collection is locked", cFunction: "org.freedesktop.DBus.Properties.Get")
+            }
+            let properties = PropertyTable(label: label, attributes: attributes.merging(["xdg:schema": schema.name]) { $1 })
+            let value = Value(secret)
+            let flags = replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE
+            let path = try check("secret_service_create_item_dbus_path_sync", cancellation) {
+                secret_service_create_item_dbus_path_sync(service.pointer, collection.path, properties.pointer, value.pointer, flags, cancellation.pointer, $0)
+            }
+            g_free(path)
+        }
+
+        /// Whether the default collection is locked; false when there is none.
+        ///
+        /// Searches alone cannot tell "absent" from "locked": gnome-keyring, having
+        /// loaded a keyring while locked, knows only hashed attributes and does not
+        /// match `xdg:schema` against them, so a search with a schema finds nothing.
+        func isDefaultCollectionLocked() throws -> Bool {
+            try defaultCollection()?.locked ?? false
+        }
+
+        /// The D-Bus path of the collection behind the `default` alias
+        /// (`secret_service_read_alias_dbus_path_sync`) and its `Locked` property,
+        /// read fresh from the daemon (`org.freedesktop.DBus.Properties.Get` through
+        /// `g_dbus_connection_call_sync`), without building a collection proxy;
+        /// nil when there is no default collection.
+        private func defaultCollection() throws -> (path: String, locked: Bool)? {
+            let alias = try check("secret_service_read_alias_dbus_path_sync", cancellation) {
+                secret_service_read_alias_dbus_path_sync(service.pointer, "default", cancellation.pointer, $0)
+            }
+            guard let alias else { return nil }
+            let path = String(cString: alias)
+            g_free(alias)
+            guard path != "/" else { return nil }
+            var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.Secret.Collection"), g_variant_new_string("Locked")]
+            let connection = g_dbus_proxy_get_connection(UnsafeMutableRawPointer(service.pointer).assumingMemoryBound(to: GDBusProxy.self))
+            let reply = try check("g_dbus_connection_call_sync", cancellation) {
+                g_dbus_connection_call_sync(connection, "org.freedesktop.secrets", path, "org.freedesktop.DBus.Properties", "Get",
+                                            g_variant_new_tuple(&arguments, 2), nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellation.pointer, $0)
+            }
+            guard let reply else {
+                throw LatchkeyError(.io, "no reply to reading the collection's Locked property", cFunction: "g_dbus_connection_call_sync")
+            }
+            defer { g_variant_unref(reply) }
+            guard g_variant_n_children(reply) == 1, let boxed = g_variant_get_child_value(reply, 0) else {
+                throw LatchkeyError(.io, "unexpected reply to reading the collection's Locked property", cFunction: "g_variant_get_child_value")
+            }
+            defer { g_variant_unref(boxed) }
+            guard let locked = g_variant_get_variant(boxed) else {
+                throw LatchkeyError(.io, "unexpected reply to reading the collection's Locked property", cFunction: "g_variant_get_variant")
+            }
+            defer { g_variant_unref(locked) }
+            return (path, g_variant_get_boolean(locked) != 0)
+        }
+
+        /// Deletes one item found by ``search(_:_:loadSecrets:)`` with `secret_item_delete_sync`.
+        /// An item that no longer exists counts as deleted.
+        /// - Parameter item: The item.
+        func delete(_ item: Item) throws {
+            do {
+                _ = try check("secret_item_delete_sync", cancellation) {
+                    secret_item_delete_sync(item.handle.pointer, cancellation.pointer, $0)
+                }
+            } catch let error as LatchkeyError where error.code == .notFound {
+                return
+            }
+        }
+    }
+
+    /// Reads an item's state into Swift values (`secret_item_get_locked`,
+    /// `secret_item_get_attributes`, `secret_item_get_label`, `secret_item_get_secret`).
+    fileprivate static func item(_ pointer: UnsafeMutablePointer<SecretItem>) -> Item {
+        var attributes: [String: String] = [:]
+        if let table = secret_item_get_attributes(pointer) {
+            var iterator = GHashTableIter()
+            g_hash_table_iter_init(&iterator, table)
+            var key: gpointer?
+            var value: gpointer?
+            while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
+                if let key, let value {
+                    attributes[String(cString: key.assumingMemoryBound(to: CChar.self))] = String(cString: value.assumingMemoryBound(to: CChar.self))
+                }
+            }
+            g_hash_table_unref(table)
+        }
+        var label = ""
+        if let text = secret_item_get_label(pointer) {
+            label = String(cString: text)
+            g_free(text)
+        }
+        var secret: SecretBytes?
+        if let value = secret_item_get_secret(pointer) {
+            var length = 0
+            let bytes = secret_value_get(value, &length)
+            secret = SecretBytes(count: length) { out in
+                if let bytes, length > 0 { out.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: length)) }
+            }
+            secret_value_unref(UnsafeMutableRawPointer(value))
+        }
+        return Item(attributes: attributes, label: label, isLocked: secret_item_get_locked(pointer) != 0,
+                    secret: secret, handle: ItemHandle(pointer))
+    }
+}

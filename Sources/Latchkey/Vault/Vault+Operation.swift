@@ -1,0 +1,142 @@
+/// What the act step of a vault operation hands back: the caller's result, and
+/// the audit entry that records it (or none, for a read that found nothing).
+struct OperationOutcome<Value> {
+    /// What the caller gets.
+    var value: Value
+    /// The entry to append; nil records nothing.
+    var entry: Entry?
+
+    /// How the trail records the outcome; a nil field takes the operation's own.
+    struct Entry {
+        var event: AuditEvent?
+        var outcome: AuditOutcome = .ok
+        var account: String?
+        var detail: String?
+    }
+
+    /// `value`, recorded as the operation's event with `outcome`.
+    init(_ value: Value, _ outcome: AuditOutcome = .ok, event: AuditEvent? = nil, account: String? = nil, detail: String? = nil) {
+        self.value = value
+        self.entry = Entry(event: event, outcome: outcome, account: account, detail: detail)
+    }
+
+    /// `value`, with nothing recorded.
+    static func unrecorded(_ value: Value) -> OperationOutcome {
+        var outcome = OperationOutcome(value)
+        outcome.entry = nil
+        return outcome
+    }
+}
+
+/// The items an operation is about to change, with what they held before, so
+/// that a change whose audit entry cannot be written is undone (`audit.onFailure`
+/// `fail`). Keeps nothing when the policy would let the change stand anyway.
+final class ChangeLog {
+    private let isKeeping: Bool
+    private var before: [(store: any CredentialBackend, key: ItemKey, item: StoredItem?)] = []
+
+    init(keeping: Bool) {
+        isKeeping = keeping
+    }
+
+    /// Notes what `key` holds in `store` before the operation changes it (the first time only).
+    func willChange(_ key: ItemKey, in store: any CredentialBackend) throws {
+        guard isKeeping, !before.contains(where: { $0.key == key && $0.store.kind == store.kind }) else { return }
+        before.append((store, key, try store.read(key)))
+    }
+
+    /// Notes every item of `store` before the operation erases them all.
+    func willChangeEverything(in store: any CredentialBackend) throws {
+        guard isKeeping else { return }
+        for key in try store.list(kind: nil) { try willChange(key, in: store) }
+    }
+
+    /// Puts back what every noted item held, newest change first.
+    func undo() throws {
+        for (store, key, item) in before.reversed() {
+            if let item { try store.write(item, for: key) } else { try store.delete(key) }
+        }
+    }
+}
+
+extension Vault {
+    /// The one path of every audited vault operation: the trail is opened and
+    /// checked (under its lock), `act` decides (asking the policy) and has the
+    /// store act, the trail records what happened, and the caller gets the value.
+    ///
+    /// Under `audit.onFailure` `fail` nothing changes unaudited: a trail that
+    /// cannot be continued (broken, its key gone, its lock timed out, its
+    /// directory unwritable) stops the operation before `act` runs, and a change
+    /// whose entry then cannot be written is undone. Either error keeps the
+    /// audit failure's own code and says whether the change happened. Under
+    /// `warn` the change stands and the missing entry is kept for ``auditWarnings``.
+    ///
+    /// When `act` throws, the failure is recorded (as `unlock.failed` for a
+    /// wrong key, `tamper.detected` for altered data, else as `event` failed)
+    /// and the operation's own error is rethrown.
+    /// - Parameters:
+    ///   - event: The operation's audit event.
+    ///   - account: The account it concerns, recorded as a pseudonym.
+    ///   - detail: A non-secret detail, such as the session's name.
+    ///   - act: Decides and acts, noting in the change log what it is about to
+    ///     change; returns the value and how to record it.
+    /// - Returns: The value `act` returned.
+    func perform<Value>(
+        _ event: AuditEvent, account: String? = nil, detail: String? = nil,
+        _ act: (ChangeLog) throws -> OperationOutcome<Value>
+    ) throws -> Value {
+        let failClosed = policy.audit.failureMode == .fail
+        guard let audit else { return try act(ChangeLog(keeping: false)).value }
+        var acted = false
+        do {
+            return try audit.withAppender { appender in
+                acted = true
+                let changes = ChangeLog(keeping: failClosed)
+                let result: OperationOutcome<Value>
+                do {
+                    result = try act(changes)
+                } catch let error as LatchkeyError {
+                    let failure: AuditEvent = switch error.code {
+                    case .wrongKey: .unlockFailed
+                    case .tampered: .tamperDetected
+                    default: event
+                    }
+                    // The operation's own error is the one to report.
+                    _ = try? appender.append(failure, outcome: .failed(error.code), backend: backend.kind, account: account, detail: detail)
+                    throw error
+                }
+                guard let entry = result.entry else { return result.value }
+                let recorded = entry.event ?? event
+                do {
+                    try appender.append(recorded, outcome: entry.outcome, backend: backend.kind,
+                                        account: entry.account ?? account, detail: entry.detail ?? detail)
+                } catch let error as LatchkeyError {
+                    try settle(error, of: recorded, undoing: failClosed ? changes : nil)
+                }
+                return result.value
+            }
+        } catch let error as LatchkeyError where !acted {
+            // The trail could not be opened for appending: nothing has changed yet.
+            guard !failClosed else {
+                throw LatchkeyError(error.code, "the audit trail cannot record \(event) (\(error.message)); nothing was changed (audit.onFailure \"fail\")")
+            }
+            droppedAuditEntries.withLock { $0.append(LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)")) }
+            return try act(ChangeLog(keeping: false)).value
+        }
+    }
+
+    /// Deals with an entry that could not be written after its change was made:
+    /// under `fail` undoes the change and throws, saying so; under `warn` keeps the warning.
+    private func settle(_ error: LatchkeyError, of event: AuditEvent, undoing changes: ChangeLog?) throws {
+        guard let changes else {
+            droppedAuditEntries.withLock { $0.append(LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)")) }
+            return
+        }
+        do {
+            try changes.undo()
+        } catch let undo as LatchkeyError {
+            throw LatchkeyError(error.code, "the \(event) entry could not be written to the audit trail (\(error.message)), and undoing the change failed too (\(undo.message)): the change may have been made")
+        }
+        throw LatchkeyError(error.code, "the \(event) entry could not be written to the audit trail (\(error.message)); the change was undone (audit.onFailure \"fail\")")
+    }
+}

@@ -1,0 +1,99 @@
+import Testing
+import LatchkeyTestSupport
+@testable import Latchkey
+import LatchkeyTesting
+
+@Suite("Audit anchor file")
+struct AuditAnchorFileTests {
+    let appID = try! AppID("com.example.anchor")
+
+    /// A trail with `count` entries on an in-memory store.
+    func trail(entries count: Int) throws -> AuditTrail {
+        let trail = AuditTrail(appID: appID, directory: try freshDirectory() + "/store", backend: InMemoryBackend())
+        for _ in 0..<count { try trail.record(.sessionRead, outcome: .ok, backend: .memory) }
+        return trail
+    }
+
+    @Test("the two slots are written alternately and the newest valid one wins")
+    func alternatingSlots() throws {
+        let trail = try trail(entries: 3)
+        let bytes = try fileBytes(trail.anchorFile.path)
+        #expect(bytes.count == 2 * AuditAnchorFile.slotSize)
+        let key = try #require(try trail.storedKey())
+        guard case .anchor(let anchor, let counter) = try trail.anchorFile.read(key: key) else {
+            Issue.record("no valid anchor")
+            return
+        }
+        #expect(anchor.sequence == 3 && counter == 4, "genesis, then one write per entry")
+        // The other slot holds the previous anchor, seq 2.
+        var older = bytes
+        for index in (Int(counter % 2) * AuditAnchorFile.slotSize)..<(Int(counter % 2) * AuditAnchorFile.slotSize + 8) { older[index] = 0 }
+        try overwrite(trail.anchorFile.path, with: older)
+        guard case .anchor(let previous, _) = try trail.anchorFile.read(key: key) else {
+            Issue.record("the older slot is not valid")
+            return
+        }
+        #expect(previous.sequence == 2)
+    }
+
+    @Test("a slot write torn by a crash, or a crash before the anchor write, leaves a trail that verifies and appends continue",
+          arguments: [0, 1, 57, 100, 127])
+    func tornSlot(tornBytes: Int) throws {
+        let trail = try trail(entries: 4)
+        let key = try #require(try trail.storedKey())
+        guard case .anchor(_, let counter) = try trail.anchorFile.read(key: key) else {
+            Issue.record("no valid anchor")
+            return
+        }
+        // The next write goes to the other slot; tear it: its first bytes new, the rest garbage.
+        try trail.record(.sessionSaved, outcome: .ok, backend: .memory)
+        var bytes = try fileBytes(trail.anchorFile.path)
+        let slot = Int((counter + 1) % 2) * AuditAnchorFile.slotSize
+        for index in (slot + tornBytes)..<(slot + AuditAnchorFile.slotSize) { bytes[index] = 0xA5 }
+        try overwrite(trail.anchorFile.path, with: bytes)
+        #expect(try trail.verify() == .intact(entryCount: 5, lastSequence: 5))
+        try trail.record(.logout, outcome: .ok, backend: .memory)
+        #expect(try trail.verify() == .intact(entryCount: 6, lastSequence: 6))
+    }
+
+    @Test("an anchor file deleted, emptied, forged or rolled back alone is detected", arguments: ["deleted", "emptied", "forged", "rolled back"])
+    func anchorAloneAltered(change: String) throws {
+        let trail = try trail(entries: 2)
+        let early = try fileBytes(trail.anchorFile.path)
+        for _ in 0..<3 { try trail.record(.sessionRead, outcome: .ok, backend: .memory) }
+        #expect(try trail.verify().isIntact)
+        switch change {
+        case "deleted": try POSIX.removeFile(trail.anchorFile.path)
+        case "emptied": try overwrite(trail.anchorFile.path, with: [])
+        case "forged":
+            var bytes = try fileBytes(trail.anchorFile.path)
+            for slot in 0..<2 { bytes[slot * AuditAnchorFile.slotSize + 23] ^= 1 } // the sequence's low byte
+            try overwrite(trail.anchorFile.path, with: bytes)
+        default: try overwrite(trail.anchorFile.path, with: early)
+        }
+        #expect(try !trail.verify().isIntact, "\(change)")
+        let nextProcess = AuditTrail(appID: appID, directory: trail.directory, backend: trail.backend)
+        let refused = #expect(throws: LatchkeyError.self) { try nextProcess.record(.wipe, outcome: .ok, backend: .memory) }
+        #expect(refused?.code == .tampered)
+        #expect(refused?.message.contains("audit reset") == true)
+    }
+
+    @Test("a trail whose anchor an earlier version kept in the backend verifies, and the next append moves it beside the trail")
+    func legacyAnchorUpgrade() throws {
+        let trail = try trail(entries: 2)
+        let key = try #require(try trail.storedKey())
+        guard case .anchor(let anchor, _) = try trail.anchorFile.read(key: key) else {
+            Issue.record("no valid anchor")
+            return
+        }
+        // What an earlier version left: the anchor as text in the backend, no anchor file.
+        try trail.backend.write(StoredItem(value: SecretBytes(utf8: "v1 \(anchor.sequence) \(Hex.encode(anchor.mac))")), for: trail.legacyAnchorItem)
+        try POSIX.removeFile(trail.anchorFile.path)
+        let upgraded = AuditTrail(appID: appID, directory: trail.directory, backend: trail.backend)
+        #expect(try upgraded.verify() == .intact(entryCount: 2, lastSequence: 2))
+        try upgraded.record(.sessionRead, outcome: .ok, backend: .memory)
+        #expect(try trail.backend.read(trail.legacyAnchorItem) == nil)
+        #expect(try POSIX.status(of: trail.anchorFile.path) != nil)
+        #expect(try upgraded.verify() == .intact(entryCount: 3, lastSequence: 3))
+    }
+}
