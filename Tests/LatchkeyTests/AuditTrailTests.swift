@@ -165,7 +165,7 @@ struct AuditTrailTests {
         #expect(try trail.verify() == .intact(entryCount: 3, lastSequence: 3))
     }
 
-    @Test("a failed audit write throws: backend failure, insecure directory, malformed event or detail")
+    @Test("a failed audit write throws: backend failure, insecure directory, malformed event; a long detail is shortened instead")
     func failuresThrow() throws {
         let directory = try freshDirectory()
         let backend = InMemoryBackend()
@@ -174,9 +174,14 @@ struct AuditTrailTests {
         #expect(throws: LatchkeyError(.unavailable, "")) { try trail.record(.sessionSaved, outcome: .ok, backend: .memory) }
         backend.failure = nil
         #expect(throws: LatchkeyError(.invalidInput, "")) { try trail.record(AuditEvent(rawValue: "Session Saved"), outcome: .ok, backend: .memory) }
-        #expect(throws: LatchkeyError(.invalidInput, "")) {
-            try trail.record(.sessionSaved, outcome: .ok, backend: .memory, detail: String(repeating: "x", count: 513))
-        }
+        // A long detail is shortened with a mark, never a reason to lose the entry (issue 14, item 4).
+        let long = try trail.record(.sessionSaved, outcome: .ok, backend: .memory, detail: String(repeating: "é", count: 400))
+        let detail = try #require(long.detail)
+        #expect(detail.utf8.count <= AuditEntry.maximumDetailLength)
+        let mark = try #require(detail.range(of: "… [truncated: "))
+        let kept = detail[..<mark.lowerBound]
+        #expect(kept.allSatisfy { $0 == "é" } && kept.count > 200, "cut at a character boundary: \(detail)")
+        #expect(detail.hasSuffix("… [truncated: \(800 - kept.utf8.count) more bytes]"), "\(detail)")
         try trail.record(.sessionSaved, outcome: .ok, backend: .memory)
         #expect(chmod(trail.path, 0o644) == 0)
         #expect(throws: LatchkeyError(.insecurePermissions, "")) { try trail.record(.sessionSaved, outcome: .ok, backend: .memory) }

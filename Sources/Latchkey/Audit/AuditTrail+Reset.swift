@@ -62,17 +62,6 @@ public struct AuditResetReport: Sendable, Equatable {
     /// The `audit.reset` entry's detail: the kept segment's name, the last verified sequence and why, within the entry's limit.
     var detail: String {
         let kept = keptSegment.map { "kept " + PrivateFiles.baseName(of: $0) } ?? "no trail file was left"
-        let text = "\(kept); last verified seq \(lastVerifiedSequence); \(reason)"
-        guard text.utf8.count > AuditEntry.maximumDetailLength else { return text }
-        return String(decoding: text.utf8.prefix(AuditEntry.maximumDetailLength - 3), as: UTF8.self).trimmingSuffixReplacement() + "..."
-    }
-}
-
-private extension String {
-    /// Drops a replacement character left by cutting a multi-byte character in half.
-    func trimmingSuffixReplacement() -> String {
-        var text = self
-        while text.hasSuffix("\u{FFFD}") { text.removeLast() }
-        return text
+        return AuditEntry.shortened("\(kept); last verified seq \(lastVerifiedSequence); \(reason)")
     }
 }

@@ -87,10 +87,11 @@ package final class AuditTrail: Sendable {
     ///   - outcome: How it ended.
     ///   - backend: The store the operation used.
     ///   - account: The account concerned, if any; only its keyed pseudonym is written.
-    ///   - detail: Non-secret detail (at most 512 UTF-8 bytes), such as `wiped 2 sessions (access, refresh); kept the username`.
+    ///   - detail: Non-secret detail, such as `wiped 2 sessions (access, refresh); kept the username`;
+    ///     one longer than 512 UTF-8 bytes is shortened with a mark that says so (``AuditEntry/shortened(_:)``).
     /// - Returns: The entry as written.
-    /// - Throws: `LatchkeyError`: `.invalidInput` for a malformed event or an
-    ///   overlong detail; `.tampered` when the end of the trail does not match
+    /// - Throws: `LatchkeyError`: `.invalidInput` for a malformed event;
+    ///   `.tampered` when the end of the trail does not match
     ///   the anchor, or the key is missing while a trail exists (nothing is
     ///   appended then, so a cut is never hidden); `.insecurePermissions`, `.io`
     ///   or the backend's errors when the entry cannot be written durably.
@@ -162,9 +163,8 @@ package final class AuditTrail: Sendable {
             guard event.isWellFormed else {
                 throw LatchkeyError(.invalidInput, "audit event name '\(event.rawValue)' is not lower-case words joined by dots")
             }
-            guard (detail?.utf8.count ?? 0) <= AuditEntry.maximumDetailLength else {
-                throw LatchkeyError(.invalidInput, "audit detail is longer than \(AuditEntry.maximumDetailLength) bytes")
-            }
+            // A long detail is shortened (with a mark saying so), never a reason to lose the entry.
+            let detail = detail.map(AuditEntry.shortened)
             let unsigned = AuditEntry(
                 sequence: lastSequence + 1, milliseconds: AuditTrail.milliseconds(trail.clock()), event: event, outcome: outcome,
                 backend: backend, account: try account.map { try trail.pseudonym(for: $0, key: key) }, detail: detail,

@@ -116,6 +116,14 @@ package enum PrivateFiles {
         }
     }
 
+    /// Replaces `path` atomically and durably with a secret's bytes, as
+    /// ``replace(_:with:)`` does, without copying them out of zeroing memory.
+    static func replaceSecret(_ path: String, with secret: SecretBytes) throws {
+        try publishDurably(path, write: { try $0.writeAll(secret) }) { temporary in
+            try POSIX.rename(temporary, to: path)
+        }
+    }
+
     /// Removes temporary files a crashed writer left for `path`. Call it while holding the lock.
     static func removeLeftovers(of path: String) throws {
         let directory = directoryName(of: path)

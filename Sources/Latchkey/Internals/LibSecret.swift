@@ -129,14 +129,19 @@ enum LibSecret {
             timer = DispatchSource.makeTimerSource(queue: .global())
             timer.schedule(deadline: LibSecret.dispatchTime(after: timeout))
             let target = pointer
+            // The timer holds a reference of its own, dropped by its cancel handler,
+            // which Dispatch runs only after a running event handler has returned:
+            // a cancellation still emitting its signal when the call it stopped has
+            // returned (and this owner is released) must not meet a freed object.
+            g_object_ref(UnsafeMutableRawPointer(target))
             timer.setEventHandler { g_cancellable_cancel(target) }
+            timer.setCancelHandler { g_object_unref(UnsafeMutableRawPointer(target)) }
             timer.resume()
         }
 
         var isCancelled: Bool { g_cancellable_is_cancelled(pointer) != 0 }
 
         deinit {
-            timer.setEventHandler {}
             timer.cancel()
             g_object_unref(pointer)
         }

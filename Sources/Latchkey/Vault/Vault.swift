@@ -126,6 +126,7 @@ public final class Vault: Sendable {
         }
         let vault = Vault(appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file)
         try vault.recordStoreChange(fallback: selection.fallbackFrom)
+        if selection.backend.kind != .file { try vault.finishInterruptedDeletions() }
         if selection.backend.kind == .secretService, try vault.fileVaultExists(),
            policy.automaticMigrationDecision().isAllowed, file != nil {
             let migration = try vault.migrate()

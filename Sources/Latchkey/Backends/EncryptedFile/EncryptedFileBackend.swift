@@ -164,6 +164,37 @@ package final class EncryptedFileBackend: CredentialBackend {
         try POSIX.syncDirectory(directory)
     }
 
+    /// Deletes `keys` in one atomic, durable rewrite of the vault: a crash or a
+    /// kill leaves all of them or none (a logout is one change, not one per session).
+    /// - Parameter keys: The items to delete; absent ones are skipped.
+    /// - Throws: `LatchkeyError`; on any error the vault is unchanged.
+    package func delete(_ keys: [ItemKey]) throws {
+        try modify { items in
+            keys.reduce(false) { changed, key in items.removeValue(forKey: key) != nil || changed }
+        }
+    }
+
+    /// Wipes the vault down to the items `keep` selects (the user's opt-out
+    /// setting) and destroys its key, as one change: the rest of the vault goes
+    /// in the same atomic rewrite that brings in the new key (``VaultStore/rotateKey(keeping:after:)``),
+    /// so no crash and no second wipe running at the same time can lose a kept item.
+    /// - Parameter keep: Whether an item stays.
+    /// - Returns: The keys that were removed.
+    /// - Throws: `LatchkeyError`; on any error the vault keeps its old contents or the new ones, whole.
+    package func wipe(keeping keep: (ItemKey) -> Bool) throws -> [ItemKey] {
+        try namespace.upgradeLegacyLayout()
+        guard try namespace.requirePrivate() else { return [] }
+        return try PrivateFiles.withRemovableExclusiveLock(lockPath) {
+            try store.withLock { store in
+                guard let previous = try store.current() else { return [] }
+                let kept = previous.items.filter { keep($0.key) }
+                try store.rotateKey(keeping: kept, after: previous)
+                try PrivateFiles.removeLeftovers(of: vaultPath)
+                return previous.items.keys.filter { !keep($0) }
+            }
+        }
+    }
+
     /// Runs a read-modify-write under the vault's lock. `change` returns whether
     /// it changed anything; nothing is written when it did not.
     private func modify(_ change: (inout [ItemKey: StoredItem]) -> Bool) throws {

@@ -133,11 +133,61 @@ struct VaultStore {
             guard let key = try KeyFile.read(keyFilePath) else {
                 throw LatchkeyError(.wrongKey, "key file \(keyFilePath) is missing; \(vaultPath) cannot be opened without it")
             }
-            master = key
+            master = try finishingRotation(key, for: header)
         }
         let derived = VaultKeys(master: master, salt: header.salt)
         keys = (header.salt, header.kdf, derived)
         return derived
+    }
+
+    /// The path of a key that ``rotateKey(keeping:after:)`` has written but not
+    /// yet given the key file's name.
+    var nextKeyFilePath: String { keyFilePath + ".next" }
+
+    /// `key`, or, when it does not open a vault whose key was being replaced
+    /// when a writer stopped (the vault already saved under the next key, the
+    /// key file not yet renamed), the next key, whose rename this finishes.
+    private func finishingRotation(_ key: SecretBytes, for header: VaultHeader) throws -> SecretBytes {
+        guard !VaultKeys(master: key, salt: header.salt).matches(check: header.keyCheck),
+              let next = try KeyFile.read(nextKeyFilePath),
+              VaultKeys(master: next, salt: header.salt).matches(check: header.keyCheck) else { return key }
+        try POSIX.rename(nextKeyFilePath, to: keyFilePath)
+        try POSIX.syncDirectory(namespace.path)
+        return next
+    }
+
+    /// Replaces the vault with one holding only `items` under a new key, so that
+    /// copies of the old ciphertext a file system keeps are useless: for a key
+    /// file, a new random key (written first as `<key>.next`, the vault saved
+    /// under it, then renamed over the key file; a reader finishes a rotation a
+    /// crash interrupted); for a passphrase, a new salt. Each step is atomic and
+    /// durable, and every state a crash can leave opens with either the old
+    /// contents or `items`. Call it while holding the vault's lock.
+    mutating func rotateKey(keeping items: [ItemKey: StoredItem], after previous: Snapshot?) throws {
+        let salt = Sodium.randomBytes(count: Sodium.pwhashSaltLength)
+        let master: SecretBytes
+        var kdf: KDFParameters?
+        switch source {
+        case .passphrase(let passphrase, let choice):
+            let parameters = try previous?.header.kdf ?? choice.resolve()
+            kdf = parameters
+            master = try Sodium.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit, memoryLimit: parameters.memoryLimit)
+        case .keyFile:
+            master = SecretBytes.random(count: KeyFile.length)
+            try PrivateFiles.replaceSecret(nextKeyFilePath, with: master)
+        }
+        let vaultKeys = VaultKeys(master: master, salt: salt)
+        let header = VaultHeader(source: source.kind, kdf: kdf, salt: salt, generation: 1, keyCheck: vaultKeys.check,
+                                 appID: namespace.appID.rawValue)
+        let bytes = VaultFormat.seal(items, header: header, keys: vaultKeys)
+        try PrivateFiles.replace(vaultPath, with: bytes)
+        if source.kind == .keyFile {
+            try POSIX.rename(nextKeyFilePath, to: keyFilePath)
+            try POSIX.syncDirectory(namespace.path)
+        }
+        keys = (salt, kdf, vaultKeys)
+        cached = Snapshot(prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header, items: items)
+        seen = (salt, header.generation)
     }
 
     /// Saves `items` as the next generation after `previous` (or as a new vault
