@@ -23,9 +23,11 @@ let package = Package(
             exclude: ["functions.h"],
             linkerSettings: [.linkedLibrary("dl")]
         ),
+        // Linux calls Swift cannot make directly (prctl is variadic): static inline C in a header.
+        .systemLibrary(name: "CLinux"),
         .target(
             name: "Latchkey",
-            dependencies: ["CSodium", "CSecret"]
+            dependencies: ["CSodium", "CSecret", "CLinux"]
         ),
         .target(
             name: "LatchkeyTesting",

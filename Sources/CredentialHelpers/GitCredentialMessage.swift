@@ -106,8 +106,9 @@ package struct GitCredentialMessage: Sendable {
             guard let seconds = Int64(text), (0...Self.latestExpiry).contains(seconds) else {
                 throw LatchkeyError(.invalidInput, "credential attribute 'password_expiry_utc' is not a Unix time")
             }
-            passwordExpiry = Date(timeIntervalSince1970: TimeInterval(seconds))
-        case "url": applyURL(text)
+            // 0 is git's "no expiry" (credential.c reads it as TIME_MAX), not 1970.
+            passwordExpiry = seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
+        case "url": try applyURL(text)
         case "capability[]": text.isEmpty ? capabilities.removeAll() : capabilities.append(text)
         case "wwwauth[]": text.isEmpty ? wwwAuthenticate.removeAll() : wwwAuthenticate.append(text)
         default: otherAttributes.append((key, text))
@@ -116,8 +117,14 @@ package struct GitCredentialMessage: Sendable {
 
     /// Fills protocol, username, host and path from a `url` attribute, as git
     /// itself does before it calls a helper.
-    private mutating func applyURL(_ url: String) {
-        guard let schemeEnd = url.firstRange(of: "://") else { return }
+    /// - Throws: `.invalidInput` (never quoting the URL, which may hold a
+    ///   password) when it has no `<scheme>://`, as git's own helpers die with
+    ///   "unable to parse url": a request without protocol and host would match
+    ///   every stored credential.
+    private mutating func applyURL(_ url: String) throws {
+        guard let schemeEnd = url.firstRange(of: "://"), schemeEnd.lowerBound != url.startIndex else {
+            throw LatchkeyError(.invalidInput, "credential attribute 'url' cannot be parsed (it has no '<scheme>://')")
+        }
         protocolName = String(url[..<schemeEnd.lowerBound])
         var rest = url[schemeEnd.upperBound...]
         if let slash = rest.firstIndex(of: "/") {

@@ -152,7 +152,9 @@ struct Invocation {
             throw LatchkeyError(.usage, "\(command.name) needs \(missing)")
         }
         if count > command.arguments.count {
-            throw LatchkeyError(.usage, "unexpected argument '\(arguments.positionals[command.arguments.count])'")
+            // Not quoted: the extra argument may be a username or an account.
+            let extra = count - command.arguments.count
+            throw LatchkeyError(.usage, "\(command.name) takes \(command.arguments.count) argument\(command.arguments.count == 1 ? "" : "s"); \(extra) more \(extra == 1 ? "was" : "were") given")
         }
     }
 

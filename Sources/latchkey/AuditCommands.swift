@@ -10,7 +10,7 @@ enum AuditCommands {
             let outcome = entry.outcome.errorCode.map { "\(entry.outcome.name)(\($0))" } ?? entry.outcome.name
             var text = "\(entry.sequence)\t\(entry.timeText)\t\(entry.event)\t\(outcome)\t\(entry.backend)"
             if let account = entry.account { text += "\taccount \(account)" }
-            if let detail = entry.detail { text += "\t\(detail)" }
+            if let detail = entry.detail { text += "\t\(TextEscaping.escaped(detail))" }
             try context.output.line(text)
             objects.append(.object([
                 ("seq", .integer(Int64(entry.sequence))), ("time", .string(entry.timeText)), ("event", .string(entry.event.rawValue)),
@@ -78,7 +78,7 @@ enum AuditCommands {
 
     static func policyCheck(_ context: Context, _ arguments: CommandArguments) throws {
         let path = arguments.positionals[0]
-        let policy = try Policy(contentsOfFile: path)
+        let policy = try context.fromFileOption("policy check") { try Policy(contentsOfFile: path) }
         try context.output.line("\(path): a valid policy, '\(policy.name)'")
         context.output.set("valid", .bool(true))
         context.output.set("name", .string(policy.name))

@@ -26,7 +26,7 @@ struct Context {
 
     /// Reads a file the command line named; a file that is not there is a usage
     /// error naming the option, never "not found" (exit 1, which means a missing credential).
-    private func fromFileOption<T>(_ option: String, _ read: () throws -> T) throws -> T {
+    func fromFileOption<T>(_ option: String, _ read: () throws -> T) throws -> T {
         do {
             return try read()
         } catch let error as LatchkeyError where error.code == .notFound {
@@ -34,9 +34,17 @@ struct Context {
         }
     }
 
-    /// The store directory: `--store-dir`, else `LATCHKEY_HOME`, else nil for the library's default.
-    var storeDirectory: String? {
-        globals.storeDirectory ?? environment["LATCHKEY_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+    /// The store directory: `--store-dir`, else `LATCHKEY_HOME`, else the XDG default.
+    /// - Throws: `LatchkeyError` `.usage` when the one given is not absolute, or
+    ///   when there is no default (`HOME` missing or relative), saying which.
+    func storeDirectory() throws -> String {
+        do {
+            if let given = globals.storeDirectory { return try StoreDirectory.requireAbsolute(given, origin: "--store-dir") }
+            if let home = environment["LATCHKEY_HOME"], !home.isEmpty { return try StoreDirectory.requireAbsolute(home, origin: "LATCHKEY_HOME") }
+            return try StoreDirectory.standard(environment: environment)
+        } catch let error as LatchkeyError where error.code == .invalidInput {
+            throw LatchkeyError(.usage, error.message)
+        }
     }
 
     /// The policy named on the command line or in the environment: `--policy`,
@@ -65,7 +73,7 @@ struct Context {
             }
             return try fromFileOption(origin) { try Policy(contentsOfFile: path) }
         }
-        guard let path = userPolicyPath else { return .default }
+        guard let path = try userPolicyPath() else { return .default }
         do {
             return try Policy(contentsOfFile: path)
         } catch let error as LatchkeyError where error.code == .notFound {
@@ -105,16 +113,23 @@ struct Context {
             backend = Setting(value: policy.backend.rawValue, source: fromPolicy.0, origin: fromPolicy.1.map { "\($0): backend.kind" })
         }
         let store = globals.storeDirectory.map { _ in Setting(value: directory, source: .flag, origin: "--store-dir") }
-            ?? (storeDirectory != nil ? Setting(value: directory, source: .environment, origin: "LATCHKEY_HOME") : nil)
+            ?? (environment["LATCHKEY_HOME"]?.isEmpty == false ? Setting(value: directory, source: .environment, origin: "LATCHKEY_HOME") : nil)
             ?? Setting(value: directory, source: .builtInDefault, origin: nil)
         return Settings(app: app, policy: policySetting, backend: backend, storeDirectory: store)
     }
 
-    /// `$XDG_CONFIG_HOME/latchkey/policy.json` (or `~/.config/...`).
-    private var userPolicyPath: String? {
+    /// `$XDG_CONFIG_HOME/latchkey/policy.json` when that is absolute (a relative
+    /// one is ignored, as the XDG rule says), else `$HOME/.config/latchkey/policy.json`;
+    /// nil when `HOME` is not set.
+    /// - Throws: `LatchkeyError` `.usage` when `HOME` is relative.
+    private func userPolicyPath() throws -> String? {
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/latchkey/policy.json" }
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/latchkey/policy.json" }
-        return nil
+        guard environment["HOME"]?.isEmpty == false else { return nil }
+        do {
+            return try StoreDirectory.home(environment, instead: "XDG_CONFIG_HOME", purpose: "user policy file") + "/.config/latchkey/policy.json"
+        } catch let error as LatchkeyError {
+            throw LatchkeyError(.usage, error.message)
+        }
     }
 
     /// Opens the vault. A passphrase is read only when the policy protects the
@@ -125,6 +140,7 @@ struct Context {
         let policy = try policy()
         let appID = try appID()
         let backend = try backendChoice()
+        let storeDirectory = try storeDirectory()
         let needsPassphrase = policy.fileKeySource == .passphrase
         let supplied = needsPassphrase ? try suppliedPassphrase() : nil
         do {

@@ -14,7 +14,7 @@ enum VaultCommands {
         try out.line("why: \(status.reason)")
         try out.line("protection: \(status.protection)")
         try out.line("policy: \(status.policyName) (\(settings.policy.provenance))")
-        try out.line("store directory: \(status.storeDirectory) (\(settings.storeDirectory.provenance))")
+        try out.line("store directory: \(TextEscaping.escaped(status.storeDirectory)) (\(settings.storeDirectory.provenance))")
         if let path = status.fileVaultPath {
             try out.line("vault file: \(path)\(status.leftoverFileVault ? " (left over from a fallback; `latchkey migrate` moves it)" : "")")
         }
@@ -89,7 +89,7 @@ enum VaultCommands {
         let hadUsername = try vault.rememberedUsername() != nil
         let report = try vault.logout(account: account)
         let summary = summary(of: report, hadUsername: hadUsername)
-        try context.output.line("logged out \(account == nil ? "every account" : "the account given"): \(summary)")
+        try context.output.line(TextEscaping.escaped("logged out \(account == nil ? "every account" : "the account given"): \(summary)"))
         setReport(report, summary: summary, context.output)
     }
 
@@ -103,14 +103,14 @@ enum VaultCommands {
         }
         let report = try context.openVault().wipe()
         let summary = summary(of: report, hadUsername: report.forgotUsername)
-        try context.output.line("wiped \(appID): \(summary)")
+        try context.output.line(TextEscaping.escaped("wiped \(appID): \(summary)"))
         context.output.set("wiped", .bool(true))
         setReport(report, summary: summary, context.output)
     }
 
     static func migrate(_ context: Context, _ arguments: CommandArguments) throws {
         let report = try context.openVault().migrate()
-        try context.output.line(report.summary)
+        try context.output.line(TextEscaping.escaped(report.summary))
         context.output.set("moved", .integer(report.moved))
         context.output.set("keptNewer", .integer(report.keptNewer))
         context.output.set("destroyedFileVault", .bool(report.destroyedFileVault))

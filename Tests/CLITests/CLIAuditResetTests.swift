@@ -8,7 +8,7 @@ struct CLIAuditResetTests {
     private func anchorFiles(_ store: Store) throws -> [String] {
         let files = FileManager.default
         guard let walker = files.enumerator(atPath: store.storeDirectory) else { return [] }
-        return walker.compactMap { $0 as? String }.filter { $0.hasSuffix(".audit.anchor") }.map { store.storeDirectory + "/" + $0 }
+        return walker.compactMap { $0 as? String }.filter { $0.hasSuffix(".anchor") && $0.contains("audit") }.map { store.storeDirectory + "/" + $0 }
     }
 
     @Test("a broken trail stops the app with 65 naming audit reset; reset --yes keeps it aside, verify reports the reset, and the app works again",

@@ -47,9 +47,9 @@ struct CLIExitStatusTests {
     func tampered() throws {
         let store = try Store("file")
         try store.run(["session", "put", "a"], input: "token")
-        var vault = try Data(contentsOf: URL(fileURLWithPath: store.vaultPath))
+        var vault = try Data(contentsOf: URL(fileURLWithPath: store.namespaceFile("credentials.vault")))
         vault[vault.count - 5] ^= 0x01
-        try vault.write(to: URL(fileURLWithPath: store.vaultPath))
+        try vault.write(to: URL(fileURLWithPath: store.namespaceFile("credentials.vault")))
         try expect(store, ["session", "get", "a"], status: 65, code: "tampered")
 
         let policy = store.directory + "/bad-policy.json"
@@ -90,10 +90,12 @@ struct CLIExitStatusTests {
         try expect(store, ["username", "set", "alice"], status: 73, code: "cannotCreate")
     }
 
-    @Test("74: the policy file cannot be read (it is a directory)")
+    @Test("74: a file that cannot be read (/proc/self/mem as the passphrase file: EIO); a directory as the policy is 65")
     func io() throws {
         let store = try Store("file")
-        try expect(store, ["--policy", store.directory, "status"], status: 74, code: "io")
+        let (policy, _) = try Self.passphraseSetup(store, passphrase: "p")
+        try expect(store, ["--policy", policy, "--passphrase-file", "/proc/self/mem", "status"], status: 74, code: "io")
+        try expect(store, ["--policy", store.directory, "status"], status: 65, code: "invalidInput")
     }
 
     @Test("75: a session bus that accepts the connection and never answers")
@@ -122,7 +124,7 @@ struct CLIExitStatusTests {
 
         let plain = try Store("file")
         try plain.run(["session", "put", "a"], input: "token")
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: plain.vaultPath)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: plain.namespaceFile("credentials.vault"))
         try expect(plain, ["session", "get", "a"], status: 77, code: "insecurePermissions")
 
         try expect(try Store("file"), ["--policy", "built-in:strict", "status"], status: 77, code: "policyDenied")

@@ -16,7 +16,14 @@ struct Store: CustomTestStringConvertible, Sendable {
         app = "cli-test-" + UUID().uuidString.prefix(12).lowercased()
     }
 
-    var vaultPath: String { storeDirectory + "/\(app).vault" }
+    /// The path of one of this namespace's files in its directory `<store>/<app>.d`,
+    /// such as `credentials.vault`, `credentials.key` or `audit.file.jsonl` (docs/FILE-FORMAT.md).
+    func namespaceFile(_ name: String) -> String {
+        storeDirectory + "/\(app).d/\(name)"
+    }
+
+    /// The encrypted vault file.
+    var vaultPath: String { namespaceFile("credentials.vault") }
     var testDescription: String { backend }
 
     /// The global options that select this store.

@@ -44,8 +44,8 @@ struct AuditTrailTests {
         #expect(try trail.entries(since: 2).map(\.sequence) == [3])
         #expect(try POSIX.status(of: trail.path)?.permissions == 0o600)
         #expect(try POSIX.status(of: directory)?.permissions == 0o700)
-        #expect(try POSIX.directoryEntries(directory).sorted() == [
-            "com.example.audit.memory.audit.anchor", "com.example.audit.memory.audit.jsonl", "com.example.audit.memory.audit.lock"])
+        #expect(try POSIX.directoryEntries(directory) == ["com.example.audit.d"])
+        #expect(try POSIX.directoryEntries(trail.namespace.path).sorted() == ["audit.memory.anchor", "audit.memory.jsonl", "audit.memory.lock"])
         #expect(try POSIX.status(of: trail.anchorFile.path)?.permissions == 0o600)
         #expect(try backend.list(kind: nil) == [trail.keyItem], "the anchor lives beside the trail, not in the store")
         #expect(try trail.verify() == .intact(entryCount: 3, lastSequence: 3))
@@ -165,7 +165,7 @@ struct AuditTrailTests {
         #expect(try trail.verify() == .intact(entryCount: 3, lastSequence: 3))
     }
 
-    @Test("a failed audit write throws: backend failure, insecure directory, malformed event or detail")
+    @Test("a failed audit write throws: backend failure, insecure directory, malformed event; a long detail is shortened instead")
     func failuresThrow() throws {
         let directory = try freshDirectory()
         let backend = InMemoryBackend()
@@ -174,9 +174,14 @@ struct AuditTrailTests {
         #expect(throws: LatchkeyError(.unavailable, "")) { try trail.record(.sessionSaved, outcome: .ok, backend: .memory) }
         backend.failure = nil
         #expect(throws: LatchkeyError(.invalidInput, "")) { try trail.record(AuditEvent(rawValue: "Session Saved"), outcome: .ok, backend: .memory) }
-        #expect(throws: LatchkeyError(.invalidInput, "")) {
-            try trail.record(.sessionSaved, outcome: .ok, backend: .memory, detail: String(repeating: "x", count: 513))
-        }
+        // A long detail is shortened with a mark, never a reason to lose the entry (issue 14, item 4).
+        let long = try trail.record(.sessionSaved, outcome: .ok, backend: .memory, detail: String(repeating: "é", count: 400))
+        let detail = try #require(long.detail)
+        #expect(detail.utf8.count <= AuditEntry.maximumDetailLength)
+        let mark = try #require(detail.range(of: "… [truncated: "))
+        let kept = detail[..<mark.lowerBound]
+        #expect(kept.allSatisfy { $0 == "é" } && kept.count > 200, "cut at a character boundary: \(detail)")
+        #expect(detail.hasSuffix("… [truncated: \(800 - kept.utf8.count) more bytes]"), "\(detail)")
         try trail.record(.sessionSaved, outcome: .ok, backend: .memory)
         #expect(chmod(trail.path, 0o644) == 0)
         #expect(throws: LatchkeyError(.insecurePermissions, "")) { try trail.record(.sessionSaved, outcome: .ok, backend: .memory) }

@@ -168,7 +168,7 @@ struct EncryptedFileBackendTests {
     func statusFacts() throws {
         let passphrase = try makeFileBackend(fastPassphrase())
         #expect(passphrase.keySourceKind == .passphrase)
-        #expect(passphrase.vaultPath == passphrase.directory + "/com.example.notes.vault")
+        #expect(passphrase.vaultPath == passphrase.directory + "/com.example.notes.d/credentials.vault")
         try passphrase.write(StoredItem(value: SecretBytes(utf8: "v")), for: ItemKey(kind: .setting, name: "a"))
         #expect(try passphrase.vaultKDFParameters() == fastKDF)
         let keyFile = try makeFileBackend(.keyFile)

@@ -115,14 +115,14 @@ struct EncryptedFileTamperTests {
     @Test("a future format version gives invalidInput naming the version")
     func futureVersion() throws {
         let (backend, original) = try smallVault(.keyFile)
-        let version: UInt16 = 2
+        let version: UInt16 = 3
         var future = original
         future.replaceSubrange(8..<12, with: [UInt8(version & 0xFF), UInt8(version >> 8), UInt8(~version & 0xFF), UInt8(~version >> 8)])
         try overwrite(backend.vaultPath, with: Array(future[..<40]))
         let fresh = EncryptedFileBackend(appID: testAppID, directory: backend.directory, keySource: .keyFile)
         let error = #expect(throws: LatchkeyError.self) { _ = try fresh.list(kind: nil) }
         #expect(error?.code == .invalidInput)
-        #expect(error?.message.contains("version 2") == true)
+        #expect(error?.message.contains("version 3") == true)
     }
 
     @Test("KDF parameters above the caps are refused before the KDF runs", arguments: [
@@ -138,6 +138,16 @@ struct EncryptedFileTamperTests {
         #expect(errorCode { _ = try backend.vaultKDFParameters() } == .invalidInput)
         // Loose: running Argon2id with these limits would take minutes or fail for lack of memory.
         #expect(clock.now - start < .seconds(5))
+    }
+
+    @Test("a header's memory limit is named as written (2^64-1), not clamped to Int.max")
+    func memoryLimitNamedExactly() throws {
+        let (backend, original) = try smallVault(fastPassphrase())
+        let fields = withUnsafeBytes(of: UInt64(1).littleEndian) { Array($0) } + withUnsafeBytes(of: UInt64.max.littleEndian) { Array($0) }
+        try overwrite(backend.vaultPath, with: patchedHeader(original, at: 16, with: fields))
+        let error = #expect(throws: LatchkeyError.self) { _ = try backend.vaultKDFParameters() }
+        #expect(error?.message.contains("18446744073709551615 bytes") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("9223372036854775807") == false)
     }
 
     @Test("a header whose fields were changed consistently (checksum recomputed) still gives tampered or wrongKey")

@@ -95,4 +95,25 @@ struct GitCredentialMessageTests {
         message.passwordExpiry = Date(timeIntervalSince1970: 1e300)
         #expect(message.serialized().utf8String() == "host=example.com\n")
     }
+
+    @Test("a url that cannot be parsed is refused without quoting it; a url with a scheme still fills the attributes",
+          arguments: ["example.com/repo", "://example.com", "alice:hunter2@example.com", ""])
+    func unparsableURL(url: String) throws {
+        let error = #expect(throws: LatchkeyError.self) {
+            _ = try GitCredentialMessage.parse(SecretBytes(utf8: "protocol=https\nurl=\(url)\n"))
+        }
+        #expect(error?.code == .invalidInput)
+        #expect(error?.message.contains("'url' cannot be parsed") == true)
+        #expect(error?.message.contains("hunter2") == false)
+        let parsed = try GitCredentialMessage.parse(SecretBytes(utf8: "url=https://bob@example.com/r.git\n"))
+        #expect(parsed.protocolName == "https" && parsed.host == "example.com" && parsed.username == "bob" && parsed.path == "r.git")
+    }
+
+    @Test("password_expiry_utc=0 is git's 'no expiry', not 1970")
+    func zeroExpiry() throws {
+        let zero = try GitCredentialMessage.parse(SecretBytes(utf8: "protocol=https\nhost=a\npassword_expiry_utc=0\n"))
+        #expect(zero.passwordExpiry == nil)
+        let one = try GitCredentialMessage.parse(SecretBytes(utf8: "password_expiry_utc=1\n"))
+        #expect(one.passwordExpiry == Date(timeIntervalSince1970: 1))
+    }
 }

@@ -7,7 +7,8 @@ extension AuditTrail {
     /// - Returns: What was found and kept, or nil when the trail verified.
     /// - Throws: `LatchkeyError` when a file or the backend cannot be written.
     package func reset() throws -> AuditResetReport? {
-        try PrivateFiles.prepareDirectory(directory)
+        try namespace.upgradeLegacyLayout()
+        try namespace.prepare()
         return try PrivateFiles.withExclusiveLock(lockPath) {
             let verdict: AuditVerification
             do {
@@ -25,7 +26,7 @@ extension AuditTrail {
             if try POSIX.status(of: anchorFile.path) != nil {
                 try POSIX.rename(anchorFile.path, to: anchorFile.path + suffix)
             }
-            try POSIX.syncDirectory(directory)
+            try POSIX.syncDirectory(namespace.path)
             try backend.delete(legacyAnchorItem)
             let key: SecretBytes
             if let valid = try? storedKey(afresh: true) {
@@ -61,17 +62,6 @@ public struct AuditResetReport: Sendable, Equatable {
     /// The `audit.reset` entry's detail: the kept segment's name, the last verified sequence and why, within the entry's limit.
     var detail: String {
         let kept = keptSegment.map { "kept " + PrivateFiles.baseName(of: $0) } ?? "no trail file was left"
-        let text = "\(kept); last verified seq \(lastVerifiedSequence); \(reason)"
-        guard text.utf8.count > AuditEntry.maximumDetailLength else { return text }
-        return String(decoding: text.utf8.prefix(AuditEntry.maximumDetailLength - 3), as: UTF8.self).trimmingSuffixReplacement() + "..."
-    }
-}
-
-private extension String {
-    /// Drops a replacement character left by cutting a multi-byte character in half.
-    func trimmingSuffixReplacement() -> String {
-        var text = self
-        while text.hasSuffix("\u{FFFD}") { text.removeLast() }
-        return text
+        return AuditEntry.shortened("\(kept); last verified seq \(lastVerifiedSequence); \(reason)")
     }
 }

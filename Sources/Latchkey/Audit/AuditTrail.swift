@@ -6,13 +6,13 @@ import Foundation
 import Synchronization
 
 /// An app namespace's audit trail: an append-only JSON Lines file
-/// (`<directory>/<appid>.<backend kind>.audit.jsonl`, 0600 in a 0700 directory) whose entries
+/// (`<directory>/<appid>.d/audit.<backend kind>.jsonl`, 0600 in a 0700 directory) whose entries
 /// are chained by a keyed BLAKE2b MAC. The key is kept in a `CredentialBackend`
 /// (read once per process), the last sequence number and MAC (the anchor) in a
 /// small file beside the trail, authenticated with the key (``AuditAnchorFile``).
 /// The format is specified in `docs/AUDIT-TRAIL.md`.
 ///
-/// Appends are locked (`flock` on `<appid>.<backend kind>.audit.lock`) and durable (`fsync`),
+/// Appends are locked (`flock` on `audit.<backend kind>.lock` beside it) and durable (`fsync`),
 /// so writers in several threads or processes never interleave partial lines.
 /// ``verify()`` is read-only. No secret is ever written: the account appears
 /// only as a keyed pseudonym and the detail is non-secret text.
@@ -21,8 +21,10 @@ import Synchronization
 package final class AuditTrail: Sendable {
     /// The app namespace.
     package let appID: AppID
-    /// The directory holding the trail.
+    /// The store directory (the trail is in its namespace's directory inside it).
     package let directory: String
+    /// The namespace whose trail this is; its directory holds the trail.
+    let namespace: NamespaceDirectory
     /// The trail file's path.
     package let path: String
     /// The lock file's path.
@@ -36,7 +38,7 @@ package final class AuditTrail: Sendable {
 
     /// The backend item holding the 32-byte MAC and pseudonym key.
     ///
-    /// Each kind of backend keeps its own trail (`<appid>.<backend kind>.audit.jsonl`)
+    /// Each kind of backend keeps its own trail (`audit.<backend kind>.jsonl`)
     /// and its own key, so a fallback to the file while the Secret Service
     /// holding the other trail's key is unreachable never breaks a chain.
     package let keyItem: ItemKey
@@ -61,14 +63,15 @@ package final class AuditTrail: Sendable {
     }
 
     init(appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention, clock: @escaping @Sendable () -> Date) {
+        let namespace = NamespaceDirectory(appID: appID, storeDirectory: directory)
         self.appID = appID
-        self.directory = directory
-        let stem = directory + "/" + appID.rawValue + "." + backend.kind.rawValue
-        self.path = stem + ".audit.jsonl"
-        self.lockPath = stem + ".audit.lock"
+        self.namespace = namespace
+        self.directory = namespace.storeDirectory
+        self.path = namespace.trailPath(backend.kind)
+        self.lockPath = namespace.trailLockPath(backend.kind)
         self.keyItem = ItemKey(kind: .key, name: "audit." + backend.kind.rawValue)
         self.legacyAnchorItem = ItemKey(kind: .anchor, name: "audit." + backend.kind.rawValue)
-        self.anchorFile = AuditAnchorFile(path: stem + ".audit.anchor", appID: appID)
+        self.anchorFile = AuditAnchorFile(path: namespace.trailAnchorPath(backend.kind), appID: appID)
         self.backend = backend
         self.retention = retention
         self.clock = clock
@@ -84,10 +87,11 @@ package final class AuditTrail: Sendable {
     ///   - outcome: How it ended.
     ///   - backend: The store the operation used.
     ///   - account: The account concerned, if any; only its keyed pseudonym is written.
-    ///   - detail: Non-secret detail (at most 512 UTF-8 bytes), such as `wiped 2 sessions (access, refresh); kept the username`.
+    ///   - detail: Non-secret detail, such as `wiped 2 sessions (access, refresh); kept the username`;
+    ///     one longer than 512 UTF-8 bytes is shortened with a mark that says so (``AuditEntry/shortened(_:)``).
     /// - Returns: The entry as written.
-    /// - Throws: `LatchkeyError`: `.invalidInput` for a malformed event or an
-    ///   overlong detail; `.tampered` when the end of the trail does not match
+    /// - Throws: `LatchkeyError`: `.invalidInput` for a malformed event;
+    ///   `.tampered` when the end of the trail does not match
     ///   the anchor, or the key is missing while a trail exists (nothing is
     ///   appended then, so a cut is never hidden); `.insecurePermissions`, `.io`
     ///   or the backend's errors when the entry cannot be written durably.
@@ -106,7 +110,8 @@ package final class AuditTrail: Sendable {
     /// - Throws: As ``record(_:outcome:backend:account:detail:)`` before `body`
     ///   runs; what `body` throws.
     package func withAppender<Result>(_ body: (Appender) throws -> Result) throws -> Result {
-        try PrivateFiles.prepareDirectory(directory)
+        try namespace.upgradeLegacyLayout()
+        try namespace.prepare()
         return try PrivateFiles.withExclusiveLock(lockPath) {
             let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
             let status = try file.status()
@@ -158,9 +163,8 @@ package final class AuditTrail: Sendable {
             guard event.isWellFormed else {
                 throw LatchkeyError(.invalidInput, "audit event name '\(event.rawValue)' is not lower-case words joined by dots")
             }
-            guard (detail?.utf8.count ?? 0) <= AuditEntry.maximumDetailLength else {
-                throw LatchkeyError(.invalidInput, "audit detail is longer than \(AuditEntry.maximumDetailLength) bytes")
-            }
+            // A long detail is shortened (with a mark saying so), never a reason to lose the entry.
+            let detail = detail.map(AuditEntry.shortened)
             let unsigned = AuditEntry(
                 sequence: lastSequence + 1, milliseconds: AuditTrail.milliseconds(trail.clock()), event: event, outcome: outcome,
                 backend: backend, account: try account.map { try trail.pseudonym(for: $0, key: key) }, detail: detail,
@@ -195,6 +199,7 @@ package final class AuditTrail: Sendable {
         // The anchor is read before the file: appends write the file first, so
         // a concurrent append can never make the anchor look ahead of the file.
         // The key is read afresh: verifying must notice a key deleted since this process read it.
+        try namespace.upgradeLegacyLayout()
         guard let key = try storedKey(afresh: true) else {
             let anchorExists = try POSIX.status(of: anchorFile.path) != nil
             if try readFile().isEmpty && !anchorExists && (try legacyAnchor()?.sequence ?? 0) == 0 {
@@ -211,6 +216,7 @@ package final class AuditTrail: Sendable {
     /// - Returns: The entries, oldest first.
     /// - Throws: `.tampered` naming the line when a line is not an entry; file errors.
     package func entries(since sequence: UInt64? = nil) throws -> [AuditEntry] {
+        try namespace.upgradeLegacyLayout()
         var entries: [AuditEntry] = []
         for (index, line) in try readFile().split(separator: 10).enumerated() {
             let entry = try AuditEntry(line: line, source: "\(path) line \(index + 1)")
@@ -228,15 +234,17 @@ package final class AuditTrail: Sendable {
     /// - Returns: The pseudonym.
     /// - Throws: `.tampered` when the key is missing while a trail exists; file and backend errors.
     package func pseudonym(for account: String) throws -> String {
+        try namespace.upgradeLegacyLayout()
         if let key = try storedKey() { return try pseudonym(for: account, key: key) }
-        try PrivateFiles.prepareDirectory(directory)
+        try namespace.prepare()
         return try PrivateFiles.withExclusiveLock(lockPath) {
             try pseudonym(for: account, key: keyCreatingIfFresh(trailSize: POSIX.status(of: path)?.size ?? 0))
         }
     }
 
     private func pseudonym(for account: String, key: SecretBytes) throws -> String {
-        let message = Array("latchkey.audit.v1 pseudonym".utf8) + [0] + Array(appID.rawValue.utf8) + [0] + Array(account.utf8)
+        // NFC, as every store keys the account (CanonicalText): one account, one pseudonym.
+        let message = Array("latchkey.audit.v1 pseudonym".utf8) + [0] + Array(appID.rawValue.utf8) + [0] + Array(CanonicalText.nfc(account).utf8)
         return Hex.encode(Sodium.keyedHash(message, key: key).prefix(Self.pseudonymLength))
     }
 

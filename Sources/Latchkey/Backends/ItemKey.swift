@@ -30,20 +30,21 @@ public struct ItemKey: Hashable, Sendable, CustomStringConvertible {
 
     /// What sort of item this is.
     public let kind: Kind
-    /// The account the item belongs to; empty for app-wide items.
+    /// The account the item belongs to, in Unicode NFC; empty for app-wide items.
     public let account: String
-    /// The item's name within its kind and account, such as `access`.
+    /// The item's name within its kind and account, such as `access`, in Unicode NFC.
     public let name: String
 
-    /// Creates an item key.
+    /// Creates an item key. The account and the name are normalised to Unicode
+    /// Normalization Form C, so the two spellings of `é` address one item in every store.
     /// - Parameters:
     ///   - kind: What sort of item this is.
     ///   - account: The account; empty for app-wide items.
     ///   - name: The item's name.
     public init(kind: Kind, account: String = "", name: String) {
         self.kind = kind
-        self.account = account
-        self.name = name
+        self.account = CanonicalText.nfc(account)
+        self.name = CanonicalText.nfc(name)
     }
 
     /// The kind and name; never the account, which may be personal data.

@@ -16,6 +16,40 @@ package enum PrivateFiles {
         return try POSIX.readSecretLine(from: file.descriptor, limit: limit, echoOff: false, untilEnd: true).secret
     }
 
+    /// Reads a file that holds no secret but decides what Latchkey does (a
+    /// policy): it must be a regular file owned by this user or root and not
+    /// writable by its group or others, in a directory with the same properties.
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - limit: The most bytes accepted.
+    /// - Returns: The file's bytes.
+    /// - Throws: `.notFound`; `.insecurePermissions` naming the file or its
+    ///   directory; `.invalidInput` when it is not a regular file or is longer than `limit`; `.io`.
+    package static func readProtected(atPath path: String, limit: Int) throws -> [UInt8] {
+        let file = try POSIX.File.open(path, .read)
+        try requireProtected(file.status(), path: path, directory: false)
+        let directory = directoryName(of: path)
+        if let status = try POSIX.status(of: directory) {
+            try requireProtected(status, path: directory, directory: true)
+        }
+        return try file.readAll(limit: limit)
+    }
+
+    /// Checks that a file or directory that holds no secret cannot be changed by
+    /// anyone but this user or root.
+    private static func requireProtected(_ status: POSIX.Status, path: String, directory: Bool) throws {
+        guard directory ? status.isDirectory : status.isRegularFile else {
+            throw POSIX.wrongType(path, status, expected: directory ? "directory" : "regular file")
+        }
+        guard status.owner == POSIX.effectiveUserID || status.owner == 0 else {
+            throw LatchkeyError(.insecurePermissions, "\(path) is owned by user \(status.owner), not by this user (\(POSIX.effectiveUserID)) or root, so it is not trusted")
+        }
+        guard status.permissions & 0o022 == 0 else {
+            let mode = String(status.permissions, radix: 8)
+            throw LatchkeyError(.insecurePermissions, "\(path) has mode 0\(mode); others could change it, so it is not trusted (chmod go-w)")
+        }
+    }
+
     /// Creates `path` (and its missing parents) as private directories, then
     /// checks that `path` is private.
     /// - Throws: `.insecurePermissions` naming the path when it is accessible to
@@ -36,8 +70,8 @@ package enum PrivateFiles {
     ///   - path: The file or directory.
     ///   - directory: Whether it must be a directory (otherwise a regular file).
     /// - Returns: The path's status, or nil when it does not exist.
-    /// - Throws: `.insecurePermissions` naming the path; `.invalidInput` when it
-    ///   is of the wrong type (a symbolic link, say).
+    /// - Throws: `.insecurePermissions` naming the path (a symbolic link
+    ///   included); `.invalidInput` when it is of the wrong type (a FIFO, say).
     @discardableResult
     static func requirePrivate(_ path: String, directory: Bool) throws -> POSIX.Status? {
         guard let status = try POSIX.status(of: path) else { return nil }
@@ -48,7 +82,7 @@ package enum PrivateFiles {
     /// Checks an already obtained status; see ``requirePrivate(_:directory:)``.
     static func requirePrivate(_ status: POSIX.Status, path: String, directory: Bool) throws {
         guard directory ? status.isDirectory : status.isRegularFile else {
-            throw LatchkeyError(.invalidInput, "\(path) is not a \(directory ? "directory" : "regular file")")
+            throw POSIX.wrongType(path, status, expected: directory ? "directory" : "regular file")
         }
         guard status.owner == POSIX.effectiveUserID else {
             throw LatchkeyError(.insecurePermissions, "\(path) is owned by user \(status.owner), not by this user (\(POSIX.effectiveUserID))")
@@ -78,6 +112,14 @@ package enum PrivateFiles {
     /// Call it while holding the file's lock.
     static func replace(_ path: String, with bytes: [UInt8]) throws {
         try publishDurably(path, write: { try $0.writeAll(bytes) }) { temporary in
+            try POSIX.rename(temporary, to: path)
+        }
+    }
+
+    /// Replaces `path` atomically and durably with a secret's bytes, as
+    /// ``replace(_:with:)`` does, without copying them out of zeroing memory.
+    static func replaceSecret(_ path: String, with secret: SecretBytes) throws {
+        try publishDurably(path, write: { try $0.writeAll(secret) }) { temporary in
             try POSIX.rename(temporary, to: path)
         }
     }

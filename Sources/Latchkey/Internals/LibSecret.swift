@@ -180,14 +180,19 @@ enum LibSecret {
             timer = DispatchSource.makeTimerSource(queue: .global())
             timer.schedule(deadline: LibSecret.dispatchTime(after: timeout))
             let target = pointer
+            // The timer holds a reference of its own, dropped by its cancel handler,
+            // which Dispatch runs only after a running event handler has returned:
+            // a cancellation still emitting its signal when the call it stopped has
+            // returned (and this owner is released) must not meet a freed object.
+            lk_g_object_ref(UnsafeMutableRawPointer(target))
             timer.setEventHandler { lk_g_cancellable_cancel(target) }
+            timer.setCancelHandler { lk_g_object_unref(UnsafeMutableRawPointer(target)) }
             timer.resume()
         }
 
         var isCancelled: Bool { lk_g_cancellable_is_cancelled(pointer) != 0 }
 
         deinit {
-            timer.setEventHandler {}
             timer.cancel()
             lk_g_object_unref(UnsafeMutableRawPointer(pointer))
         }

@@ -3,6 +3,8 @@ internal import Glibc
 #elseif canImport(Musl)
 internal import Musl
 #endif
+internal import CLinux
+import Synchronization
 
 // Every POSIX file-system call lives in this file. Failures become
 // `LatchkeyError`s in `POSIX.check`, which also retries EINTR, and keep the
@@ -20,6 +22,11 @@ package enum POSIX {
         var isDirectory: Bool
         /// Whether the path is a regular file.
         var isRegularFile: Bool
+        /// Whether the path is a symbolic link (only `lstat` reports one).
+        var isSymbolicLink: Bool
+        /// The kind of file in words, for messages: `regular file`, `directory`,
+        /// `symbolic link`, `FIFO`, `character device`, `block device` or `socket`.
+        var typeName: String
         /// Size in bytes.
         var size: Int
         /// Device and inode, which identify the file.
@@ -56,7 +63,7 @@ package enum POSIX {
             return LatchkeyError(.notFound, "\(path): \(reason)", cFunction: function)
         case ELOOP:
             // `open` with O_NOFOLLOW met a symbolic link: it could point anywhere.
-            return LatchkeyError(.insecurePermissions, "\(path) is a symbolic link, which Latchkey does not follow", cFunction: function)
+            return symbolicLinkError(path, cFunction: function)
         case EACCES, EPERM:
             return LatchkeyError(.insecurePermissions, "\(path): \(reason)", cFunction: function)
         case EEXIST, ENOSPC, EROFS, EDQUOT, EMFILE, ENFILE:
@@ -94,10 +101,14 @@ package enum POSIX {
             case readAppendCreate(permissions: UInt32)
         }
 
-        /// Opens `path` (`open`, with `O_CLOEXEC` and `O_NOFOLLOW`).
-        /// - Throws: `.notFound` when it does not exist, `.cannotCreate` or `.io` otherwise.
+        /// Opens the regular file `path` (`open`, with `O_CLOEXEC`, `O_NOFOLLOW`
+        /// and `O_NONBLOCK`, then `fstat`). `O_NONBLOCK` means a FIFO in its place
+        /// cannot make the open wait for a writer; it changes nothing for a regular file.
+        /// - Throws: `.notFound` when it does not exist; `.insecurePermissions` when
+        ///   it is a symbolic link; `.invalidInput` naming the path when it is not a
+        ///   regular file (a FIFO, a device, a directory); `.cannotCreate` or `.io` otherwise.
         static func open(_ path: String, _ mode: Mode) throws -> File {
-            var flags = O_CLOEXEC | O_NOFOLLOW
+            var flags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK
             var permissions: mode_t = 0
             switch mode {
             case .read:
@@ -116,7 +127,20 @@ package enum POSIX {
                 permissions = mode_t(p)
             }
             let descriptor = try POSIX.check("open", path: path) { Glibc.open(path, flags, permissions) }
-            return File(descriptor: descriptor, path: path)
+            let file = File(descriptor: descriptor, path: path)
+            let status = try file.status()
+            guard status.isRegularFile else { throw POSIX.wrongType(path, status, expected: "regular file") }
+            return file
+        }
+
+        /// Reads the whole file from the start (`pread`), refusing one longer than `limit` bytes.
+        /// - Throws: `.invalidInput` naming the path when it is longer than `limit`; `.io`.
+        func readAll(limit: Int) throws -> [UInt8] {
+            let bytes = try read(upTo: limit + 1, at: 0)
+            guard bytes.count <= limit else {
+                throw LatchkeyError(.invalidInput, "\(path) is longer than \(limit) bytes, the most Latchkey reads from such a file")
+            }
+            return bytes
         }
 
         /// Reads the whole file from the start (`pread`).
@@ -219,6 +243,20 @@ package enum POSIX {
         }
     }
 
+    /// The error for a path that is not of the `expected` type (`regular file`,
+    /// `directory`): `.insecurePermissions` for a symbolic link (it could point
+    /// anywhere), else `.invalidInput`, both naming the path and what it is.
+    static func wrongType(_ path: String, _ status: Status, expected: String) -> LatchkeyError {
+        if status.isSymbolicLink { return symbolicLinkError(path, cFunction: nil) }
+        return LatchkeyError(.invalidInput, "\(path) is a \(status.typeName), not a \(expected)")
+    }
+
+    /// The error for a symbolic link where Latchkey expects its own file or
+    /// directory: `.insecurePermissions`, as the link could point anywhere.
+    static func symbolicLinkError(_ path: String, cFunction: String?) -> LatchkeyError {
+        LatchkeyError(.insecurePermissions, "\(path) is a symbolic link, which Latchkey does not follow", cFunction: cFunction)
+    }
+
     /// What `lstat` reports about `path`, or nil when it does not exist.
     static func status(of path: String) throws -> Status? {
         var info = stat()
@@ -267,6 +305,15 @@ package enum POSIX {
         let code = errno
         if code == ENOENT { return }
         throw error(errno: code, function: "unlink", path: path)
+    }
+
+    /// Removes a directory when it is empty (`rmdir`); a directory that still
+    /// holds entries, or none at all, is left as it is.
+    static func removeDirectoryIfEmpty(_ path: String) throws {
+        if rmdir(path) == 0 { return }
+        let code = errno
+        if code == ENOTEMPTY || code == EEXIST || code == ENOENT { return }
+        throw error(errno: code, function: "rmdir", path: path)
     }
 
     /// Flushes a directory's entries to the disk (`open` + `fsync`), so a rename
@@ -377,7 +424,60 @@ extension POSIX {
     }
 }
 
+extension POSIX {
+    /// How many secrets the process holds, and whether it was dumpable before the
+    /// first of them (so the last one restores that and never more).
+    private static let heldSecrets = Mutex<(count: Int, restoreDumpable: Bool)>((0, false))
+
+    /// Notes that a secret is now in memory. The first one makes the process not
+    /// dumpable (`prctl(PR_SET_DUMPABLE, 0)`): no core dump can write it to disk,
+    /// and other processes of the user cannot attach to it or read its memory.
+    static func secretAcquired() {
+        heldSecrets.withLock { state in
+            if state.count == 0 {
+                state.restoreDumpable = latchkey_get_dumpable() == 1
+                if state.restoreDumpable {
+                    // PR_SET_DUMPABLE fails only for a value other than 0 or 1.
+                    precondition(latchkey_set_dumpable(0) == 0, "prctl(PR_SET_DUMPABLE, 0) failed")
+                }
+            }
+            state.count += 1
+        }
+    }
+
+    /// Notes that a secret was zeroed and released. When the last one goes, the
+    /// process is made dumpable again (`prctl(PR_SET_DUMPABLE, 1)`) if it was
+    /// before the first.
+    static func secretReleased() {
+        heldSecrets.withLock { state in
+            precondition(state.count > 0, "more secrets released than acquired")
+            state.count -= 1
+            if state.count == 0 && state.restoreDumpable {
+                precondition(latchkey_set_dumpable(1) == 0, "prctl(PR_SET_DUMPABLE, 1) failed")
+                state.restoreDumpable = false
+            }
+        }
+    }
+
+    /// Whether the process may be dumped (`prctl(PR_GET_DUMPABLE)` is not 0).
+    package static var isDumpable: Bool { latchkey_get_dumpable() != 0 }
+}
+
 extension POSIX.Status {
+    /// The name of a file type (`st_mode & S_IFMT`), for messages.
+    private static func typeName(_ type: mode_t) -> String {
+        switch type {
+        case S_IFREG: "regular file"
+        case S_IFDIR: "directory"
+        case S_IFLNK: "symbolic link"
+        case S_IFIFO: "FIFO"
+        case S_IFCHR: "character device"
+        case S_IFBLK: "block device"
+        case S_IFSOCK: "socket"
+        default: "special file"
+        }
+    }
+
     fileprivate init(_ info: stat) {
         let type = info.st_mode & S_IFMT
         self.init(
@@ -385,6 +485,8 @@ extension POSIX.Status {
             owner: UInt32(info.st_uid),
             isDirectory: type == S_IFDIR,
             isRegularFile: type == S_IFREG,
+            isSymbolicLink: type == S_IFLNK,
+            typeName: Self.typeName(type),
             size: Int(info.st_size),
             device: UInt64(info.st_dev),
             inode: UInt64(info.st_ino),

@@ -51,7 +51,9 @@ enum Sodium {
     ///
     /// Guarded buffers come from `sodium_malloc` (guard pages, `mlock`, canary) and
     /// suit long-lived keys; ordinary buffers come from the heap and are zeroed with
-    /// `sodium_memzero`, which keeps thousands of small values cheap.
+    /// `sodium_memzero`, which keeps thousands of small values cheap. While any
+    /// non-empty buffer lives, the process is not dumpable (``POSIX/secretAcquired()``),
+    /// so no core dump writes either kind to disk.
     final class Buffer: @unchecked Sendable {
         // Sendable: the bytes are written only during `init` and read-only after it.
         private let base: UnsafeMutableRawPointer?
@@ -72,6 +74,7 @@ enum Sodium {
                 base = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
                 self.guarded = false
             }
+            if count > 0 { POSIX.secretAcquired() }
             do {
                 try initialize(UnsafeMutableRawBufferPointer(start: base, count: count))
             } catch {
@@ -94,6 +97,7 @@ enum Sodium {
             }
             guard let base else { return }
             if guarded { sodium_free(base) } else { base.deallocate() }
+            POSIX.secretReleased()
         }
 
         func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {

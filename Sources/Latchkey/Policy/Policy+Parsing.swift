@@ -42,12 +42,24 @@ extension Policy {
         try readAudit(root)
     }
 
+    /// The longest policy file read (64 KiB; the shipped ones are under 1 KiB),
+    /// so that a wrong path cannot make Latchkey read without end.
+    static let maximumFileLength = 64 * 1024
+
     /// Reads and validates a policy file.
+    ///
+    /// A policy decides what is kept and whether it is audited, so it is trusted
+    /// only when nobody else could have changed it: the file must be a regular
+    /// file, at most ``maximumFileLength`` bytes, owned by this user (or root), not
+    /// writable by its group or others, in a directory with the same properties
+    /// (see `policy/README.md`). It need not be private: a policy holds no secret.
     /// - Parameter path: The file's path.
-    /// - Throws: `LatchkeyError` `.notFound` or `.io` when it cannot be read (the
-    ///   C function is `open` or `pread`); `.invalidInput` as ``init(jsonData:source:)``.
+    /// - Throws: `LatchkeyError` `.notFound` when it does not exist;
+    ///   `.insecurePermissions` naming the path when it or its directory could be
+    ///   changed by someone else, or is a symbolic link; `.invalidInput` when it is
+    ///   not a regular file, too long, or as ``init(jsonData:source:)``; `.io`.
     public init(contentsOfFile path: String) throws {
-        let bytes = try POSIX.File.open(path, .read).readAll()
+        let bytes = try PrivateFiles.readProtected(atPath: path, limit: Policy.maximumFileLength)
         try self.init(jsonData: bytes, source: path)
     }
 

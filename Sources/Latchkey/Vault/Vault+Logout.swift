@@ -11,20 +11,17 @@ extension Vault {
         try perform(.logout, account: account) { changes in
             var report = LogoutReport()
             for store in try storesHoldingCredentials {
-                for key in try store.list(kind: .session) where account == nil || key.account == account {
-                    if policy.sessionsOnLogout == .wipe {
-                        try changes.willChange(key, in: store)
-                        try store.delete(key)
-                        report.wipedSessions.append(key)
-                    } else {
-                        report.keptSessions += 1
-                    }
+                let sessions = try store.list(kind: .session).filter { account == nil || $0.account == account }
+                var doomed = policy.sessionsOnLogout == .wipe ? sessions : []
+                report.keptSessions += sessions.count - doomed.count
+                let forgets = policy.usernameOnLogout == .forget || !policy.remembersUsernames
+                if forgets, try store.read(Vault.usernameItem) != nil {
+                    doomed.append(Vault.usernameItem)
                 }
-                if policy.usernameOnLogout == .forget || !policy.remembersUsernames, try store.read(Vault.usernameItem) != nil {
-                    try changes.willChange(Vault.usernameItem, in: store)
-                    try store.delete(Vault.usernameItem)
-                    report.forgotUsername = true
-                }
+                for key in doomed { try changes.willChange(key, in: store) }
+                try deleteRecoverably(doomed, from: store, for: .logout, changes: changes)
+                report.wipedSessions += doomed.filter { $0.kind == .session }
+                report.forgotUsername = report.forgotUsername || doomed.contains(Vault.usernameItem)
             }
             return OperationOutcome(report, detail: report.summary)
         }
@@ -41,28 +38,27 @@ extension Vault {
     public func wipe() throws -> LogoutReport {
         try perform(.wipe) { changes in
             var report = LogoutReport()
-            for key in try backend.list(kind: .session) {
-                try changes.willChange(key, in: backend)
-                try backend.delete(key)
-                report.wipedSessions.append(key)
+            if backend.kind == .file, let fileVault {
+                // One change: the sessions and the username go in the same atomic
+                // rewrite that destroys the key, and the opt-out stays in it, so no
+                // crash and no second wipe at the same time can turn it back on.
+                try changes.willChangeEverything(in: fileVault)
+                let removed = try fileVault.wipe { $0 == Vault.rememberSetting }
+                report.wipedSessions = removed.filter { $0.kind == .session }
+                report.forgotUsername = removed.contains(Vault.usernameItem)
+                return OperationOutcome(report, detail: report.summary)
             }
-            if try backend.read(Vault.usernameItem) != nil {
-                try changes.willChange(Vault.usernameItem, in: backend)
-                try backend.delete(Vault.usernameItem)
-                report.forgotUsername = true
-            }
+            // The Secret Service: the opt-out setting is never deleted.
+            var doomed = try backend.list(kind: .session)
+            if try backend.read(Vault.usernameItem) != nil { doomed.append(Vault.usernameItem) }
+            for key in doomed { try changes.willChange(key, in: backend) }
+            try deleteRecoverably(doomed, from: backend, for: .wipe, changes: changes)
+            report.wipedSessions = doomed.filter { $0.kind == .session }
+            report.forgotUsername = doomed.contains(Vault.usernameItem)
             if let fileVault, try fileVaultExists() {
                 try changes.willChangeEverything(in: fileVault)
-                if backend.kind == .file {
-                    // Destroy the vault and its key, so copies of the old ciphertext a
-                    // journaling file system keeps are useless; only the opt-out stays.
-                    let setting = try fileVault.read(Vault.rememberSetting)
-                    try fileVault.deleteAll()
-                    if let setting { try fileVault.write(setting, for: Vault.rememberSetting) }
-                } else {
-                    try fileVault.deleteAll()
-                    report.wipedLeftoverFileVault = true
-                }
+                try fileVault.deleteAll()
+                report.wipedLeftoverFileVault = true
             }
             return OperationOutcome(report, detail: report.summary)
         }
@@ -86,6 +82,16 @@ extension Vault {
                 }
             }
             return OperationOutcome(report, detail: "app exit: " + report.summary)
+        }
+    }
+
+    /// Deletes `keys` from `store`: in one atomic rewrite for the encrypted file,
+    /// one item after another elsewhere.
+    static func delete(_ keys: [ItemKey], from store: any CredentialBackend) throws {
+        if let file = store as? EncryptedFileBackend {
+            try file.delete(keys)
+        } else {
+            for key in keys { try store.delete(key) }
         }
     }
 

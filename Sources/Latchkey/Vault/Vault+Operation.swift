@@ -34,9 +34,21 @@ struct OperationOutcome<Value> {
 final class ChangeLog {
     private let isKeeping: Bool
     private var before: [(store: any CredentialBackend, key: ItemKey, item: StoredItem?)] = []
+    private let announcer: ((String) throws -> Void)?
 
-    init(keeping: Bool) {
+    /// - Parameters:
+    ///   - keeping: Whether to keep what changed items held, for ``undo()``.
+    ///   - announcer: Appends the operation's `<event>.started` entry, when it is audited.
+    init(keeping: Bool, announcer: ((String) throws -> Void)? = nil) {
         isKeeping = keeping
+        self.announcer = announcer
+    }
+
+    /// Records, before a change of many steps begins, what it is about to do
+    /// (`<event>.started` with `detail`), so that the trail says so even when the
+    /// run is cut short part-way.
+    func announce(_ detail: String) throws {
+        try announcer?(detail)
     }
 
     /// Notes what `key` holds in `store` before the operation changes it (the first time only).
@@ -91,7 +103,10 @@ extension Vault {
         do {
             return try audit.withAppender { appender in
                 acted = true
-                let changes = ChangeLog(keeping: failClosed)
+                let changes = ChangeLog(keeping: failClosed) { detail in
+                    try appender.append(AuditEvent(rawValue: event.rawValue + ".started"), outcome: .ok, backend: self.backend.kind,
+                                        account: account, detail: detail)
+                }
                 let result: OperationOutcome<Value>
                 do {
                     result = try act(changes)

@@ -13,13 +13,15 @@ extension Vault {
     ///   - account: The account it belongs to.
     ///   - expires: When the server says it expires; the policy's cap applies either way.
     /// - Returns: The expiry actually stored.
-    /// - Throws: `LatchkeyError` `.invalidInput` for an empty name; store and audit errors.
+    /// - Throws: `LatchkeyError` `.invalidInput` for an empty name, or a name or
+    ///   account longer than 255 UTF-8 bytes; store and audit errors.
     @discardableResult
     public func saveSession(_ token: SecretBytes, name: String, account: String, expires: Date? = nil) throws -> Date {
         guard !name.isEmpty else { throw LatchkeyError(.invalidInput, "the session name is empty") }
         let now = Date()
         let expiry = policy.sessionExpiry(requested: expires, created: now)
         let key = ItemKey(kind: .session, account: account, name: name)
+        try key.requireNameLengths()
         return try perform(.sessionSaved, account: account, detail: name) { changes in
             try changes.willChange(key, in: backend)
             try backend.write(StoredItem(value: token, created: now, expires: expiry), for: key)
@@ -33,9 +35,10 @@ extension Vault {
     ///   - name: The token's name.
     ///   - account: The account.
     /// - Returns: The session, or nil when there is none or it expired.
-    /// - Throws: `LatchkeyError` when the store cannot answer.
+    /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for a name or account over 255 bytes.
     public func session(named name: String, account: String) throws -> Session? {
         let key = ItemKey(kind: .session, account: account, name: name)
+        try key.requireNameLengths()
         return try perform(.sessionRead, account: account, detail: name) { changes in
             guard let item = try backend.read(key) else { return .unrecorded(nil) }
             if item.isExpired() {
@@ -65,10 +68,11 @@ extension Vault {
     ///   - name: The token's name.
     ///   - account: The account.
     /// - Returns: Whether a session was there.
-    /// - Throws: `LatchkeyError` when the store cannot answer.
+    /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for a name or account over 255 bytes.
     @discardableResult
     public func deleteSession(named name: String, account: String) throws -> Bool {
         let key = ItemKey(kind: .session, account: account, name: name)
+        try key.requireNameLengths()
         return try perform(.sessionDeleted, account: account, detail: name) { changes in
             let existed = try backend.read(key) != nil
             try changes.willChange(key, in: backend)

@@ -13,9 +13,11 @@ import Synchronization
 /// reports honestly which store holds the data (``status()``).
 ///
 /// Opening a vault (``open(appID:policy:storeDirectory:backend:passphrase:)``)
-/// chooses the backend: with `auto`, the Secret Service when it answers, else
-/// the encrypted file if the policy allows that fallback (audited as
-/// `backend.fallback`), else `.unavailable` saying why. When the Secret Service
+/// chooses the backend: with `auto`, the Secret Service when it answers, else,
+/// when there is none, the encrypted file if the policy allows that fallback
+/// (audited as `backend.fallback`), else `.unavailable` saying why; a Secret
+/// Service or bus that does not answer within the policy's deadline is
+/// `.timedOut`, never a fallback. When the Secret Service
 /// answers and a file vault from an earlier fallback exists, the policy may
 /// move it there at once (``migrate()``). ``openReport`` says what opening did.
 ///
@@ -70,7 +72,7 @@ public final class Vault: Sendable {
     /// - Throws: `LatchkeyError`: `.unavailable` when the Secret Service is
     ///   required (or the fallback is forbidden) and does not answer, saying why;
     ///   `.wrongKey` when a passphrase is needed but not given; `.invalidInput`
-    ///   when no store directory can be found; audit and backend errors.
+    ///   when `storeDirectory` is relative or no default can be found; audit and backend errors.
     /// - Returns: The open vault.
     public static func open(
         appID: AppID,
@@ -116,7 +118,7 @@ public final class Vault: Sendable {
         passphrase: SecretBytes?,
         secretService: () -> SecretServiceBackend
     ) throws -> Vault {
-        let directory = try storeDirectory ?? Vault.defaultStoreDirectory()
+        let directory = try storeDirectory.map { try StoreDirectory.requireAbsolute($0, origin: "the store directory") } ?? Vault.defaultStoreDirectory()
         let file = Vault.fileBackend(appID: appID, policy: policy, directory: directory, passphrase: passphrase)
         let selection = try Vault.select(choice ?? policy.backend, policy: policy, appID: appID, file: file, secretService: secretService)
         if selection.backend.kind == .file, let header = try file?.vaultKDFParameters() {
@@ -124,6 +126,7 @@ public final class Vault: Sendable {
         }
         let vault = Vault(appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file)
         try vault.recordStoreChange(fallback: selection.fallbackFrom)
+        if selection.backend.kind != .file { try vault.finishInterruptedDeletions() }
         if selection.backend.kind == .secretService, try vault.fileVaultExists(),
            policy.automaticMigrationDecision().isAllowed, file != nil {
             let migration = try vault.migrate()
@@ -133,7 +136,7 @@ public final class Vault: Sendable {
     }
 
     private init(appID: AppID, policy: Policy, directory: String, selection: Selection, fileVault file: EncryptedFileBackend?) {
-        let auditKeys = EncryptedFileBackend(appID: appID, fileStem: appID.rawValue + "+audit", directory: directory, keySource: .keyFile)
+        let auditKeys = EncryptedFileBackend.auditKeys(appID: appID, directory: directory)
         self.appID = appID
         self.policy = policy
         self.storeDirectory = directory
@@ -151,14 +154,14 @@ public final class Vault: Sendable {
         self.opening = Mutex(OpenReport(backend: selection.backend.kind, reason: selection.reason, fallback: selection.fallbackFrom))
     }
 
-    /// The default store directory: `$XDG_DATA_HOME/latchkey`, else `~/.local/share/latchkey`.
+    /// The default store directory: `$XDG_DATA_HOME/latchkey` when that is an
+    /// absolute path (a relative one is ignored, as the XDG rule says), else
+    /// `$HOME/.local/share/latchkey`.
     /// - Parameter environment: The environment to read; the process's by default.
     /// - Returns: The directory's path.
-    /// - Throws: `LatchkeyError` `.invalidInput` when neither `XDG_DATA_HOME` nor `HOME` is set.
+    /// - Throws: `LatchkeyError` `.invalidInput` saying whether `HOME` is missing or relative.
     public static func defaultStoreDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/latchkey" }
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/share/latchkey" }
-        throw LatchkeyError(.invalidInput, "neither XDG_DATA_HOME nor HOME is set, so there is no default store directory; give one explicitly")
+        try StoreDirectory.standard(environment: environment)
     }
 
     /// The file vault as the policy and the passphrase allow it to be opened:
@@ -212,7 +215,9 @@ public final class Vault: Sendable {
             do {
                 try service.checkAvailability()
                 return Selection(backend: service, reason: "the Secret Service answered")
-            } catch let error as LatchkeyError where error.code == .unavailable || error.code == .timedOut {
+            } catch let error as LatchkeyError where error.code == .unavailable {
+                // Only "there is none" falls back; a bus or daemon that does not
+                // answer within the deadline is `.timedOut` (exit 75), never a silent switch.
                 if case .deny(let reason) = policy.fileFallbackDecision(reason: error.message) {
                     throw LatchkeyError(.unavailable, reason)
                 }
@@ -234,16 +239,20 @@ public final class Vault: Sendable {
 
     /// The file that marks a namespace as fallen back to the encrypted file:
     /// present from the first fallback until the Secret Service is used again.
-    var fallbackMarkerPath: String { storeDirectory + "/" + appID.rawValue + ".fallback" }
+    var fallbackMarkerPath: String { namespace.file("fallback") }
+
+    /// The namespace's own directory in the store directory.
+    var namespace: NamespaceDirectory { NamespaceDirectory(appID: appID, storeDirectory: storeDirectory) }
 
     /// Records `backend.fallback` when the store in use changes to the
     /// encrypted file for want of a Secret Service, and `backend.returned` when
     /// the Secret Service is used again, not on every open.
     private func recordStoreChange(fallback: String?) throws {
+        try namespace.upgradeLegacyLayout()
         let marked = try POSIX.status(of: fallbackMarkerPath) != nil
         if let fallback, !marked {
             try record(.backendFallback, .ok, detail: "using the encrypted file: \(fallback)")
-            try PrivateFiles.prepareDirectory(storeDirectory)
+            try namespace.prepare()
             try PrivateFiles.replace(fallbackMarkerPath, with: Array("file\n".utf8))
         } else if backend.kind == .secretService, marked {
             try record(.backendReturned, .ok, detail: "the Secret Service answers again")
@@ -253,7 +262,6 @@ public final class Vault: Sendable {
 
     /// Whether an encrypted file vault exists for this namespace.
     func fileVaultExists() throws -> Bool {
-        guard let fileVault else { return false }
-        return try POSIX.status(of: fileVault.vaultPath) != nil
+        return try fileVault?.vaultExists() ?? false
     }
 }

@@ -3,8 +3,9 @@ import Synchronization
 /// Keeps one app namespace in a libsodium-encrypted vault file: the embedded
 /// store where no Secret Service runs.
 ///
-/// The vault is `<appid>.vault` in `directory` (0700), with `<appid>.lock` and,
-/// for ``KeySource/keyFile``, `<appid>.key` (all 0600). The whole entry table is
+/// The vault is `credentials.vault` in the namespace's own directory
+/// `<directory>/<appid>.d/` (0700, see ``NamespaceDirectory``), with
+/// `credentials.lock` and, for ``KeySource/keyFile``, `credentials.key` (all 0600). The whole entry table is
 /// one XChaCha20-Poly1305 ciphertext; the format is in `docs/FILE-FORMAT.md`.
 ///
 /// The key is derived once per instance (and vault). Reads are served from a
@@ -18,6 +19,8 @@ package final class EncryptedFileBackend: CredentialBackend {
     package let appID: AppID
     /// The store directory.
     package let directory: String
+    /// The namespace's own directory inside it, which holds the files.
+    package let namespace: NamespaceDirectory
     /// The vault file's path.
     package let vaultPath: String
     /// The key file's path (used only with ``KeySource/keyFile``).
@@ -37,20 +40,31 @@ package final class EncryptedFileBackend: CredentialBackend {
     ///     created (0700) on the first write.
     ///   - keySource: The passphrase or key file that opens the vault.
     package convenience init(appID: AppID, directory: String, keySource: KeySource) {
-        self.init(appID: appID, fileStem: appID.rawValue, directory: directory, keySource: keySource)
+        self.init(appID: appID, fileStem: NamespaceDirectory.credentialsStem, directory: directory, keySource: keySource)
     }
 
-    /// Creates a backend whose files are named `<fileStem>.vault` and so on,
-    /// for stores Latchkey keeps beside an app's vault (the audit keys).
-    init(appID: AppID, fileStem: String, directory: String, keySource: KeySource) {
-        let trimmed = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+    /// The key-file vault beside an app's vault that holds the key and anchor of
+    /// the encrypted file's audit trail (`audit-keys.vault`).
+    /// - Parameters:
+    ///   - appID: The app namespace.
+    ///   - directory: The store directory.
+    /// - Returns: The backend.
+    package static func auditKeys(appID: AppID, directory: String) -> EncryptedFileBackend {
+        EncryptedFileBackend(appID: appID, fileStem: NamespaceDirectory.auditKeysStem, directory: directory, keySource: .keyFile)
+    }
+
+    /// Creates a backend whose files are named `<fileStem>.vault` and so on in
+    /// the namespace's directory.
+    private init(appID: AppID, fileStem: String, directory: String, keySource: KeySource) {
+        let namespace = NamespaceDirectory(appID: appID, storeDirectory: directory)
         self.appID = appID
-        self.directory = trimmed
-        vaultPath = "\(trimmed)/\(fileStem).vault"
-        keyFilePath = "\(trimmed)/\(fileStem).key"
-        lockPath = "\(trimmed)/\(fileStem).lock"
+        self.directory = namespace.storeDirectory
+        self.namespace = namespace
+        vaultPath = namespace.file(fileStem + ".vault")
+        keyFilePath = namespace.file(fileStem + ".key")
+        lockPath = namespace.file(fileStem + ".lock")
         keySourceKind = keySource.kind
-        store = Mutex(VaultStore(directory: trimmed, vaultPath: vaultPath, keyFilePath: keyFilePath, source: keySource))
+        store = Mutex(VaultStore(namespace: namespace, vaultPath: vaultPath, keyFilePath: keyFilePath, source: keySource))
     }
 
     /// Always `.file`.
@@ -61,7 +75,15 @@ package final class EncryptedFileBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.tampered`, `.invalidInput` or `.insecurePermissions`
     ///   when the header cannot be trusted.
     package func vaultKDFParameters() throws -> KDFParameters? {
-        try store.withLock { try $0.currentHeader()?.kdf }
+        try namespace.upgradeLegacyLayout()
+        return try store.withLock { try $0.currentHeader()?.kdf }
+    }
+
+    /// Whether the vault file exists (after moving an earlier layout's files into place).
+    /// - Throws: `LatchkeyError` when the namespace's files cannot be checked or moved.
+    package func vaultExists() throws -> Bool {
+        try namespace.upgradeLegacyLayout()
+        return try POSIX.status(of: vaultPath) != nil
     }
 
     /// Reads one item.
@@ -70,7 +92,8 @@ package final class EncryptedFileBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.wrongKey`, `.tampered`, `.invalidInput`,
     ///   `.insecurePermissions` or `.io`.
     package func read(_ key: ItemKey) throws -> StoredItem? {
-        try store.withLock { try $0.current()?.items[key] }
+        try namespace.upgradeLegacyLayout()
+        return try store.withLock { try $0.current()?.items[key] }
     }
 
     /// Stores one item, replacing any item with the same key; durable when it returns.
@@ -109,17 +132,20 @@ package final class EncryptedFileBackend: CredentialBackend {
     /// - Returns: The keys, in no particular order.
     /// - Throws: `LatchkeyError` as for ``read(_:)``.
     package func list(kind: ItemKey.Kind?) throws -> [ItemKey] {
-        try store.withLock { store in
+        try namespace.upgradeLegacyLayout()
+        return try store.withLock { store in
             guard let items = try store.current()?.items else { return [] }
             return kind.map { kind in items.keys.filter { $0.kind == kind } } ?? Array(items.keys)
         }
     }
 
     /// Deletes the vault, its key file and its lock file, so copies of the
-    /// ciphertext a file system may keep are useless. No key is needed.
+    /// ciphertext a file system may keep are useless, and the namespace's
+    /// directory when nothing else is left in it. No key is needed.
     /// - Throws: `LatchkeyError` `.io` when a file cannot be removed.
     package func deleteAll() throws {
-        guard try POSIX.status(of: directory) != nil else {
+        try namespace.upgradeLegacyLayout()
+        guard try POSIX.status(of: namespace.path) != nil else {
             store.withLock { $0.forget() }
             return
         }
@@ -133,12 +159,47 @@ package final class EncryptedFileBackend: CredentialBackend {
                 try PrivateFiles.remove(lockPath)
             }
         }
+        // The namespace's directory goes too once nothing else (a trail) is in it.
+        try POSIX.removeDirectoryIfEmpty(namespace.path)
+        try POSIX.syncDirectory(directory)
+    }
+
+    /// Deletes `keys` in one atomic, durable rewrite of the vault: a crash or a
+    /// kill leaves all of them or none (a logout is one change, not one per session).
+    /// - Parameter keys: The items to delete; absent ones are skipped.
+    /// - Throws: `LatchkeyError`; on any error the vault is unchanged.
+    package func delete(_ keys: [ItemKey]) throws {
+        try modify { items in
+            keys.reduce(false) { changed, key in items.removeValue(forKey: key) != nil || changed }
+        }
+    }
+
+    /// Wipes the vault down to the items `keep` selects (the user's opt-out
+    /// setting) and destroys its key, as one change: the rest of the vault goes
+    /// in the same atomic rewrite that brings in the new key (``VaultStore/rotateKey(keeping:after:)``),
+    /// so no crash and no second wipe running at the same time can lose a kept item.
+    /// - Parameter keep: Whether an item stays.
+    /// - Returns: The keys that were removed.
+    /// - Throws: `LatchkeyError`; on any error the vault keeps its old contents or the new ones, whole.
+    package func wipe(keeping keep: (ItemKey) -> Bool) throws -> [ItemKey] {
+        try namespace.upgradeLegacyLayout()
+        guard try namespace.requirePrivate() else { return [] }
+        return try PrivateFiles.withRemovableExclusiveLock(lockPath) {
+            try store.withLock { store in
+                guard let previous = try store.current() else { return [] }
+                let kept = previous.items.filter { keep($0.key) }
+                try store.rotateKey(keeping: kept, after: previous)
+                try PrivateFiles.removeLeftovers(of: vaultPath)
+                return previous.items.keys.filter { !keep($0) }
+            }
+        }
     }
 
     /// Runs a read-modify-write under the vault's lock. `change` returns whether
     /// it changed anything; nothing is written when it did not.
     private func modify(_ change: (inout [ItemKey: StoredItem]) -> Bool) throws {
-        try PrivateFiles.prepareDirectory(directory)
+        try namespace.upgradeLegacyLayout()
+        try namespace.prepare()
         try PrivateFiles.withRemovableExclusiveLock(lockPath) {
             try store.withLock { store in
                 let previous = try store.current()

@@ -27,9 +27,10 @@ package struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
     /// Creates parameters, checking them against libsodium's minimums and the reader's caps.
     /// - Parameters:
     ///   - opsLimit: Argon2id passes, ``minimumOps`` through ``maximumOps``.
-    ///   - memoryLimit: Bytes of memory, ``minimumMemory`` through ``maximumMemory``.
+    ///   - memoryLimit: Bytes of memory, ``minimumMemory`` through ``maximumMemory``
+    ///     (any integer type, so a header's 64-bit field is named as it is, not clamped).
     /// - Throws: `LatchkeyError` `.invalidInput` naming the parameter that is out of range.
-    package init(opsLimit: UInt64, memoryLimit: Int) throws {
+    package init(opsLimit: UInt64, memoryLimit: some BinaryInteger) throws {
         guard opsLimit >= Self.minimumOps else {
             throw LatchkeyError(.invalidInput, "Argon2id operations limit \(opsLimit) is below the minimum \(Self.minimumOps)")
         }
@@ -42,7 +43,7 @@ package struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
         guard memoryLimit <= Self.maximumMemory else {
             throw LatchkeyError(.invalidInput, "Argon2id memory limit \(memoryLimit) bytes is above the maximum \(Self.maximumMemory) (1 GiB) a reader accepts")
         }
-        self.init(checked: opsLimit, memoryLimit: memoryLimit)
+        self.init(checked: opsLimit, memoryLimit: Int(memoryLimit))
     }
 
     private init(checked opsLimit: UInt64, memoryLimit: Int) {

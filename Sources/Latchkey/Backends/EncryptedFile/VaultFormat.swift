@@ -1,4 +1,4 @@
-/// Seals and opens a whole version 1 vault file: header, nonce, and the
+/// Seals and opens a whole vault file (version 2, or 1 when reading): header, nonce, and the
 /// XChaCha20-Poly1305 ciphertext of the entry table with the header as
 /// associated data (see `docs/FILE-FORMAT.md`).
 enum VaultFormat {
@@ -24,10 +24,11 @@ enum VaultFormat {
         guard keys.matches(check: header.keyCheck) else {
             throw LatchkeyError(.wrongKey, "the passphrase or key file does not open \(path)")
         }
-        let nonceEnd = VaultHeader.lengthWithNonce
-        guard file.count >= VaultHeader.minimumFileLength,
-              let table = Sodium.open(file[nonceEnd...], nonce: file[VaultHeader.length..<nonceEnd],
-                                      additionalData: file[..<VaultHeader.length], key: keys.encryption) else {
+        let headerEnd = header.encodedLength
+        let nonceEnd = headerEnd + VaultHeader.nonceLength
+        guard file.count >= header.minimumFileLength,
+              let table = Sodium.open(file[nonceEnd...], nonce: file[headerEnd..<nonceEnd],
+                                      additionalData: file[..<headerEnd], key: keys.encryption) else {
             throw LatchkeyError(.tampered, "\(path) failed authentication: it was altered, truncated or extended", cFunction: "crypto_aead_xchacha20poly1305_ietf_decrypt")
         }
         return try VaultTable.decode(table, path: path)

@@ -27,7 +27,7 @@ struct VaultStore {
         }
     }
 
-    let directory: String
+    let namespace: NamespaceDirectory
     let vaultPath: String
     let keyFilePath: String
     let source: KeySource
@@ -37,8 +37,8 @@ struct VaultStore {
     /// The highest generation seen for a salt, to refuse a rolled-back copy.
     private var seen: (salt: [UInt8], generation: UInt64)?
 
-    init(directory: String, vaultPath: String, keyFilePath: String, source: KeySource) {
-        self.directory = directory
+    init(namespace: NamespaceDirectory, vaultPath: String, keyFilePath: String, source: KeySource) {
+        self.namespace = namespace
         self.vaultPath = vaultPath
         self.keyFilePath = keyFilePath
         self.source = source
@@ -48,8 +48,7 @@ struct VaultStore {
     /// are unchanged (one `open`, `fstat` and `pread`), otherwise read and decrypted.
     /// - Returns: The snapshot, or nil when there is no vault.
     mutating func current() throws -> Snapshot? {
-        guard try PrivateFiles.requirePrivate(directory, directory: true) != nil,
-              let file = try openVault() else {
+        guard try namespace.requirePrivate(), let file = try openVault() else {
             cached = nil
             return nil
         }
@@ -61,7 +60,7 @@ struct VaultStore {
         }
         let identity = FileIdentity(status)
         if var cached, cached.size == status.size, cached.identity == nil || cached.identity == identity,
-           try file.read(upTo: VaultHeader.lengthWithNonce, at: 0) == cached.prefix {
+           try file.read(upTo: cached.prefix.count, at: 0) == cached.prefix {
             if cached.identity == nil {
                 cached.identity = identity
                 self.cached = cached
@@ -77,11 +76,12 @@ struct VaultStore {
     /// The vault file's header, decoded and checked without running the KDF.
     /// - Returns: The header, or nil when there is no vault.
     func currentHeader() throws -> VaultHeader? {
-        guard try PrivateFiles.requirePrivate(directory, directory: true) != nil,
-              let file = try openVault() else { return nil }
+        guard try namespace.requirePrivate(), let file = try openVault() else { return nil }
         let status = try file.status()
         try PrivateFiles.requirePrivate(status, path: vaultPath, directory: false)
-        return try VaultHeader.decode(file.read(upTo: VaultHeader.length, at: 0), fileLength: status.size, path: vaultPath)
+        let header = try VaultHeader.decode(file.read(upTo: VaultHeader.length, at: 0), fileLength: status.size, path: vaultPath)
+        try requireOwnNamespace(header)
+        return header
     }
 
     private func openVault() throws -> POSIX.File? {
@@ -94,6 +94,7 @@ struct VaultStore {
 
     private mutating func decode(_ bytes: [UInt8]) throws -> Snapshot {
         let header = try VaultHeader.decode(bytes, path: vaultPath)
+        try requireOwnNamespace(header)
         if let seen, seen.salt == header.salt, header.generation < seen.generation {
             throw LatchkeyError(.tampered, "\(vaultPath) was replaced by an older copy (generation \(header.generation) after \(seen.generation))")
         }
@@ -106,7 +107,15 @@ struct VaultStore {
             throw error
         }
         seen = (header.salt, header.generation)
-        return Snapshot(prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header, items: items)
+        return Snapshot(prefix: Array(bytes[..<(header.encodedLength + VaultHeader.nonceLength)]), size: bytes.count, identity: nil, header: header, items: items)
+    }
+
+    /// Refuses a version 2 vault made for another app namespace (copied over this
+    /// one's, with its key file or under the same passphrase) as `tampered`.
+    private func requireOwnNamespace(_ header: VaultHeader) throws {
+        if let owner = header.appID, owner != namespace.appID.rawValue {
+            throw LatchkeyError(.tampered, "\(vaultPath) belongs to the app namespace '\(owner)', not '\(namespace.appID)': it was copied or moved here")
+        }
     }
 
     /// The keys for `header`'s salt: cached, or derived once from the key source.
@@ -124,11 +133,61 @@ struct VaultStore {
             guard let key = try KeyFile.read(keyFilePath) else {
                 throw LatchkeyError(.wrongKey, "key file \(keyFilePath) is missing; \(vaultPath) cannot be opened without it")
             }
-            master = key
+            master = try finishingRotation(key, for: header)
         }
         let derived = VaultKeys(master: master, salt: header.salt)
         keys = (header.salt, header.kdf, derived)
         return derived
+    }
+
+    /// The path of a key that ``rotateKey(keeping:after:)`` has written but not
+    /// yet given the key file's name.
+    var nextKeyFilePath: String { keyFilePath + ".next" }
+
+    /// `key`, or, when it does not open a vault whose key was being replaced
+    /// when a writer stopped (the vault already saved under the next key, the
+    /// key file not yet renamed), the next key, whose rename this finishes.
+    private func finishingRotation(_ key: SecretBytes, for header: VaultHeader) throws -> SecretBytes {
+        guard !VaultKeys(master: key, salt: header.salt).matches(check: header.keyCheck),
+              let next = try KeyFile.read(nextKeyFilePath),
+              VaultKeys(master: next, salt: header.salt).matches(check: header.keyCheck) else { return key }
+        try POSIX.rename(nextKeyFilePath, to: keyFilePath)
+        try POSIX.syncDirectory(namespace.path)
+        return next
+    }
+
+    /// Replaces the vault with one holding only `items` under a new key, so that
+    /// copies of the old ciphertext a file system keeps are useless: for a key
+    /// file, a new random key (written first as `<key>.next`, the vault saved
+    /// under it, then renamed over the key file; a reader finishes a rotation a
+    /// crash interrupted); for a passphrase, a new salt. Each step is atomic and
+    /// durable, and every state a crash can leave opens with either the old
+    /// contents or `items`. Call it while holding the vault's lock.
+    mutating func rotateKey(keeping items: [ItemKey: StoredItem], after previous: Snapshot?) throws {
+        let salt = Sodium.randomBytes(count: Sodium.pwhashSaltLength)
+        let master: SecretBytes
+        var kdf: KDFParameters?
+        switch source {
+        case .passphrase(let passphrase, let choice):
+            let parameters = try previous?.header.kdf ?? choice.resolve()
+            kdf = parameters
+            master = try Sodium.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit, memoryLimit: parameters.memoryLimit)
+        case .keyFile:
+            master = SecretBytes.random(count: KeyFile.length)
+            try PrivateFiles.replaceSecret(nextKeyFilePath, with: master)
+        }
+        let vaultKeys = VaultKeys(master: master, salt: salt)
+        let header = VaultHeader(source: source.kind, kdf: kdf, salt: salt, generation: 1, keyCheck: vaultKeys.check,
+                                 appID: namespace.appID.rawValue)
+        let bytes = VaultFormat.seal(items, header: header, keys: vaultKeys)
+        try PrivateFiles.replace(vaultPath, with: bytes)
+        if source.kind == .keyFile {
+            try POSIX.rename(nextKeyFilePath, to: keyFilePath)
+            try POSIX.syncDirectory(namespace.path)
+        }
+        keys = (salt, kdf, vaultKeys)
+        cached = Snapshot(prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header, items: items)
+        seen = (salt, header.generation)
     }
 
     /// Saves `items` as the next generation after `previous` (or as a new vault
@@ -143,6 +202,10 @@ struct VaultStore {
             }
             header = previous.header
             header.generation += 1
+            // A version 1 vault becomes version 2 here, bound to this namespace;
+            // the salt and therefore the keys stay as they are.
+            header.version = VaultHeader.currentVersion
+            header.appID = namespace.appID.rawValue
             vaultKeys = try keys(for: previous.header)
         } else {
             let salt = Sodium.randomBytes(count: Sodium.pwhashSaltLength)
@@ -158,7 +221,8 @@ struct VaultStore {
             }
             vaultKeys = VaultKeys(master: master, salt: salt)
             keys = (salt, kdf, vaultKeys)
-            header = VaultHeader(source: source.kind, kdf: kdf, salt: salt, generation: 1, keyCheck: vaultKeys.check)
+            header = VaultHeader(source: source.kind, kdf: kdf, salt: salt, generation: 1, keyCheck: vaultKeys.check,
+                                 appID: namespace.appID.rawValue)
         }
         let bytes = VaultFormat.seal(items, header: header, keys: vaultKeys)
         try PrivateFiles.replace(vaultPath, with: bytes)

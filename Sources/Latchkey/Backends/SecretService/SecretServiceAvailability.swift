@@ -13,9 +13,6 @@ import Foundation
 enum SecretServiceAvailability {
     /// The Secret Service's well-known bus name.
     static let busName = "org.freedesktop.secrets"
-    /// The longest the check may take, whatever the operation's deadline.
-    static let longest = Duration.seconds(1)
-
     /// The session bus address the environment names, the way GIO finds it.
     /// - Parameter environment: The process environment.
     /// - Returns: A D-Bus address, or nil when there is no session bus.
@@ -33,7 +30,7 @@ enum SecretServiceAvailability {
     /// Checks that a Secret Service can be reached.
     /// - Parameters:
     ///   - environment: The environment that names the session bus.
-    ///   - timeout: The time left; the check takes at most ``longest``.
+    ///   - timeout: The time left: the policy's deadline, never a fixed one of its own.
     /// - Throws: `LatchkeyError` `.unavailable` naming what is missing, or `.timedOut`.
     ///   - isProcessEnvironment: Whether `environment` is the process's own, so
     ///     the check can use the process's shared bus connection.
@@ -41,7 +38,7 @@ enum SecretServiceAvailability {
         guard let address = sessionBusAddress(in: environment) else {
             throw LatchkeyError(.unavailable, "there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist)")
         }
-        guard try LibSecret.busOffers(busName, address: address, isProcessBus: isProcessEnvironment, timeout: min(timeout, longest)) else {
+        guard try LibSecret.busOffers(busName, address: address, isProcessBus: isProcessEnvironment, timeout: timeout) else {
             throw LatchkeyError(.unavailable, "no Secret Service runs on the session bus: nobody owns \(busName) and the bus cannot activate it")
         }
     }

@@ -13,7 +13,8 @@ import Synchronization
 /// labels only the kind and app id. The account, name, value and times travel in
 /// the secret itself (see `docs/SECRET-SERVICE.md`).
 ///
-/// Every call ends within ``deadline``: a hung daemon gives `.timedOut`, a locked
+/// Every call ends within ``deadline``: a hung daemon gives `.timedOut` (and,
+/// for one deadline after that, so does every further call, at once), a locked
 /// collection `.locked` (Latchkey never asks for an unlock prompt), and a missing
 /// session bus or Secret Service `.unavailable`, found in well under a second.
 /// Calls from many tasks are safe; libsecret is called one call at a time.
@@ -29,6 +30,10 @@ package final class SecretServiceBackend: CredentialBackend {
     /// Whether the availability check passed since the last failure that may mean
     /// the service went away.
     private let reachable = Mutex(false)
+    /// Until when calls fail at once with `.timedOut`, after one was not answered
+    /// within the deadline: a hung daemon costs a command one deadline, not one
+    /// per call (the failed call's audit entry would otherwise wait once more).
+    private let silentUntil = Mutex<ContinuousClock.Instant?>(nil)
     /// The app's key items as last found, all in one search: the pseudonym key
     /// and the keys Latchkey keeps as items of kind `key` (the audit trail's).
     /// So a process's first read costs two searches (the keys, then the item)
@@ -69,8 +74,27 @@ package final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable` (no session bus, or nothing owns or
     ///   can activate `org.freedesktop.secrets`) or `.timedOut`.
     package func checkAvailability() throws {
-        try SecretServiceAvailability.check(environment: environment, isProcessEnvironment: isProcessEnvironment, timeout: deadline)
+        try whileAnswering {
+            try SecretServiceAvailability.check(environment: environment, isProcessEnvironment: isProcessEnvironment, timeout: deadline)
+        }
         reachable.withLock { $0 = true }
+    }
+
+    /// Runs `body` unless the service recently left a call unanswered; notes when
+    /// `body` itself is left unanswered (a timeout with a C function: the daemon
+    /// or bus did not reply, rather than other calls of this process queueing).
+    /// - Throws: `.timedOut` at once within one deadline of an unanswered call; what `body` throws.
+    private func whileAnswering<Result>(_ body: () throws -> Result) throws -> Result {
+        let clock = ContinuousClock()
+        if let until = silentUntil.withLock({ $0 }), clock.now < until {
+            throw LatchkeyError(.timedOut, "the Secret Service left a call unanswered for the whole deadline (\(deadline)) moments ago; it is not asked again until that much time has passed")
+        }
+        do {
+            return try body()
+        } catch let error as LatchkeyError where error.code == .timedOut && error.cFunction != nil {
+            silentUntil.withLock { $0 = clock.now + deadline }
+            throw error
+        }
     }
 
     /// Reads one item by D-Bus path (`secret_service_search_for_dbus_paths_sync`, then `secret_service_get_secrets_for_dbus_paths_sync`; nothing unlocked).
@@ -178,7 +202,7 @@ package final class SecretServiceBackend: CredentialBackend {
         let start = clock.now
         do {
             if !reachable.withLock({ $0 }) { try checkAvailability() }
-            return try LibSecret.withConnection(deadline: deadline - (clock.now - start), body)
+            return try whileAnswering { try LibSecret.withConnection(deadline: deadline - (clock.now - start), body) }
         } catch let error as LatchkeyError where error.code == .unavailable || error.code == .timedOut {
             reachable.withLock { $0 = false }
             throw error

@@ -1,0 +1,38 @@
+import Testing
+import LatchkeyTestSupport
+@testable import Latchkey
+
+@Suite("One spelling per account and name")
+struct CanonicalTextTests {
+    static let composed = "jos\u{E9}"
+    static let decomposed = "jose\u{301}"
+
+    @Test("NFC and NFD spellings of an account and a name are one item in every store, one pseudonym, one logout",
+          arguments: TestedStore.allCases)
+    func oneSpelling(store: TestedStore) throws {
+        let vault = try store.open()
+        _ = try vault.saveSession(SecretBytes(utf8: "first"), name: "caf\u{E9}", account: Self.composed)
+        _ = try vault.saveSession(SecretBytes(utf8: "second"), name: "cafe\u{301}", account: Self.decomposed)
+        _ = try vault.saveSession(SecretBytes(utf8: "kept"), name: "access", account: "other")
+        let keys = try vault.storedKeys([.session])
+        #expect(keys.count == 2, "\(keys)")
+        let mine = keys.filter { $0.account != "other" }
+        #expect(mine.map { Array($0.account.utf8) } == [Array(Self.composed.utf8)], "stored in NFC")
+        #expect(mine.map { Array($0.name.utf8) } == [Array("caf\u{E9}".utf8)])
+        #expect(try vault.session(named: "caf\u{E9}", account: Self.composed)?.value == SecretBytes(utf8: "second"))
+
+        let saved = try vault.auditEntries().filter { $0.event == .sessionSaved }.compactMap(\.account)
+        #expect(saved.count == 3 && Set(saved).count == 2, "one pseudonym per account, whatever its spelling: \(saved)")
+
+        _ = try vault.logout(account: Self.decomposed)
+        #expect(try vault.storedKeys([.session]).map(\.account) == ["other"])
+    }
+
+    @Test("the rule itself: NFC, and ASCII untouched")
+    func rule() {
+        #expect(Array(CanonicalText.nfc(Self.decomposed).utf8) == Array(Self.composed.utf8))
+        #expect(Array(CanonicalText.nfc("A\u{30A}").utf8) == Array("\u{C5}".utf8))
+        #expect(CanonicalText.nfc("plain-ascii") == "plain-ascii")
+        #expect(Array(ItemKey(kind: .session, account: Self.decomposed, name: "n").account.utf8) == Array(Self.composed.utf8))
+    }
+}
