@@ -1,5 +1,6 @@
-// The `latchkey` command (and `git-credential-latchkey`, the same binary under
-// another name): parsing and printing only; every behaviour is the library's.
+// The `latchkey` command (and `git-credential-latchkey` and
+// `docker-credential-latchkey`, the same binary under other names): parsing and
+// printing only; every behaviour is the library's.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -35,7 +36,7 @@ func runTool(_ argv: [String]) -> Int32 {
             try CommandLineIO.write((group.map(Help.group) ?? Help.tool) + "\n", to: .output)
             return 0
         }
-        let command = try Command.find(&arguments)
+        let command = invokedAs == DockerCommands.invokedName ? DockerCommands.command : try Command.find(&arguments)
         let parsed = try CommandArguments.parse(arguments, options: command.options, flags: command.flags, globals: &globals)
         output = Output(json: globals.json)
         guard parsed.positionals.count == command.positionals else {
