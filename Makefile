@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 
-.PHONY: deps build demo test api bench stress fuzz install clean
+.PHONY: deps build demo test api bench stress fuzz install clean interop
 
 deps:
 	@.ci/install-deps
@@ -19,12 +19,14 @@ demo: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey
 	$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey demo
 
-# Installs `latchkey` and `git-credential-latchkey` (a symlink to it), nothing else.
+# Installs `latchkey`, and `git-credential-latchkey` and `docker-credential-latchkey`
+# (symlinks to it), nothing else.
 install: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey
 	install -d "$(DESTDIR)$(PREFIX)/bin"
 	install -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey" "$(DESTDIR)$(PREFIX)/bin/latchkey"
 	ln -sf latchkey "$(DESTDIR)$(PREFIX)/bin/git-credential-latchkey"
+	ln -sf latchkey "$(DESTDIR)$(PREFIX)/bin/docker-credential-latchkey"
 
 test: deps
 	$(SWIFT) build --build-tests
@@ -69,3 +71,18 @@ stress: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey-bench
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey-testhelper
 	.ci/with-keyring $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey-bench stress $(STRESS_ARGS)
+
+# Real clients against the credential helpers (issue 16; not part of `make test` or .ci/run):
+# a local docker registry with htpasswd authentication and a git HTTP server demanding
+# Basic authentication, both on 127.0.0.1, driven by the real docker and git CLIs inside
+# a private D-Bus session with a throw-away gnome-keyring, on both backends (scripts/interop).
+# The docker CLI logs in client-side when it reaches no daemon, so no daemon is started.
+INTEROP_PACKAGES ?= docker-registry apache2-utils curl git python3
+
+interop: deps
+	@missing=""; for package in $(INTEROP_PACKAGES); do dpkg -s $$package >/dev/null 2>&1 || missing="$$missing $$package"; done; \
+	  command -v docker >/dev/null || missing="$$missing docker.io"; \
+	  if [ -n "$$missing" ]; then sudo=""; [ "$$(id -u)" -ne 0 ] && sudo=sudo; \
+	    $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; fi
+	$(SWIFT) build --product latchkey
+	.ci/with-keyring scripts/interop $$($(SWIFT) build --show-bin-path)
