@@ -6,6 +6,12 @@ import CredentialHelpers
 /// one git credential stored in the namespace and with 1,000 (each on its own
 /// host), on each backend. `get` reads the index of the request's host and the
 /// sessions it names, so the second figure should stay within 1.5x the first.
+///
+/// Each figure is also measured with a policy that turns auditing off: every
+/// audited read moves the trail's anchor, an item write, and gnome-keyring
+/// rewrites its whole keyring file on each write, so on the Secret Service the
+/// audited figure grows with everything the keyring holds (whoever stored it),
+/// while the figure without auditing shows Latchkey's lookup alone.
 struct GitScaleSection {
     let directory: String
     let runs: Int
@@ -32,23 +38,44 @@ struct GitScaleSection {
                 continue
             }
             do {
-                let one = try measure(helper, backend: backend, label: label, count: 1)
-                let small = report.add(Self.section, "get, 1 credential stored, \(label)", one)
-                let large = Measurement(section: Self.section, name: "get, \(largeCount.formatted()) credentials stored, \(label)",
-                                        summary: try measure(helper, backend: backend, label: label, count: largeCount))
-                report.add(FileBackendSection.withRatioTarget(FileBackendSection.compare(large, with: small, target: nil),
-                                                              ("<= 1.5x with 1 stored", 1.5)))
+                let policy = try noAuditPolicy()
+                let small = try measure(helper, backend: backend, label: label, count: 1, noAuditPolicy: policy)
+                let large = try measure(helper, backend: backend, label: label, count: largeCount, noAuditPolicy: policy)
+                for (audited, suffix) in [(true, ""), (false, ", auditing off")] {
+                    let one = report.add(Self.section, "get, 1 credential stored, \(label)\(suffix)", audited ? small.audited : small.unaudited)
+                    let many = Measurement(section: Self.section, name: "get, \(largeCount.formatted()) credentials stored, \(label)\(suffix)",
+                                           summary: audited ? large.audited : large.unaudited)
+                    report.add(FileBackendSection.withRatioTarget(FileBackendSection.compare(many, with: one, target: nil),
+                                                                  ("<= 1.5x with 1 stored", 1.5)))
+                }
             } catch {
                 report.skip(Self.section, "git-credential-latchkey get, \(label)", "\(error)")
             }
         }
     }
 
+    /// The default policy with auditing off, as a file for `--policy`.
+    private func noAuditPolicy() throws -> String {
+        let path = directory + "/git-scale/no-audit.json"
+        let json = """
+            {"version": 1, "name": "bench-no-audit", "username": {"remember": true},
+             "sessions": {"maxAgeSeconds": 2592000, "wipeOnExit": false},
+             "onLogout": {"sessions": "wipe", "username": "keep"},
+             "backend": {"kind": "auto", "allowFileFallback": true, "migrateToSecretService": true, "secretServiceTimeoutMilliseconds": 3000},
+             "file": {"keySource": "keyfile"}, "audit": {"enabled": false}}
+            """
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
     /// Stores `count` credentials in a fresh namespace (in-process, through the
-    /// same helper code), checks that `get` finds the middle one, and times it.
-    private func measure(_ helper: String, backend: Policy.BackendChoice, label: String, count: Int) throws -> Summary {
+    /// same helper code, without auditing so that filling the keyring takes fewer
+    /// writes), checks that `get` finds the middle one, and times it with the
+    /// default policy and with auditing off.
+    private func measure(_ helper: String, backend: Policy.BackendChoice, label: String, count: Int,
+                         noAuditPolicy: String) throws -> (audited: Summary, unaudited: Summary) {
         let app = "latchkey-bench-git-\(label)-\(count)"
-        let vault = try Vault(appID: try AppID(app), backend: backend)
+        let vault = try Vault(appID: try AppID(app), policy: try Policy(contentsOfFile: noAuditPolicy), backend: backend)
         let git = GitCredentialHelper(vault: vault)
         progress("git scale: storing \(count) credential(s) on the \(label) backend")
         for number in 0..<count {
@@ -62,11 +89,14 @@ struct GitScaleSection {
         let wanted = count / 2
         let request = directory + "/git-scale/request-\(label)-\(count)"
         try Data("protocol=https\nhost=host-\(wanted).bench.latchkey.example\n\n".utf8).write(to: URL(fileURLWithPath: request))
-        let arguments = [helper, "--app", app, "--backend", label, "get"]
-        let check = try Spawn.capture(arguments, input: "protocol=https\nhost=host-\(wanted).bench.latchkey.example\n\n")
-        guard check.status == 0, check.output == "username=user-\(wanted)\npassword=password-\(wanted)\n" else {
-            throw Spawn.Failure(description: "git-credential-latchkey get did not find the stored credential (exit \(check.status)): \(check.error)")
+        let arguments = [helper, "--app", app, "--backend", label]
+        for policy in [[], ["--policy", noAuditPolicy]] {
+            let check = try Spawn.capture(arguments + policy + ["get"], input: "protocol=https\nhost=host-\(wanted).bench.latchkey.example\n\n")
+            guard check.status == 0, check.output == "username=user-\(wanted)\npassword=password-\(wanted)\n" else {
+                throw Spawn.Failure(description: "git-credential-latchkey get did not find the stored credential (exit \(check.status)): \(check.error)")
+            }
         }
-        return try Spawn.time(runs, arguments, stdin: request)
+        return (try Spawn.time(runs, arguments + ["get"], stdin: request),
+                try Spawn.time(runs, arguments + ["--policy", noAuditPolicy, "get"], stdin: request))
     }
 }
