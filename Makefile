@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 
-.PHONY: deps build demo test api bench stress fuzz install install-built clean login-window login-window-test interop-keepassxc
+.PHONY: deps build demo test api bench stress fuzz install install-built clean login-window login-window-test interop interop-keepassxc
 
 deps:
 	@.ci/install-deps
@@ -20,9 +20,9 @@ demo: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey
 	$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey demo
 
-# Installs `latchkey`, `git-credential-latchkey` (a symlink to it), the manual page
-# latchkey(1) with a page for each other name pointing to it, and the bash, zsh and
-# fish completions; the binary writes the pages and the completions itself
+# Installs `latchkey`, `git-credential-latchkey` and `docker-credential-latchkey` (symlinks
+# to it), the manual page latchkey(1) with a page for each other name pointing to it, and
+# the bash, zsh and fish completions; the binary writes the pages and the completions itself
 # (`latchkey manpage`, `latchkey completion SHELL`), from its one description of the commands.
 install: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey
@@ -40,6 +40,7 @@ install-built:
 	  "$(SHARE)/zsh/site-functions" "$(SHARE)/fish/vendor_completions.d"
 	install -m 0755 "$(LATCHKEY_BINARY)" "$(DESTDIR)$(PREFIX)/bin/latchkey"
 	ln -sf latchkey "$(DESTDIR)$(PREFIX)/bin/git-credential-latchkey"
+	ln -sf latchkey "$(DESTDIR)$(PREFIX)/bin/docker-credential-latchkey"
 	@set -e; umask 022; for page in $(MANUAL_PAGES); do \
 	  "$(LATCHKEY_BINARY)" manpage $$page > "$(SHARE)/man/man1/$$page.1"; done
 	@umask 022; "$(LATCHKEY_BINARY)" completion bash > "$(SHARE)/bash-completion/completions/latchkey"
@@ -107,3 +108,18 @@ login-window-test: deps
 # private D-Bus session; installs keepassxc, xvfb and the X tools it uses when missing.
 interop-keepassxc: deps
 	SWIFT=$(SWIFT) .ci/interop-keepassxc
+
+# Real clients against the credential helpers (issue 16; not part of `make test` or .ci/run):
+# a local docker registry with htpasswd authentication and a git HTTP server demanding
+# Basic authentication, both on 127.0.0.1, driven by the real docker and git CLIs inside
+# a private D-Bus session with a throw-away gnome-keyring, on both backends (scripts/interop).
+# The docker CLI logs in client-side when it reaches no daemon, so no daemon is started.
+INTEROP_PACKAGES ?= docker-registry apache2-utils curl git python3
+
+interop: deps
+	@missing=""; for package in $(INTEROP_PACKAGES); do dpkg -s $$package >/dev/null 2>&1 || missing="$$missing $$package"; done; \
+	  command -v docker >/dev/null || missing="$$missing docker.io"; \
+	  if [ -n "$$missing" ]; then sudo=""; [ "$$(id -u)" -ne 0 ] && sudo=sudo; \
+	    $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; fi
+	$(SWIFT) build --product latchkey
+	.ci/with-keyring scripts/interop $$($(SWIFT) build --show-bin-path)

@@ -73,7 +73,7 @@ let package = Package(
         // Benchmarks and the reliability harness (make bench, make stress); never installed.
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["Latchkey"]
+            dependencies: ["Latchkey", "CredentialHelpers"]
         ),
     ],
     swiftLanguageModes: [.v6]

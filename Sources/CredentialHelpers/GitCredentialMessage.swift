@@ -22,7 +22,8 @@ package struct GitCredentialMessage: Sendable {
     package var username: String?
     /// The password or token.
     package var password: SecretBytes?
-    /// When the password stops being valid (`password_expiry_utc`).
+    /// When the password stops being valid (`password_expiry_utc`), as git gave
+    /// it; nil when git gave none or gave `0`, which git itself reads as "never".
     package var passwordExpiry: Date?
     /// An OAuth refresh token.
     package var oauthRefreshToken: SecretBytes?
@@ -30,6 +31,8 @@ package struct GitCredentialMessage: Sendable {
     package var capabilities: [String] = []
     /// `wwwauth[]` values: the server's `WWW-Authenticate` headers.
     package var wwwAuthenticate: [String] = []
+    /// `state[]` values: a helper's opaque state that git passes back.
+    package var state: [String] = []
     /// Any other attributes, in order; never secrets that Latchkey knows of.
     package var otherAttributes: [(key: String, value: String)] = []
 
@@ -47,7 +50,8 @@ package struct GitCredentialMessage: Sendable {
     /// - Returns: The message.
     /// - Throws: `LatchkeyError` `.invalidInput` naming the line number (never
     ///   its value) when a line has no `=`, a key is empty, a value holds a NUL,
-    ///   a timestamp is not a number, or the text is not UTF-8.
+    ///   a timestamp is not a number, a `url` cannot be parsed (so it can never
+    ///   match every host), or the text is not UTF-8.
     package static func parse(_ input: SecretBytes) throws -> GitCredentialMessage {
         guard input.count <= maximumLength else {
             throw LatchkeyError(.invalidInput, "credential input is longer than \(maximumLength) bytes")
@@ -111,6 +115,7 @@ package struct GitCredentialMessage: Sendable {
         case "url": try applyURL(text)
         case "capability[]": text.isEmpty ? capabilities.removeAll() : capabilities.append(text)
         case "wwwauth[]": text.isEmpty ? wwwAuthenticate.removeAll() : wwwAuthenticate.append(text)
+        case "state[]": text.isEmpty ? state.removeAll() : state.append(text)
         default: otherAttributes.append((key, text))
         }
     }
@@ -129,19 +134,45 @@ package struct GitCredentialMessage: Sendable {
         var rest = url[schemeEnd.upperBound...]
         if let slash = rest.firstIndex(of: "/") {
             let pathPart = rest[rest.index(after: slash)...]
-            path = pathPart.isEmpty ? nil : String(pathPart)
+            path = pathPart.isEmpty ? nil : try Self.percentDecoded(pathPart)
             rest = rest[..<slash]
         }
         if let at = rest.lastIndex(of: "@") {
             let user = rest[..<at]
-            username = String(user.split(separator: ":", maxSplits: 1).first ?? user)
+            username = try Self.percentDecoded(user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? user)
             rest = rest[rest.index(after: at)...]
         }
-        host = rest.isEmpty ? nil : String(rest)
+        // Set even when empty, as git does: an empty host matches only an empty host.
+        host = try Self.percentDecoded(rest)
+    }
+
+    /// A URL part with its `%XX` escapes decoded, as git decodes them.
+    /// - Throws: `LatchkeyError` `.invalidInput` when the result holds a control
+    ///   character or is not UTF-8 (git's `credential.protectProtocol` refuses those too).
+    private static func percentDecoded(_ text: Substring) throws -> String {
+        guard text.contains("%") else { return String(text) }
+        var bytes: [UInt8] = []
+        var rest = Array(text.utf8)[...]
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "%"), rest.prefix(2).count == 2, rest.prefix(2).allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
+               let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16) {
+                bytes.append(value)
+                rest = rest.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        guard let decoded = String(validating: bytes, as: UTF8.self), !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw LatchkeyError(.invalidInput, "credential attribute 'url' holds an escaped control character or bytes that are not UTF-8")
+        }
+        return decoded
     }
 
     /// The message as protocol lines, for a helper's answer to `get`: only the
-    /// attributes that are set, secrets included; no blank line at the end.
+    /// attributes that are set (an empty username is set: `username=`), secrets
+    /// included, in the order git writes them (`credential_write`: protocol,
+    /// host, path, username, password, oauth_refresh_token,
+    /// password_expiry_utc); no blank line at the end.
     /// - Returns: The bytes, in zeroing memory since they hold the password.
     package func serialized() -> SecretBytes {
         var lines: [(String, SecretBytes)] = []
@@ -153,10 +184,10 @@ package struct GitCredentialMessage: Sendable {
         add("path", path)
         add("username", username)
         if let password { lines.append(("password", password)) }
+        if let oauthRefreshToken { lines.append(("oauth_refresh_token", oauthRefreshToken)) }
         if let passwordExpiry, let seconds = Int64(exactly: passwordExpiry.timeIntervalSince1970.rounded(.down)) {
             add("password_expiry_utc", String(seconds))
         }
-        if let oauthRefreshToken { lines.append(("oauth_refresh_token", oauthRefreshToken)) }
         return SecretBytes(concatenating: lines.flatMap { key, value in
             [SecretBytes(utf8: key + "="), value, SecretBytes(utf8: "\n")]
         })

@@ -4,7 +4,8 @@ import Latchkey
 /// sends one (`credential.useHttpPath`), path. It names the vault items that
 /// hold the credential: the password is the session `git:<protocol>://<host>[/<path>]`
 /// of the account `<username>`, and an OAuth refresh token the session
-/// `git-refresh:<protocol>://<host>[/<path>]` of the same account.
+/// `git-refresh:<protocol>://<host>[/<path>]` of the same account. These names
+/// are those Latchkey 0.1 used, so its credentials are still found.
 struct GitCredentialTarget: Hashable, Sendable {
     var protocolName: String
     var host: String
@@ -31,15 +32,20 @@ struct GitCredentialTarget: Hashable, Sendable {
         let isRefreshToken = name.hasPrefix(refreshTokenPrefix)
         guard isRefreshToken || name.hasPrefix(passwordPrefix) else { return nil }
         let rest = name.dropFirst(isRefreshToken ? refreshTokenPrefix.count : passwordPrefix.count)
-        guard let separator = rest.firstRange(of: "://") else { return nil }
-        let protocolName = String(rest[..<separator.lowerBound])
-        let location = rest[separator.upperBound...]
+        return parse(location: rest).map { ($0, isRefreshToken) }
+    }
+
+    /// Parses `<protocol>://<host>[/<path>]`, as item names end.
+    static func parse(location name: Substring) -> GitCredentialTarget? {
+        guard let separator = name.firstRange(of: "://") else { return nil }
+        let protocolName = String(name[..<separator.lowerBound])
+        let location = name[separator.upperBound...]
         guard !protocolName.isEmpty else { return nil }
         if let slash = location.firstIndex(of: "/") {
             let path = String(location[location.index(after: slash)...])
-            return (GitCredentialTarget(protocolName: protocolName, host: String(location[..<slash]), path: path), isRefreshToken)
+            return GitCredentialTarget(protocolName: protocolName, host: String(location[..<slash]), path: path)
         }
-        return (GitCredentialTarget(protocolName: protocolName, host: String(location), path: nil), isRefreshToken)
+        return GitCredentialTarget(protocolName: protocolName, host: String(location), path: nil)
     }
 
     private var location: String {
@@ -51,13 +57,4 @@ struct GitCredentialTarget: Hashable, Sendable {
 
     /// The session name of the refresh-token item.
     var refreshTokenItemName: String { GitCredentialTarget.refreshTokenPrefix + location }
-
-    /// Whether this stored target matches what a request asks for, as git's own
-    /// helpers match: each attribute the request sets must be equal; an
-    /// attribute it leaves out matches anything.
-    func matches(_ request: GitCredentialMessage) -> Bool {
-        (request.protocolName.map { $0 == protocolName } ?? true)
-            && (request.host.map { $0 == host } ?? true)
-            && (request.path.map { $0.isEmpty || $0 == path } ?? true)
-    }
 }

@@ -4,11 +4,12 @@
 import Foundation
 
 let usage = """
-    Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH]
+    Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only git-scale]
            latchkey-bench stress [crash] [concurrency] [corruption] [--kills N] [--processes K] [--writes M]
 
     Without a command it measures and prints one table (with --json, one JSON document,
-    "version": 1). `stress` runs the reliability checks (all three by default); each
+    "version": 1); --only git-scale measures only git-credential-latchkey get with 1 and
+    1,000 credentials stored. `stress` runs the reliability checks (all three by default); each
     prints a summary line `N passed, N failed` and the exit status is 1 when any failed.
     """
 
@@ -23,6 +24,8 @@ struct Options {
     var runs = 31
     var sizes = [10, 1_000, 10_000]
     var gitLibsecret: String?
+    /// One section to run alone (`git-scale`), or nil for all.
+    var only: String?
     var stress: [String]?
     var kills = 500
     var processes = 4
@@ -49,6 +52,9 @@ struct Options {
                     return size
                 }
             case "--git-libsecret": gitLibsecret = try value(argument)
+            case "--only":
+                only = try value(argument)
+                guard only == "git-scale" else { throw UsageError(description: "--only takes git-scale") }
             case "--kills": kills = try number(argument)
             case "--processes": processes = try number(argument)
             case "--writes": writes = try number(argument)
@@ -78,18 +84,22 @@ func progress(_ text: String) {
 func runBenchmarks(_ options: Options, in directory: String) throws {
     var report = Report()
     report.notes.append("work directory \(directory) (same file system as the vaults measured)")
-    progress("file backend at \(options.sizes.map(\.formatted).joined(separator: ", ")) entries")
-    try FileBackendSection(directory: directory, sizes: options.sizes, samples: options.samples).run(into: &report)
-    progress("key derivation")
-    try KeyDerivationSection(directory: directory, samples: 5).run(into: &report)
     let secretService = WholeProcessSection.secretServiceRunning()
-    progress("Secret Service backend (daemon \(secretService ? "running" : "not running"))")
-    SecretServiceSection(samples: options.samples).run(secretServiceRunning: secretService, into: &report)
-    progress("whole-process figures, \(options.runs) runs each")
     let bin = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]) // argv[0] is the fallback without /proc
         .deletingLastPathComponent().path
-    let gitHelper = options.gitLibsecret.flatMap(Spawn.which) ?? Spawn.which("git-credential-libsecret")
-    try WholeProcessSection(directory: directory, runs: options.runs, gitLibsecretHelper: gitHelper, binDirectory: bin).run(secretServiceRunning: secretService, into: &report)
+    if options.only == nil {
+        progress("file backend at \(options.sizes.map(\.formatted).joined(separator: ", ")) entries")
+        try FileBackendSection(directory: directory, sizes: options.sizes, samples: options.samples).run(into: &report)
+        progress("key derivation")
+        try KeyDerivationSection(directory: directory, samples: 5).run(into: &report)
+        progress("Secret Service backend (daemon \(secretService ? "running" : "not running"))")
+        SecretServiceSection(samples: options.samples).run(secretServiceRunning: secretService, into: &report)
+        progress("whole-process figures, \(options.runs) runs each")
+        let gitHelper = options.gitLibsecret.flatMap(Spawn.which) ?? Spawn.which("git-credential-libsecret")
+        try WholeProcessSection(directory: directory, runs: options.runs, gitLibsecretHelper: gitHelper, binDirectory: bin).run(secretServiceRunning: secretService, into: &report)
+    }
+    progress("git-credential-latchkey get with 1 and 1,000 credentials stored, \(options.runs) runs each")
+    GitScaleSection(directory: directory, runs: options.runs, binDirectory: bin).run(secretServiceRunning: secretService, into: &report)
     print(options.json ? try report.json() : report.table())
 }
 

@@ -1,5 +1,6 @@
-// The `latchkey` command (and `git-credential-latchkey`, the same binary under
-// another name): parsing and printing only; every behaviour is the library's.
+// The `latchkey` command (and `git-credential-latchkey` and
+// `docker-credential-latchkey`, the same binary under other names): parsing and
+// printing only; every behaviour is the library's.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -16,6 +17,7 @@ func runTool(_ argv: [String]) -> Int32 {
     var invocation = Invocation()
     do {
         if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
+        if invokedAs == DockerCommands.invokedName { arguments.insert("docker-credential", at: arguments.startIndex) }
         try invocation.parse(arguments)
         output = Output(json: invocation.globals.json)
         var context = Context(globals: invocation.globals, output: output, environment: ProcessInfo.processInfo.environment)

@@ -100,7 +100,7 @@ struct CLIGitCredentialTests {
         #expect(credential["oauth_refresh_token"] as? String == "refresh-me")
         #expect(credential["username"] as? String == "nina")
         let raw = try store.run(["git-credential", "get"], input: "protocol=https\nhost=new.example.com\n")
-        #expect(raw.lines == ["username=nina", "password=fresh", "password_expiry_utc=\(future)", "oauth_refresh_token=refresh-me"])
+        #expect(raw.lines == ["username=nina", "password=fresh", "oauth_refresh_token=refresh-me", "password_expiry_utc=\(future)"])
     }
 
     @Test("reject erases only the matching credential", arguments: backends)

@@ -65,6 +65,9 @@ struct GitCredentialMessageTests {
         "url=hts://bobb:pwgit\r\r\n\r\n", // found by make fuzz: the host kept a CR that serializing lost
         "password_expiry_utc=9223372036854775807\n", // seen while fixing the fuzzer's finding: serialized() could trap converting it back
         "password_expiry_utc=-1\n",
+        "url=git.example.com\n", // issue 16: an unparseable url must never leave a request that matches every host
+        "url=://git.example.com\n",
+        "url=https://git.example.com/a%0Ab\n",
     ])
     func malformed(input: String) {
         let error = #expect(throws: LatchkeyError.self) { try GitCredentialMessage.parse(SecretBytes(utf8: input)) }
@@ -115,5 +118,32 @@ struct GitCredentialMessageTests {
         #expect(zero.passwordExpiry == nil)
         let one = try GitCredentialMessage.parse(SecretBytes(utf8: "password_expiry_utc=1\n"))
         #expect(one.passwordExpiry == Date(timeIntervalSince1970: 1))
+    }
+
+    @Test("password_expiry_utc=0 is no expiry, as git reads it, and is not answered back")
+    func zeroExpiryNotAnswered() throws {
+        let message = try GitCredentialMessage.parse(SecretBytes(utf8: "host=a\npassword_expiry_utc=0\n"))
+        #expect(message.passwordExpiry == nil)
+        #expect(message.serialized().utf8String() == "host=a\n")
+    }
+
+    @Test("state[] is kept apart like the other arrays; a url's escapes are decoded and an empty host stays empty")
+    func stateAndURL() throws {
+        let message = try GitCredentialMessage.parse(SecretBytes(utf8: "state[]=one\nstate[]=two\nurl=https://j%40ne@h.example/a%20b.git\n"))
+        #expect(message.state == ["one", "two"])
+        #expect(message.otherAttributes.isEmpty)
+        #expect(message.username == "j@ne")
+        #expect(message.path == "a b.git")
+        #expect(try GitCredentialMessage.parse(SecretBytes(utf8: "url=https://\n")).host == "")
+    }
+
+    @Test("answers in git's order, an empty username included")
+    func protocolOrder() {
+        var message = GitCredentialMessage()
+        message.username = ""
+        message.password = SecretBytes(utf8: "p")
+        message.passwordExpiry = Date(timeIntervalSince1970: 1_800_000_000)
+        message.oauthRefreshToken = SecretBytes(utf8: "r")
+        #expect(message.serialized().utf8String() == "username=\npassword=p\noauth_refresh_token=r\npassword_expiry_utc=1800000000\n")
     }
 }
