@@ -47,7 +47,7 @@ enum ManualPage {
         lines += [
             ".SH FILES",
             ".TP", italic("$XDG_CONFIG_HOME/latchkey/policy.json"), escape("The user's policy, when --policy and LATCHKEY_POLICY are not given."),
-            ".TP", italic("$XDG_DATA_HOME/latchkey/"), escape("The encrypted file vaults (APP.vault) and the audit trails (APP.*.audit.jsonl)."),
+            ".TP", italic("$XDG_DATA_HOME/latchkey/"), escape("One directory per app, APP.d/, holding its encrypted vault (credentials.vault and its key file), its audit trails (audit.KIND.jsonl) with their anchor files (audit.KIND.anchor), and the audit keys (audit-keys.vault)."),
             ".SH EXIT STATUS",
         ]
         for exit in Tool.exitStatuses { lines += [".TP", bold(String(exit.status)), escape(capitalized(exit.meaning) + ".")] }
