@@ -40,7 +40,7 @@ enum DemoCommand {
         try step("Opted back in, remembered alice again, and saved a second token 'refresh'.")
         let report = try vault.logout(account: "alice")
         let left = try vault.sessions(account: "alice").count
-        try step("Logged out under policy '\(vault.policy.name)': \(VaultCommands.summary(of: report, hadUsername: true)); \(left) sessions left, username \(try vault.rememberedUsername().map { "\"\($0)\" kept" } ?? "gone").")
+        try step("Logged out under policy '\(vault.policy.name)': \(report.summary); \(left) sessions left, username \(try vault.rememberedUsername().map { "\"\($0)\" kept" } ?? "gone").")
         let entries = try vault.auditEntries()
         try step("The audit trail holds \(entries.count) entries (no secret, accounts as pseudonyms):")
         for entry in entries {

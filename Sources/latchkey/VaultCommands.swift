@@ -85,10 +85,8 @@ enum VaultCommands {
 
     static func logout(_ context: Context, _ arguments: CommandArguments) throws {
         let account = arguments.options["--account"]
-        let vault = try context.openVault()
-        let hadUsername = try vault.rememberedUsername() != nil
-        let report = try vault.logout(account: account)
-        let summary = summary(of: report, hadUsername: hadUsername)
+        let report = try context.openVault().logout(account: account)
+        let summary = report.summary
         try context.output.line(TextEscaping.escaped("logged out \(account == nil ? "every account" : "the account given"): \(summary)"))
         setReport(report, summary: summary, context.output)
     }
@@ -102,7 +100,7 @@ enum VaultCommands {
             return
         }
         let report = try context.openVault().wipe()
-        let summary = summary(of: report, hadUsername: report.forgotUsername)
+        let summary = report.summary
         try context.output.line(TextEscaping.escaped("wiped \(appID): \(summary)"))
         context.output.set("wiped", .bool(true))
         setReport(report, summary: summary, context.output)
@@ -114,22 +112,6 @@ enum VaultCommands {
         context.output.set("moved", .integer(report.moved))
         context.output.set("keptNewer", .integer(report.keptNewer))
         context.output.set("destroyedFileVault", .bool(report.destroyedFileVault))
-    }
-
-    /// What a logout or a wipe did, in words that are true: "kept the username"
-    /// only when one was remembered. Session names only, never an account or a value.
-    /// - Parameters:
-    ///   - report: What the library did.
-    ///   - hadUsername: Whether a username was remembered before.
-    /// - Returns: One line, such as `wiped 1 session (access); kept the username`.
-    static func summary(of report: LogoutReport, hadUsername: Bool) -> String {
-        let count = report.wipedSessions.count
-        let names = Set(report.wipedSessions.map(\.name)).sorted().joined(separator: ", ")
-        var parts = ["wiped \(count) session\(count == 1 ? "" : "s")\(names.isEmpty ? "" : " (\(names))")"]
-        parts.append(report.forgotUsername ? "forgot the username" : hadUsername ? "kept the username" : "no username was remembered")
-        if report.keptSessions > 0 { parts.append("kept \(report.keptSessions) session\(report.keptSessions == 1 ? "" : "s")") }
-        if report.wipedLeftoverFileVault { parts.append("destroyed the leftover file vault") }
-        return parts.joined(separator: "; ")
     }
 
     private static func setReport(_ report: LogoutReport, summary: String, _ out: Output) {

@@ -188,6 +188,10 @@ struct CLISyntaxTests {
         let none = try store.run(["logout", "--account", "alice"])
         #expect(none.status == 0 && none.text.contains("no username was remembered") && !none.text.contains("kept the username"), "\(none.text)")
         #expect(try store.json(["wipe", "--yes"])["summary"] as? String == "wiped 0 sessions; no username was remembered")
+        let details = try store.json(["audit", "show"])["entries"] as? [[String: Any]] ?? []
+        #expect(details.contains { ($0["detail"] as? String)?.hasSuffix("no username was remembered") == true },
+                "the audit trail's logout and wipe details say what is true too")
+        #expect(!details.contains { ($0["detail"] as? String)?.contains("kept the username") == true })
         try store.run(["username", "set", "alice"])
         let kept = try store.json(["logout"])
         #expect((kept["summary"] as? String)?.contains("kept the username") == true)

@@ -45,7 +45,7 @@ struct InterruptedDeletionTests {
         store.dies(afterDeleting: 2)
         #expect(throws: LatchkeyError.self) { try vault.logout(account: "alice") }
         let started = try #require(try vault.auditEntries().first { $0.event == AuditEvent(rawValue: "logout.started") })
-        #expect(started.detail == "deleting: wiped 6 sessions (s0, s1, s2, s3, s4, s5); kept the username", "\(started.detail ?? "")")
+        #expect(started.detail == "deleting: wiped 6 sessions (s0, s1, s2, s3, s4, s5); no username was remembered", "\(started.detail ?? "")")
         #expect(try store.list(kind: .session).count == 4, "cut short after two deletions")
 
         store.revive()

@@ -15,8 +15,8 @@ extension Vault {
                 var doomed = policy.sessionsOnLogout == .wipe ? sessions : []
                 report.keptSessions += sessions.count - doomed.count
                 let forgets = policy.usernameOnLogout == .forget || !policy.remembersUsernames
-                if forgets, try store.read(Vault.usernameItem) != nil {
-                    doomed.append(Vault.usernameItem)
+                if try store.read(Vault.usernameItem) != nil {
+                    if forgets { doomed.append(Vault.usernameItem) } else { report.keptUsername = true }
                 }
                 for key in doomed { try changes.willChange(key, in: store) }
                 try deleteRecoverably(doomed, from: store, for: .logout, changes: changes)
