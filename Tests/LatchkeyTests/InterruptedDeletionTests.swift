@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import LatchkeyTestSupport
 import LatchkeyTesting
@@ -47,6 +48,7 @@ struct InterruptedDeletionTests {
         let started = try #require(try vault.auditEntries().first { $0.event == AuditEvent(rawValue: "logout.started") })
         #expect(started.detail == "deleting: wiped 6 sessions (s0, s1, s2, s3, s4, s5); no username was remembered", "\(started.detail ?? "")")
         #expect(try store.list(kind: .session).count == 4, "cut short after two deletions")
+        #expect(FileManager.default.fileExists(atPath: vault.pendingDeletionMarkerPath), "the marker stands while the list does")
 
         store.revive()
         let next = Vault(appID: vault.appID, policy: .default, backend: store, storeDirectory: directory)
@@ -57,7 +59,22 @@ struct InterruptedDeletionTests {
         #expect(finished.event == .logout && finished.detail?.hasPrefix("finished an interrupted logout: wiped 4 sessions") == true,
                 "\(finished.detail ?? "")")
         #expect(try next.verifyAudit().allSatisfy { $0.verification.isIntact })
+        #expect(!FileManager.default.fileExists(atPath: next.pendingDeletionMarkerPath))
         try next.finishInterruptedDeletions()
         #expect(try next.auditEntries().last?.sequence == finished.sequence, "nothing is left to finish")
+    }
+
+    @Test("a complete logout leaves no marker, and without one an open does not ask the store for a list")
+    func markerGatesTheCheck() throws {
+        let store = DyingStore()
+        let directory = try freshDirectory() + "/store"
+        let vault = Vault(appID: try AppID("com.example.marker"), policy: .default, backend: store, storeDirectory: directory)
+        try vault.saveSession(SecretBytes(utf8: "t"), name: "s", account: "alice")
+        try vault.logout(account: "alice")
+        #expect(!FileManager.default.fileExists(atPath: vault.pendingDeletionMarkerPath))
+        // A list with no marker (not one this machine wrote) is left alone by an open.
+        try store.write(StoredItem(value: SecretBytes()), for: Vault.pendingDeletionItem)
+        try vault.finishInterruptedDeletions()
+        #expect(try store.read(Vault.pendingDeletionItem) != nil)
     }
 }

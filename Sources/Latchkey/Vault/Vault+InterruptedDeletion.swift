@@ -8,6 +8,11 @@ extension Vault {
     /// The entry of the pending list whose value names the event (`logout`, `wipe`).
     static let pendingEventEntry = ItemKey(kind: .setting, name: "pending.event")
 
+    /// A file in the namespace's directory that stands while a list is kept in
+    /// the store: written before the list and removed after it, so an open that
+    /// finds no file knows there is nothing to finish without asking the store.
+    var pendingDeletionMarkerPath: String { namespace.file("pending-deletion") }
+
     /// Deletes `keys` from `store` so that a run cut short part-way is both
     /// visible and finished later. The encrypted file deletes them in one atomic
     /// rewrite. Elsewhere, one item at a time: first the trail records
@@ -29,21 +34,29 @@ extension Vault {
         var entries = Dictionary(keys.map { ($0, StoredItem(value: SecretBytes())) }) { first, _ in first }
         entries[Vault.pendingEventEntry] = StoredItem(value: SecretBytes(utf8: event.rawValue))
         let table = VaultTable.encode(entries)
+        try namespace.prepare()
+        try PrivateFiles.replace(pendingDeletionMarkerPath, with: Array("\(event.rawValue)\n".utf8))
         try changes.willChange(pending, in: store)
         try store.write(StoredItem(value: table), for: pending)
         try Vault.delete(keys, from: store)
         try store.delete(pending)
+        try PrivateFiles.remove(pendingDeletionMarkerPath)
     }
 
     /// Finishes a logout or wipe that an earlier run began in the store in use
     /// and did not complete (a killed process, a daemon that died): deletes what
     /// its list still names, records the event with what was finished, and
-    /// removes the list. Nothing happens when there is none (one read).
+    /// removes the list. Nothing happens, and the store is not asked, when the
+    /// marker file is absent (``pendingDeletionMarkerPath``).
     /// - Throws: `LatchkeyError` when the store or the trail cannot answer, or
     ///   `.tampered` when the list cannot be read.
     func finishInterruptedDeletions() throws {
+        guard try POSIX.status(of: pendingDeletionMarkerPath) != nil else { return }
         let pending = Vault.pendingDeletionItem
-        guard let list = try backend.read(pending) else { return }
+        guard let list = try backend.read(pending) else {
+            try PrivateFiles.remove(pendingDeletionMarkerPath) // cut short before the list was stored
+            return
+        }
         var entries = try VaultTable.decode(list.value, path: "the list of an interrupted deletion")
         let named = entries.removeValue(forKey: Vault.pendingEventEntry)
         let event = named.flatMap { $0.value.withUnsafeBytes { String(validating: $0, as: UTF8.self) } }.map(AuditEvent.init(rawValue:)) ?? .logout
@@ -60,5 +73,6 @@ extension Vault {
             try backend.delete(pending)
             return OperationOutcome(report, detail: "finished an interrupted \(event): " + report.summary)
         }
+        try PrivateFiles.remove(pendingDeletionMarkerPath)
     }
 }
