@@ -31,6 +31,9 @@ public struct Run: Sendable {
 
 /// A started process with pipes for its three standard streams.
 public final class Child {
+    /// Writing to a child that has exited gives `EPIPE` instead of killing the test process.
+    private static let ignoresBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+
     /// The process.
     public let process = Process()
     /// Its standard input.
@@ -61,8 +64,13 @@ public final class Child {
     /// - Parameter data: The input.
     /// - Returns: The status and output.
     public func finish(writing data: Data = Data()) throws -> Run {
-        if !data.isEmpty { try input.fileHandleForWriting.write(contentsOf: data) }
-        try input.fileHandleForWriting.close()
+        _ = Child.ignoresBrokenPipes
+        do {
+            if !data.isEmpty { try input.fileHandleForWriting.write(contentsOf: data) }
+        } catch let error as NSError where (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(EPIPE) {
+            // The child exited (a usage error, say) without reading all of its input.
+        }
+        try? input.fileHandleForWriting.close()
         let collected = DataCollector(errors.fileHandleForReading)
         let out = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
