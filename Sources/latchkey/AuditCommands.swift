@@ -42,7 +42,9 @@ enum AuditCommands {
         }
         // A reset is part of what verifying reports: the chain it started is intact, the gap is not hidden.
         var resets: [JSONOutput] = []
-        for entry in (try? vault.auditEntries()) ?? [] where entry.event == .auditReset {
+        // An intact trail parses, so an error reading it is real; a broken one may not, and its break is reported above.
+        let entries = firstBreak == nil ? try vault.auditEntries() : (try? vault.auditEntries()) ?? []
+        for entry in entries where entry.event == .auditReset {
             try context.output.line("reset at \(entry.timeText) (\(entry.backend) trail): \(entry.detail ?? "")")
             resets.append(.object([("time", .string(entry.timeText)), ("backend", .string(entry.backend.rawValue)),
                                    ("detail", .string(entry.detail ?? ""))]))

@@ -24,6 +24,19 @@ struct ControllerTests {
         LoginController(authenticator: authenticator, store: store, configuration: F.configuration, tickInterval: tick, output: recorder.handler)
     }
 
+    /// A controller whose store takes 300 ms to save, after bob's login was answered (the save may still run).
+    private func signedInWhileSaving(_ vault: Vault) async -> LoginController {
+        let authenticator = ScriptedAuthenticator([.success(F.tokens)], holds: true)
+        let login = LoginController(authenticator: authenticator, store: SlowSaveStore(vault: vault, delay: .milliseconds(300)),
+                                    configuration: F.configuration, output: OutputRecorder().handler)
+        await login.appear()
+        await login.send(.usernameChanged("bob"))
+        await login.send(.passwordChanged(F.password))
+        await login.send(.submitTapped)
+        authenticator.release()
+        return login
+    }
+
     private func logIn(_ controller: LoginController, as username: String) async {
         await controller.send(.usernameChanged(username))
         await controller.send(.passwordChanged(F.password))
@@ -168,14 +181,7 @@ struct ControllerTests {
     @Test("shutDown waits until the answer's session and username are saved")
     func shutDownSaves() async throws {
         let vault = try makeVault()
-        let authenticator = ScriptedAuthenticator([.success(F.tokens)], holds: true)
-        let login = LoginController(authenticator: authenticator, store: SlowSaveStore(vault: vault, delay: .milliseconds(300)),
-                                    configuration: F.configuration, output: OutputRecorder().handler)
-        await login.appear()
-        await login.send(.usernameChanged("bob"))
-        await login.send(.passwordChanged(F.password))
-        await login.send(.submitTapped)
-        authenticator.release()
+        let login = await signedInWhileSaving(vault)
         #expect(await eventually { await login.state.signedInAccount == "bob" }, "the screen shows the login before the save is done")
         await login.send(.disappeared)
         await login.shutDown()
@@ -186,14 +192,7 @@ struct ControllerTests {
     @Test("a logout while the session of the login before it is still being saved wipes that session")
     func logoutWaitsForSave() async throws {
         let vault = try makeVault()
-        let authenticator = ScriptedAuthenticator([.success(F.tokens)], holds: true)
-        let login = LoginController(authenticator: authenticator, store: SlowSaveStore(vault: vault, delay: .milliseconds(300)),
-                                    configuration: F.configuration, output: OutputRecorder().handler)
-        await login.appear()
-        await login.send(.usernameChanged("bob"))
-        await login.send(.passwordChanged(F.password))
-        await login.send(.submitTapped)
-        authenticator.release()
+        let login = await signedInWhileSaving(vault)
         #expect(await eventually { await login.state.signedInAccount == "bob" })
         await login.send(.logoutRequested) // the save is still sleeping
         await login.settle()

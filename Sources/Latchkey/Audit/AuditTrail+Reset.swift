@@ -28,9 +28,15 @@ extension AuditTrail {
             }
             try POSIX.syncDirectory(namespace.path)
             try backend.delete(legacyAnchorItem)
+            let stored: SecretBytes?
+            do {
+                stored = try storedKey(afresh: true)
+            } catch let error as LatchkeyError where error.code == .tampered {
+                stored = nil // a key of the wrong length is replaced; a store that cannot answer stops the reset
+            }
             let key: SecretBytes
-            if let valid = try? storedKey(afresh: true) {
-                key = valid
+            if let stored {
+                key = stored
             } else {
                 key = SecretBytes.random(count: Sodium.genericHashKeyLength)
                 try backend.write(StoredItem(value: key), for: keyItem)
