@@ -11,7 +11,7 @@ public struct OpenReport: Sendable, Equatable {
     public let fallback: String?
     /// What was moved from a leftover file vault into the Secret Service, when
     /// opening migrated one; nil otherwise.
-    public internal(set) var migration: MigrationReport?
+    public let migration: MigrationReport?
 
     init(backend: BackendKind, reason: String, fallback: String? = nil, migration: MigrationReport? = nil) {
         self.backend = backend

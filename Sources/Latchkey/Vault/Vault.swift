@@ -50,12 +50,16 @@ public final class Vault: Sendable {
     /// Audit entries that could not be written while the policy's
     /// `audit.onFailure` is `warn`, for ``auditWarnings``.
     let droppedAuditEntries = Mutex<[LatchkeyError]>([])
-    /// What opening did, completed by ``open(appID:policy:storeDirectory:backend:passphrase:)``.
-    private let opening: Mutex<OpenReport>
+    /// Why the Secret Service could not be used, when opening fell back to the file.
+    private let fallbackReason: String?
+    /// What opening migrated, set by ``open(appID:policy:storeDirectory:backend:passphrase:)``.
+    private let openingMigration = Mutex<MigrationReport?>(nil)
 
     /// What opening this vault did: the store chosen and why, whether it fell
     /// back to the encrypted file, and what was migrated.
-    public var openReport: OpenReport { opening.withLock { $0 } }
+    public var openReport: OpenReport {
+        OpenReport(backend: backend.kind, reason: selectionReason, fallback: fallbackReason, migration: openingMigration.withLock { $0 })
+    }
 
     /// Opens the vault of `appID`: chooses the store, records a fallback, and
     /// migrates a leftover file vault when the policy says so. The report of
@@ -105,7 +109,7 @@ public final class Vault: Sendable {
             ? AuditTrail(appID: appID, directory: storeDirectory, backend: backend, retention: policy.audit.retention)
             : nil
         self.fileAudit = nil
-        self.opening = Mutex(OpenReport(backend: backend.kind, reason: selectionReason))
+        self.fallbackReason = nil
     }
 
     /// Opens a vault with `secretService` as the Secret Service backend (tests
@@ -130,7 +134,7 @@ public final class Vault: Sendable {
         if selection.backend.kind == .secretService, try vault.fileVaultExists(),
            policy.automaticMigrationDecision().isAllowed, file != nil {
             let migration = try vault.migrate()
-            vault.opening.withLock { $0.migration = migration }
+            vault.openingMigration.withLock { $0 = migration }
         }
         return vault
     }
@@ -151,7 +155,7 @@ public final class Vault: Sendable {
             audit = nil
             fileAudit = nil
         }
-        self.opening = Mutex(OpenReport(backend: selection.backend.kind, reason: selection.reason, fallback: selection.fallbackFrom))
+        self.fallbackReason = selection.fallbackFrom
     }
 
     /// The default store directory: `$XDG_DATA_HOME/latchkey` when that is an
