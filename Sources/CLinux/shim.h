@@ -1,10 +1,13 @@
 #ifndef LATCHKEY_CLINUX_SHIM_H
 #define LATCHKEY_CLINUX_SHIM_H
 
-/* Linux calls Swift cannot make directly: prctl is variadic. Called only from
+/* Linux calls Swift cannot make directly (prctl is variadic) or sees only under
+   _GNU_SOURCE. Called only from
    Sources/Latchkey/Internals/POSIX.swift. */
 
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <spawn.h>
 
 /* prctl(PR_SET_DUMPABLE, dumpable): 0 makes the process not dumpable (no core
    dump; other processes of the user cannot ptrace it or read its memory);
@@ -17,6 +20,25 @@ static inline int latchkey_set_dumpable(int dumpable) {
    -1 with errno set. */
 static inline int latchkey_get_dumpable(void) {
     return prctl(PR_GET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
+}
+
+/* What glibc declares only under _GNU_SOURCE, declared here as glibc 2.34 and
+   later define it. */
+
+/* posix_spawnattr_setflags flag: the child calls setsid. */
+#define LATCHKEY_POSIX_SPAWN_SETSID 0x80
+
+/* The spawned child closes every descriptor from `from` up. */
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+
+/* The uid of the process at the other end of a Unix socket (SO_PEERCRED, whose
+   struct ucred is pid, uid, gid). Returns 0, or -1 with errno set. */
+static inline int latchkey_peer_uid(int descriptor, unsigned int *uid) {
+    struct { int pid; unsigned int uid; unsigned int gid; } credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(descriptor, SOL_SOCKET, 17 /* SO_PEERCRED */, &credentials, &length) != 0) return -1;
+    *uid = credentials.uid;
+    return 0;
 }
 
 #endif

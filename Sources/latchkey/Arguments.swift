@@ -124,6 +124,9 @@ struct Invocation {
             words.append(argument)
             command = try Command.resolve(words)
         }
+        if command == nil, words.count == 1, let fallback = Command.group(words[0]).first(where: \.isGroupDefault) {
+            command = fallback
+        }
         guard let command else { return }
         for (option, value) in early {
             guard command.option(named: option.name) != nil else {

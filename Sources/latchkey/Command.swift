@@ -16,6 +16,10 @@ struct Command: Sendable {
     var readsStandardInput = false
     /// The exit statuses besides 0 that it has reasons of its own for.
     var exits: [ExitStatus] = []
+    /// Whether it uses a store, and so runs in the agent when one answers (``AgentClient``).
+    var viaAgent = false
+    /// Whether its group's first word alone runs it (`latchkey agent` is `latchkey agent run`).
+    var isGroupDefault = false
     /// Runs it.
     let run: @Sendable (Context, CommandArguments) throws -> Void
 

@@ -1,4 +1,5 @@
 import Latchkey
+import Synchronization
 
 /// The standard streams and the exit of the `latchkey` command, through the
 /// library's POSIX wrappers (so this target makes no C call of its own), able
@@ -16,13 +17,22 @@ enum CommandLineIO {
         var name: String { self == .output ? "standard output" : "standard error" }
     }
 
+    /// The streams of the command running on this task, when they are not the
+    /// process's own: a request the agent runs for a client, or a command the
+    /// client runs in-process after it already read its input.
+    @TaskLocal static var redirection: Redirection?
+
     /// Writes `text` as UTF-8 (`write`), unbuffered.
     /// - Parameters:
     ///   - text: The text.
     ///   - stream: Where to write it.
     /// - Throws: `LatchkeyError` `.io` when the write fails.
     static func write(_ text: String, to stream: Stream) throws {
-        try POSIX.write(text, toDescriptor: stream.descriptor, name: stream.name)
+        if let capture = redirection?.capture {
+            capture.append(SecretBytes(utf8: text), to: stream)
+        } else {
+            try POSIX.write(text, toDescriptor: stream.descriptor, name: stream.name)
+        }
     }
 
     /// Writes the bytes of a secret (`write`), without copying them elsewhere.
@@ -31,19 +41,56 @@ enum CommandLineIO {
     ///   - stream: Where to write it.
     /// - Throws: `LatchkeyError` `.io` when the write fails.
     static func write(_ secret: SecretBytes, to stream: Stream) throws {
-        try POSIX.write(secret, toDescriptor: stream.descriptor, name: stream.name)
-    }
-
-    /// Whether `stream` is a terminal (`isatty`).
-    /// - Parameter stream: The stream.
-    /// - Returns: Whether a person is likely reading it.
-    static func isTerminal(_ stream: Stream) -> Bool {
-        POSIX.isTerminal(stream.descriptor)
+        if let capture = redirection?.capture {
+            capture.append(secret, to: stream)
+        } else {
+            try POSIX.write(secret, toDescriptor: stream.descriptor, name: stream.name)
+        }
     }
 
     /// Ends the process with `status` (`exit`).
     /// - Parameter status: The exit status, such as `LatchkeyError.Code.exitStatus`.
     static func exit(status: Int32) -> Never {
         POSIX.exitProcess(status)
+    }
+}
+
+extension CommandLineIO {
+    /// Standard input already read to its end, and where the output goes.
+    final class Redirection: Sendable {
+        /// Standard input, already read (nil: the process's own).
+        let input: Mutex<SecretBytes?>
+        /// Whether the client's standard input is a terminal.
+        let inputIsTerminal: Bool
+        /// The passphrase the client read or asked for, if any.
+        let passphrase: SecretBytes?
+        /// Where the output goes when it is sent back to a client (the agent); nil: the process's own streams.
+        let capture: Capture?
+        /// What the agent knows of unlocked vaults; nil outside the agent.
+        let unlocked: UnlockCache?
+        /// The prompt to show when the command needed a passphrase the agent does not hold.
+        let passphraseNeeded = Mutex<String?>(nil)
+
+        init(input: SecretBytes?, inputIsTerminal: Bool, passphrase: SecretBytes?, capture: Capture?, unlocked: UnlockCache?) {
+            self.input = Mutex(input)
+            self.inputIsTerminal = inputIsTerminal
+            self.passphrase = passphrase
+            self.capture = capture
+            self.unlocked = unlocked
+        }
+    }
+
+    /// A command's standard output and error, kept to be sent to the client.
+    final class Capture: Sendable {
+        private let streams = Mutex<(output: [SecretBytes], error: [SecretBytes])>(([], []))
+
+        func append(_ bytes: SecretBytes, to stream: Stream) {
+            streams.withLock { stream == .output ? $0.output.append(bytes) : $0.error.append(bytes) }
+        }
+
+        /// Everything written to standard output, then to standard error.
+        var contents: (output: SecretBytes, error: SecretBytes) {
+            streams.withLock { (SecretBytes(concatenating: $0.output), SecretBytes(concatenating: $0.error)) }
+        }
     }
 }

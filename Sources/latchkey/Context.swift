@@ -11,7 +11,7 @@ import Synchronization
 struct Context {
     var globals: GlobalOptions
     let output: Output
-    let environment: [String: String]
+    let environment: Environment
     /// Whether the command reads data from standard input (so a passphrase cannot be prompted there).
     var readsStandardInput = false
 
@@ -41,7 +41,7 @@ struct Context {
         do {
             if let given = globals.storeDirectory { return try StoreDirectory.requireAbsolute(given, origin: "--store-dir") }
             if let home = environment["LATCHKEY_HOME"], !home.isEmpty { return try StoreDirectory.requireAbsolute(home, origin: "LATCHKEY_HOME") }
-            return try StoreDirectory.standard(environment: environment)
+            return try StoreDirectory.standard(environment: environment.subset(["XDG_DATA_HOME", "HOME"]))
         } catch let error as LatchkeyError where error.code == .invalidInput {
             throw LatchkeyError(.usage, error.message)
         }
@@ -126,7 +126,7 @@ struct Context {
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/latchkey/policy.json" }
         guard environment["HOME"]?.isEmpty == false else { return nil }
         do {
-            return try StoreDirectory.home(environment, instead: "XDG_CONFIG_HOME", purpose: "user policy file") + "/.config/latchkey/policy.json"
+            return try StoreDirectory.home(environment.subset(["HOME"]), instead: "XDG_CONFIG_HOME", purpose: "user policy file") + "/.config/latchkey/policy.json"
         } catch let error as LatchkeyError {
             throw LatchkeyError(.usage, error.message)
         }
@@ -135,6 +135,8 @@ struct Context {
     /// Opens the vault. A passphrase is read only when the policy protects the
     /// file with one: from `--passphrase-fd` or `--passphrase-file`, else from
     /// a no-echo prompt when standard input is a terminal and the file is the store in use.
+    /// Inside the agent it is the one the client sent, else the one the agent
+    /// holds unlocked; when it has none, the client is told to ask and send it.
     /// - Throws: `LatchkeyError` `.wrongKey` saying how to give a passphrase when one is needed and missing.
     func openVault() throws -> Vault {
         let policy = try policy()
@@ -142,19 +144,40 @@ struct Context {
         let backend = try backendChoice()
         let storeDirectory = try storeDirectory()
         let needsPassphrase = policy.fileKeySource == .passphrase
-        let supplied = needsPassphrase ? try suppliedPassphrase() : nil
+        let redirection = CommandLineIO.redirection
+        let unlocked = redirection?.unlocked
+        let given = needsPassphrase ? try suppliedPassphrase() : nil
+        let supplied = given ?? (needsPassphrase ? unlocked?.passphrase(app: appID, storeDirectory: storeDirectory) : nil)
+        let prompt = "Passphrase for \(appID): "
         do {
-            return Context.opened(try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: supplied))
-        } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && supplied == nil {
+            let vault = try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: supplied)
+            if let given, let unlocked, vault.openReport.backend == .file {
+                unlocked.remember(given, app: appID, storeDirectory: storeDirectory, for: policy.agent.unlockCacheDuration)
+            }
+            return Context.opened(vault)
+        } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && given == nil {
+            if let unlocked, let redirection {
+                // The agent holds no passphrase (or one that no longer opens the vault): the client asks for it.
+                unlocked.forget(app: appID, storeDirectory: storeDirectory)
+                redirection.passphraseNeeded.withLock { $0 = prompt }
+                throw error
+            }
             guard SecretInput.standardInputIsTerminal && !readsStandardInput else {
                 throw LatchkeyError(.wrongKey, error.message + "; give it with --passphrase-fd N or --passphrase-file PATH (a 0600 file), or run on a terminal to be asked")
             }
-            let typed = try SecretInput.readFromTerminal(prompt: "Passphrase for \(appID): ")
+            let typed = try SecretInput.readFromTerminal(prompt: prompt)
             return Context.opened(try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: typed))
         }
     }
 
-    private func suppliedPassphrase() throws -> SecretBytes? {
+    /// The passphrase given for this command: sent by the client (or read by it
+    /// before it ran the command in-process), else from `--passphrase-fd` or `--passphrase-file`.
+    /// Inside the agent only the client's counts: the options name the client's descriptors and files.
+    func suppliedPassphrase() throws -> SecretBytes? {
+        if let redirection = CommandLineIO.redirection {
+            if let passphrase = redirection.passphrase { return passphrase }
+            if redirection.capture != nil { return nil }
+        }
         if let descriptor = globals.passphraseDescriptor {
             if descriptor == 0 && readsStandardInput {
                 throw LatchkeyError(.usage, "this command reads standard input, so the passphrase cannot come from --passphrase-fd 0")

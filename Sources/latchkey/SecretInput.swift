@@ -16,6 +16,10 @@ enum SecretInput {
     /// - Throws: `LatchkeyError` `.invalidInput` when it is longer than
     ///   ``maximumLength``; `.io` when reading fails (`read`).
     static func read(fromDescriptor descriptor: Int32, stripOneTrailingNewline: Bool = true) throws -> SecretBytes {
+        if descriptor == 0, let redirection = CommandLineIO.redirection,
+           let input = redirection.input.withLock({ input in defer { input = SecretBytes() }; return input }) {
+            return stripOneTrailingNewline ? droppingOneTrailingNewline(input) : input
+        }
         let (secret, _) = try POSIX.readSecretLine(from: descriptor, limit: maximumLength, echoOff: false, untilEnd: true)
         return stripOneTrailingNewline ? droppingOneTrailingNewline(secret) : secret
     }
@@ -31,7 +35,7 @@ enum SecretInput {
     }
 
     /// Whether standard input is a terminal, where a prompt can ask for a secret.
-    static var standardInputIsTerminal: Bool { POSIX.isTerminal(0) }
+    static var standardInputIsTerminal: Bool { CommandLineIO.redirection?.inputIsTerminal ?? POSIX.isTerminal(0) }
 
     /// Asks on the terminal: switches echo off (`tcsetattr`), then writes
     /// `prompt` to standard error, then reads one line from standard input, so
@@ -41,7 +45,7 @@ enum SecretInput {
     /// - Throws: `LatchkeyError` `.unavailable` when standard input is not a
     ///   terminal; `.invalidInput` when input ends before a line; `.io`.
     static func readFromTerminal(prompt: String) throws -> SecretBytes {
-        guard standardInputIsTerminal else {
+        guard standardInputIsTerminal, CommandLineIO.redirection?.capture == nil else {
             throw LatchkeyError(.unavailable, "standard input is not a terminal, so no prompt can be shown")
         }
         let (secret, atEnd) = try POSIX.readSecretLine(from: 0, limit: maximumLength, echoOff: true, untilEnd: false, prompt: prompt)

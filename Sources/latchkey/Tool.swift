@@ -44,6 +44,8 @@ enum Tool {
         EnvironmentVariable(name: "LATCHKEY_HOME", help: "the store directory when --store-dir is not given"),
         EnvironmentVariable(name: "XDG_CONFIG_HOME", help: "the user's policy is $XDG_CONFIG_HOME/latchkey/policy.json (else ~/.config/latchkey/policy.json)"),
         EnvironmentVariable(name: "XDG_DATA_HOME", help: "the default store directory is $XDG_DATA_HOME/latchkey (else ~/.local/share/latchkey)"),
+        EnvironmentVariable(name: "XDG_RUNTIME_DIR", help: "the agent's socket is $XDG_RUNTIME_DIR/latchkey/agent.sock; without it every command runs in-process"),
+        EnvironmentVariable(name: "LATCHKEY_AGENT", help: "off: never use or start the agent; every command runs in-process"),
     ]
 
     /// Every exit status, from the one table of ``LatchkeyError/Code/exitStatusTable``.

@@ -9,18 +9,23 @@ import Foundation
 import Latchkey
 
 /// Runs the command line and returns the exit status.
-func runTool(_ argv: [String]) -> Int32 {
-    let invokedAs = argv.first.map { String($0.split(separator: "/").last ?? "") } ?? "latchkey"
-    var arguments = argv.dropFirst()
+/// - Parameters:
+///   - line: The arguments after the tool's name.
+///   - invokedAs: The name the tool was invoked as (`git-credential-latchkey` speaks git's protocol).
+///   - environment: The environment the command reads.
+///   - viaAgent: Whether a command that uses a store may run in the agent (false inside the agent).
+func runTool(_ line: [String], invokedAs: String, environment: Environment, viaAgent: Bool) -> Int32 {
+    var arguments = line[...]
     // `--json` anywhere before `--` shapes the output, even when the line turns out wrong.
     var output = Output(json: arguments.prefix { $0 != "--" }.contains("--json"))
     var invocation = Invocation()
+    Context.openedVaults.withLock { $0 = [] }
     do {
         if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
         if invokedAs == DockerCommands.invokedName { arguments.insert("docker-credential", at: arguments.startIndex) }
         try invocation.parse(arguments)
         output = Output(json: invocation.globals.json)
-        var context = Context(globals: invocation.globals, output: output, environment: ProcessInfo.processInfo.environment)
+        var context = Context(globals: invocation.globals, output: output, environment: environment)
         if invocation.globals.version {
             try ToolCommands.version(context, invocation.arguments)
         } else if invocation.globals.help {
@@ -29,7 +34,14 @@ func runTool(_ argv: [String]) -> Int32 {
             let command = try invocation.resolvedCommand()
             try invocation.checkArgumentCount()
             context.readsStandardInput = command.readsStandardInput
-            try command.run(context, invocation.arguments)
+            var redirection = CommandLineIO.redirection
+            if viaAgent {
+                switch try AgentClient.offer(command, context, invocation.arguments, line: line, invokedAs: invokedAs) {
+                case .ran(let status): return status
+                case .inProcess(let streams): redirection = streams ?? redirection
+                }
+            }
+            try CommandLineIO.$redirection.withValue(redirection) { try command.run(context, invocation.arguments) }
         }
         for warning in Context.openedVaults.withLock({ $0 }).flatMap(\.auditWarnings) {
             Output.message("latchkey: warning: an audit entry was not written (policy audit.onFailure \"warn\"): \(warning)")
@@ -51,4 +63,5 @@ func runTool(_ argv: [String]) -> Int32 {
     }
 }
 
-CommandLineIO.exit(status: runTool(CommandLine.arguments))
+let invokedAs = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? "latchkey"
+CommandLineIO.exit(status: runTool(Array(CommandLine.arguments.dropFirst()), invokedAs: invokedAs, environment: .process, viaAgent: true))

@@ -37,10 +37,23 @@ package enum POSIX {
     }
 
     /// The effective user id of this process (`geteuid`).
-    static var effectiveUserID: UInt32 { UInt32(geteuid()) }
+    package static var effectiveUserID: UInt32 { UInt32(geteuid()) }
 
     /// The id of this process (`getpid`).
-    static var processID: Int32 { getpid() }
+    package static var processID: Int32 { getpid() }
+
+    /// The value of the environment variable `name` (`getenv`), without decoding the whole environment.
+    package static func environmentValue(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// The path of this process's executable (`readlink` of `/proc/self/exe`).
+    /// - Throws: `.io` when it cannot be read.
+    package static func executablePath() throws -> String {
+        var buffer = [CChar](repeating: 0, count: 4097)
+        let length = try check("readlink", path: "/proc/self/exe") { readlink("/proc/self/exe", &buffer, 4096) }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
 
     /// Runs `call` until it does not fail with EINTR, and converts a failure
     /// (a negative result) into a `LatchkeyError` naming `function` and `path`.
@@ -196,6 +209,18 @@ package enum POSIX {
 
         /// Waits for an exclusive lock on the whole file (`flock(LOCK_EX)`); it
         /// is released when the descriptor is closed.
+        /// Takes an exclusive `flock` on the file unless another open file holds one.
+        /// - Returns: false when another holder has it (`EWOULDBLOCK`).
+        func tryLockExclusively() throws -> Bool {
+            while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if code == EWOULDBLOCK { return false }
+                throw POSIX.error(errno: code, function: "flock", path: path)
+            }
+            return true
+        }
+
         func lockExclusively() throws {
             try POSIX.check("flock", path: path) { flock(descriptor, LOCK_EX) }
         }
@@ -491,5 +516,218 @@ extension POSIX.Status {
             device: UInt64(info.st_dev),
             inode: UInt64(info.st_ino),
             modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    }
+}
+
+extension POSIX {
+    /// A Unix-domain stream socket (`AF_UNIX`, `SOCK_STREAM`), closed when released:
+    /// the agent's listening socket and each connection to it. Every wait has a
+    /// deadline (`poll`), so a peer that stalls cannot hold a caller.
+    package final class LocalSocket: @unchecked Sendable {
+        // Sendable: the descriptor is immutable; the kernel serialises calls on it.
+        private let descriptor: Int32
+        /// The socket's path, for messages.
+        package let path: String
+
+        private init(descriptor: Int32, path: String) {
+            self.descriptor = descriptor
+            self.path = path
+        }
+
+        deinit { close(descriptor) }
+
+        /// The socket address of `path`.
+        /// - Throws: `.invalidInput` when the path does not fit (107 bytes).
+        private static func address(_ path: String) throws -> sockaddr_un {
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let bytes = Array(path.utf8)
+            let capacity = MemoryLayout.size(ofValue: address.sun_path)
+            guard bytes.count < capacity, !bytes.contains(0) else {
+                throw LatchkeyError(.invalidInput, "\(path): a socket path must be shorter than \(capacity) bytes")
+            }
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: bytes) }
+            return address
+        }
+
+        private static func newSocket(path: String) throws -> Int32 {
+            try check("socket", path: path) { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        }
+
+        /// A socket bound to `path` (which must not exist) and listening, made 0600 (`chmod`).
+        /// - Throws: `.cannotCreate` or `.io` naming the failing call.
+        package static func listening(at path: String, backlog: Int32 = 64) throws -> LocalSocket {
+            let socket = LocalSocket(descriptor: try newSocket(path: path), path: path)
+            var address = try address(path)
+            try check("bind", path: path) {
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                }
+            }
+            try check("chmod", path: path) { chmod(path, 0o600) }
+            try check("listen", path: path) { listen(socket.descriptor, backlog) }
+            return socket
+        }
+
+        /// Takes over a listening socket a service manager passed (`LISTEN_FDS`).
+        /// - Throws: `.invalidInput` when `descriptor` is not a listening Unix stream socket.
+        package static func adopting(descriptor: Int32, path: String) throws -> LocalSocket {
+            var info = stat()
+            try check("fstat", path: "file descriptor \(descriptor)") { fstat(descriptor, &info) }
+            var accepting: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            guard info.st_mode & S_IFMT == S_IFSOCK,
+                  getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0, accepting == 1 else {
+                throw LatchkeyError(.invalidInput, "file descriptor \(descriptor) passed by the service manager is not a listening socket")
+            }
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+            return LocalSocket(descriptor: descriptor, path: path)
+        }
+
+        /// A connection to the socket at `path`.
+        /// - Throws: `.unavailable` when nothing listens there (`ENOENT`,
+        ///   `ECONNREFUSED`); `.insecurePermissions` when it may not be used; `.io`.
+        package static func connected(to path: String) throws -> LocalSocket {
+            let socket = LocalSocket(descriptor: try newSocket(path: path), path: path)
+            var address = try address(path)
+            while true {
+                let result = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                }
+                if result == 0 { return socket }
+                let code = errno
+                if code == EINTR { continue }
+                if code == ENOENT || code == ECONNREFUSED || code == ENOTDIR {
+                    throw LatchkeyError(.unavailable, "nothing listens on \(path)", cFunction: "connect")
+                }
+                throw error(errno: code, function: "connect", path: path)
+            }
+        }
+
+        /// Waits until `events` can be done, at most until `deadline`.
+        /// - Returns: false when the deadline passed first.
+        private func wait(for events: Int16, until deadline: ContinuousClock.Instant) throws -> Bool {
+            while true {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { return false }
+                let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+                var request = pollfd(fd: descriptor, events: events, revents: 0)
+                let ready = try check("poll", path: path) { poll(&request, 1, milliseconds) }
+                if ready > 0 { return true }
+            }
+        }
+
+        /// The next connection, or nil when none came within `timeout`.
+        package func accept(timeout: Duration) throws -> LocalSocket? {
+            guard try wait(for: Int16(POLLIN), until: .now + timeout) else { return nil }
+            let connection = Glibc.accept(descriptor, nil, nil)
+            if connection < 0 {
+                let code = errno
+                if [EINTR, EAGAIN, ECONNABORTED, EPROTO].contains(code) { return nil }
+                throw error(errno: code, function: "accept", path: path)
+            }
+            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+            return LocalSocket(descriptor: connection, path: path)
+        }
+
+        /// The user id of the process at the other end (`SO_PEERCRED`), as the
+        /// kernel recorded it when the connection was made.
+        package func peerUserID() throws -> UInt32 {
+            var uid: UInt32 = 0
+            try check("getsockopt", path: path) { latchkey_peer_uid(descriptor, &uid) }
+            return uid
+        }
+
+        /// Sends all of `bytes` (`send`, never raising SIGPIPE) before `deadline`.
+        /// - Throws: `.timedOut` when the peer does not take them in time; `.io`
+        ///   when the connection is gone.
+        package func send(_ bytes: UnsafeRawBufferPointer, before deadline: ContinuousClock.Instant) throws {
+            var offset = 0
+            while offset < bytes.count {
+                guard try wait(for: Int16(POLLOUT), until: deadline) else {
+                    throw LatchkeyError(.timedOut, "\(path): the peer did not take the message in time")
+                }
+                let sent = Glibc.send(descriptor, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                if sent < 0 {
+                    let code = errno
+                    if code == EINTR || code == EAGAIN { continue }
+                    throw error(errno: code, function: "send", path: path)
+                }
+                offset += sent
+            }
+        }
+
+        /// Receives exactly `buffer.count` bytes before `deadline`.
+        /// - Returns: false when the peer closed the connection before the first byte.
+        /// - Throws: `.timedOut` when the bytes do not come in time; `.invalidInput`
+        ///   when the peer closed the connection part-way; `.io`.
+        package func receive(into buffer: UnsafeMutableRawBufferPointer, before deadline: ContinuousClock.Instant) throws -> Bool {
+            var offset = 0
+            while offset < buffer.count {
+                guard try wait(for: Int16(POLLIN), until: deadline) else {
+                    throw LatchkeyError(.timedOut, "\(path): the peer did not send the whole message in time")
+                }
+                let count = recv(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_DONTWAIT))
+                if count < 0 {
+                    let code = errno
+                    if code == EINTR || code == EAGAIN { continue }
+                    throw error(errno: code, function: "recv", path: path)
+                }
+                if count == 0 {
+                    if offset == 0 { return false }
+                    throw LatchkeyError(.invalidInput, "\(path): the peer closed the connection in the middle of a message")
+                }
+                offset += count
+            }
+            return true
+        }
+    }
+
+    /// Starts `executable` with `arguments` in a session of its own (`posix_spawn`
+    /// with `POSIX_SPAWN_SETSID`), detached from this process's terminal and
+    /// streams: standard input and output are `/dev/null`, standard error is
+    /// appended to `logPath` (created 0600), and no other descriptor is inherited.
+    /// - Returns: The new process's id.
+    /// - Throws: `.io` naming `posix_spawn` when it cannot be started.
+    package static func spawnDetached(_ executable: String, arguments: [String], logPath: String) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o600)
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(LATCHKEY_POSIX_SPAWN_SETSID))
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let result = posix_spawn(&child, executable, &actions, &attributes, argv, environ)
+        guard result == 0 else { throw error(errno: result, function: "posix_spawn", path: executable) }
+        return child
+    }
+
+    /// Makes this process never dumpable for the rest of its life: no core file
+    /// (`setrlimit(RLIMIT_CORE, 0)`), and `prctl(PR_SET_DUMPABLE, 0)`, so other
+    /// processes of the same user cannot attach to it or read its memory.
+    package static func forbidDumps() {
+        var none = rlimit(rlim_cur: 0, rlim_max: 0)
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none)
+        heldSecrets.withLock { state in
+            precondition(latchkey_set_dumpable(0) == 0, "prctl(PR_SET_DUMPABLE, 0) failed")
+            state.restoreDumpable = false
+        }
+    }
+}
+
+extension POSIX {
+    /// Waits for `duration` (`nanosleep`, resumed after a signal).
+    package static func sleep(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 }

@@ -128,7 +128,7 @@ struct VaultStore {
         switch source {
         case .passphrase(let passphrase, _):
             guard let kdf = header.kdf else { throw LatchkeyError(.internal, "passphrase vault header without KDF parameters") }
-            master = try Sodium.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: header.salt, opsLimit: kdf.opsLimit, memoryLimit: kdf.memoryLimit)
+            master = try DerivedKeyCache.shared.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: header.salt, opsLimit: kdf.opsLimit, memoryLimit: kdf.memoryLimit)
         case .keyFile:
             guard let key = try KeyFile.read(keyFilePath) else {
                 throw LatchkeyError(.wrongKey, "key file \(keyFilePath) is missing; \(vaultPath) cannot be opened without it")
@@ -171,7 +171,7 @@ struct VaultStore {
         case .passphrase(let passphrase, let choice):
             let parameters = try previous?.header.kdf ?? choice.resolve()
             kdf = parameters
-            master = try Sodium.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit, memoryLimit: parameters.memoryLimit)
+            master = try DerivedKeyCache.shared.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit, memoryLimit: parameters.memoryLimit)
         case .keyFile:
             master = SecretBytes.random(count: KeyFile.length)
             try PrivateFiles.replaceSecret(nextKeyFilePath, with: master)
@@ -215,7 +215,7 @@ struct VaultStore {
             case .passphrase(let passphrase, let choice):
                 let parameters = try choice.resolve()
                 kdf = parameters
-                master = try Sodium.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit, memoryLimit: parameters.memoryLimit)
+                master = try DerivedKeyCache.shared.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit, memoryLimit: parameters.memoryLimit)
             case .keyFile:
                 master = try KeyFile.readOrCreate(keyFilePath)
             }

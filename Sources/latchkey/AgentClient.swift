@@ -1,0 +1,121 @@
+import Latchkey
+
+/// The command line's side of the agent (docs/AGENT.md): a command that uses a
+/// store runs in the agent when one answers (started first when none runs and
+/// the policy's `agent.autostart` allows it), and in this process otherwise, with
+/// the same output, exit status and audit entries either way.
+enum AgentClient {
+    /// How long the agent may take to answer a command: longer than any deadline of its own.
+    static let answerDeadline: Duration = .seconds(120)
+    /// How long a request may take to send.
+    static let sendDeadline: Duration = .seconds(5)
+
+    /// What became of a command offered to the agent.
+    enum Outcome {
+        /// The agent ran it; this is its exit status (its output is written).
+        case ran(Int32)
+        /// Run it in this process, with these streams (nil: the process's own).
+        case inProcess(CommandLineIO.Redirection?)
+    }
+
+    /// Runs `command` through the agent when it can.
+    /// - Parameters:
+    ///   - command: The command.
+    ///   - context: Its context.
+    ///   - arguments: Its arguments as parsed.
+    ///   - line: The whole command line after the tool's name.
+    ///   - invokedAs: The name the tool was invoked as.
+    /// - Throws: What reading a passphrase the agent asked for throws.
+    static func offer(_ command: Command, _ context: Context, _ arguments: CommandArguments, line: [String], invokedAs: String) throws -> Outcome {
+        guard command.viaAgent, context.environment["LATCHKEY_AGENT"] != "off",
+              let runtime = try? AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"]) else { return .inProcess(nil) }
+        // What only this process can do: ask on its terminal, or read a relative path.
+        let readsInput = readsInput(command, arguments)
+        let inputIsTerminal = SecretInput.standardInputIsTerminal
+        if readsInput && inputIsTerminal { return .inProcess(nil) }
+        if command.options.contains(where: { $0.name == "--yes" }) && !arguments.flags.contains("--yes") { return .inProcess(nil) }
+        if let policy = context.globals.policy ?? context.environment["LATCHKEY_POLICY"], !policy.isEmpty,
+           !policy.hasPrefix("/"), !policy.hasPrefix("built-in:") { return .inProcess(nil) }
+
+        let input = readsInput ? try SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false) : nil
+        var passphrase: SecretBytes?
+        let inProcess = { CommandLineIO.Redirection(input: input, inputIsTerminal: inputIsTerminal, passphrase: passphrase, capture: nil, unlocked: nil) }
+        guard let connection = connect(runtime, context) else { return .inProcess(inProcess()) }
+        var request = AgentMessage(.run)
+        request.append(.toolVersion, Tool.version)
+        request.append(.invokedAs, invokedAs)
+        for argument in line { request.append(.argument, argument) }
+        for (name, value) in context.environment.subset(Environment.forwarded).sorted(by: { $0.key < $1.key }) {
+            request.append(.environment, "\(name)=\(value)")
+        }
+        request.fields.append((.flags, SecretBytes([inputIsTerminal ? 1 : 0])))
+        if let input { request.fields.append((.standardInput, input)) }
+
+        var answer = exchange(request, on: connection)
+        if answer?.kind == .needsPassphrase {
+            // The vault is locked in the agent: the passphrase comes from the options or the terminal, as in-process.
+            if let given = try context.suppliedPassphrase() {
+                passphrase = given
+            } else if inputIsTerminal && !readsInput {
+                passphrase = try SecretInput.readFromTerminal(prompt: answer?.text(.text) ?? "Passphrase: ")
+            } else {
+                return .inProcess(inProcess())
+            }
+            request.fields.append((.passphrase, passphrase!))
+            answer = (try? POSIX.LocalSocket.connected(to: runtime.socketPath)).flatMap { exchange(request, on: $0) }
+        }
+        guard let answer, answer.kind == .result, let status = answer.integer(.exitStatus) else {
+            // No answer (the agent refused, stopped or died, before or after running it), or a declined
+            // request: run it here. Every operation is idempotent, so running it again is safe.
+            return .inProcess(inProcess())
+        }
+        if let output = answer.value(.standardOutput), !output.isEmpty { try? CommandLineIO.write(output, to: .output) }
+        if let error = answer.value(.standardError), !error.isEmpty { try? CommandLineIO.write(error, to: .error) }
+        return .ran(status)
+    }
+
+    /// Whether the command reads its standard input with these arguments.
+    private static func readsInput(_ command: Command, _ arguments: CommandArguments) -> Bool {
+        guard command.readsStandardInput else { return false }
+        switch command.words {
+        case ["git-credential"]: return ["get", "store", "erase"].contains(arguments.positionals.first ?? "")
+        case ["docker-credential"]: return ["store", "get", "erase"].contains(arguments.positionals.first ?? "")
+        default: return true
+        }
+    }
+
+    /// A connection to the running agent; when none answers and the policy allows
+    /// it, one is started first. Nil when there is no agent to use.
+    private static func connect(_ runtime: AgentRuntimeDirectory, _ context: Context) -> POSIX.LocalSocket? {
+        if let connection = try? POSIX.LocalSocket.connected(to: runtime.socketPath) { return connection }
+        guard let policy = try? context.policy(), policy.agent.autostarts else { return nil }
+        return try? startAgent(runtime)
+    }
+
+    /// Starts an agent detached from this process (its own session, standard
+    /// streams on `/dev/null` and its log) and waits until it answers, at most 2 s.
+    /// When two commands start one at once, the second agent finds the first one's
+    /// lock and exits; both commands connect to the first.
+    static func startAgent(_ runtime: AgentRuntimeDirectory) throws -> POSIX.LocalSocket? {
+        try runtime.prepare()
+        _ = try POSIX.spawnDetached(try POSIX.executablePath(), arguments: ["agent", "run"], logPath: runtime.logPath)
+        let deadline = ContinuousClock.now + .seconds(2)
+        var pause = Duration.milliseconds(1)
+        while ContinuousClock.now < deadline {
+            if let connection = try? POSIX.LocalSocket.connected(to: runtime.socketPath) { return connection }
+            POSIX.sleep(pause)
+            pause = min(pause * 2, .milliseconds(50))
+        }
+        return nil
+    }
+
+    /// Sends `request` and reads the answer; nil when either fails.
+    static func exchange(_ request: AgentMessage, on connection: POSIX.LocalSocket) -> AgentMessage? {
+        do {
+            try connection.send(request, before: .now + sendDeadline)
+            return try connection.receiveMessage(before: .now + answerDeadline)?.message
+        } catch {
+            return nil
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Latchkey
+
+/// `agent run`, `agent status`, `agent stop` and `lock`: the agent's own commands,
+/// which always run in this process.
+enum AgentCommands {
+    /// `latchkey agent run` (also `latchkey agent`): serve in the foreground.
+    static func run(_ context: Context, _ arguments: CommandArguments) throws {
+        try AgentServer.serve(context)
+    }
+
+    /// `latchkey agent status`: whether an agent runs, since when, and which namespaces it holds unlocked.
+    static func status(_ context: Context, _ arguments: CommandArguments) throws {
+        let runtime = try AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
+        let output = context.output
+        output.set("socket", .string(runtime.socketPath))
+        guard let lines = ask(.status, runtime) else {
+            output.set("running", .bool(false))
+            try output.line("no agent runs on \(runtime.socketPath)")
+            throw LatchkeyError(.notFound, "no agent runs")
+        }
+        let values = lines.map { $0.split(separator: "=", maxSplits: 1).map(String.init) }.filter { $0.count == 2 }
+        func value(_ key: String) -> String { values.first { $0[0] == key }?[1] ?? "" }
+        let unlocked = values.filter { $0[0] == "unlocked" }.map { $0[1].split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+            .filter { $0.count == 3 }
+        output.set("running", .bool(true))
+        output.set("pid", .integer(Int64(value("pid")) ?? 0))
+        output.set("since", .string(value("since")))
+        output.set("version", .string(value("version")))
+        output.set("unlocked", .array(unlocked.map { .object([("app", .string($0[0])), ("storeDirectory", .string($0[1])), ("until", .string($0[2]))]) }))
+        try output.line("an agent runs on \(runtime.socketPath): pid \(value("pid")), since \(value("since")), latchkey \(value("version"))")
+        if unlocked.isEmpty {
+            try output.line("it holds no vault unlocked")
+        }
+        for entry in unlocked {
+            try output.line("unlocked: \(entry[0]) in \(entry[1]) until \(entry[2])")
+        }
+    }
+
+    /// `latchkey agent stop`: ends the agent (it forgets every cached key first).
+    static func stop(_ context: Context, _ arguments: CommandArguments) throws {
+        let runtime = try AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
+        guard let lines = ask(.stop, runtime) else {
+            context.output.set("stopped", .bool(false))
+            try context.output.line("no agent runs on \(runtime.socketPath)")
+            return
+        }
+        context.output.set("stopped", .bool(true))
+        try context.output.line("stopped the agent (\(lines.first ?? ""))")
+    }
+
+    /// `latchkey lock`: the agent forgets every passphrase and key it holds; the
+    /// next command on a passphrase vault asks again.
+    static func lock(_ context: Context, _ arguments: CommandArguments) throws {
+        let runtime = try? AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
+        guard let runtime, let lines = ask(.lock, runtime) else {
+            context.output.set("forgotten", .integer(0))
+            try context.output.line("no agent runs, so no key is held")
+            return
+        }
+        let count = lines.first.flatMap { Int64($0.dropFirst("forgotten=".count)) } ?? 0
+        context.output.set("forgotten", .integer(count))
+        try context.output.line("locked: the agent forgot the passphrases of \(count) vault\(count == 1 ? "" : "s")")
+    }
+
+    /// Sends `kind` to the running agent; its `key=value` lines, or nil when none answers.
+    private static func ask(_ kind: AgentMessage.Kind, _ runtime: AgentRuntimeDirectory) -> [String]? {
+        guard let connection = try? POSIX.LocalSocket.connected(to: runtime.socketPath),
+              let answer = AgentClient.exchange(AgentMessage(kind), on: connection), answer.kind == .information else { return nil }
+        return answer.texts(.line)
+    }
+}

@@ -1,0 +1,39 @@
+import Latchkey
+
+/// The environment variables a command reads: the process's own, looked up one
+/// at a time (`getenv`, never decoding the whole environment), or those a
+/// client sent to the agent with its request.
+struct Environment: Sendable {
+    /// The variables a client sends to the agent: those the tool reads
+    /// (``Tool/environment``), those that find the default store and the user's
+    /// policy, and those that name the session bus and the runtime directory.
+    static let forwarded = Tool.environment.map(\.name) + ["HOME", "DBUS_SESSION_BUS_ADDRESS"]
+
+    /// The variables, or nil for the process's own.
+    private let values: [String: String]?
+
+    /// The process's environment.
+    static let process = Environment(values: nil)
+
+    private init(values: [String: String]?) {
+        self.values = values
+    }
+
+    /// An environment of exactly `values`.
+    init(_ values: [String: String]) {
+        self.values = values
+    }
+
+    /// The value of `name`, or nil when it is not set.
+    subscript(name: String) -> String? {
+        if let values { return values[name] }
+        return POSIX.environmentValue(name)
+    }
+
+    /// The variables among `names` that are set.
+    func subset(_ names: [String]) -> [String: String] {
+        var result: [String: String] = [:]
+        for name in names { result[name] = self[name] }
+        return result
+    }
+}

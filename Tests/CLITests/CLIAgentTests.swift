@@ -1,0 +1,219 @@
+import Foundation
+@testable import Latchkey
+import LatchkeyTestSupport
+import Testing
+
+/// A private runtime directory for one agent, removed (which stops the agent
+/// within a second, as its socket file is gone) when the test ends.
+final class AgentSandbox: @unchecked Sendable {
+    let store: Store
+    let runtime: String
+    var socket: String { runtime + "/latchkey/agent.sock" }
+    var log: String { runtime + "/latchkey/agent.log" }
+
+    init(_ backend: String = "file", label: String = #function) throws {
+        store = try Store(backend, label)
+        runtime = "/tmp/lk-agent-" + UUID().uuidString.prefix(8).lowercased()
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    }
+
+    deinit {
+        _ = try? latchkey(["agent", "stop"], environment: environment)
+        try? FileManager.default.removeItem(atPath: runtime)
+    }
+
+    /// The environment of a command that uses this agent.
+    var environment: [String: String?] { ["XDG_RUNTIME_DIR": runtime, "LATCHKEY_AGENT": nil] }
+
+    /// Runs `latchkey` with the store's options, through this agent (or in-process with `agent: false`).
+    @discardableResult
+    func run(_ arguments: [String], input: String = "", agent: Bool = true, extra: [String: String?] = [:]) throws -> Run {
+        var environment = agent ? self.environment : ["XDG_RUNTIME_DIR": runtime, "LATCHKEY_AGENT": "off"]
+        environment.merge(extra) { $1 }
+        return try latchkey(store.options + arguments, input: input, environment: environment)
+    }
+
+    /// The running agent's process id, from `agent status`; nil when none runs.
+    func agentProcessID() throws -> Int32? {
+        let status = try latchkey(["--json", "agent", "status"], environment: environment)
+        guard status.status == 0 else { return nil }
+        return (try status.json()["pid"] as? NSNumber)?.int32Value
+    }
+
+    /// The agent processes serving this runtime directory.
+    func agentProcesses() throws -> [Int32] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap(Int32.init).filter { pid in
+            guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
+                  let command = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            return String(decoding: command, as: UTF8.self).contains("agent\u{0}run")
+                && environ.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == "XDG_RUNTIME_DIR=\(runtime)" }
+        }
+    }
+
+    /// Waits up to `seconds` for `condition`.
+    func eventually(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+        let end = Date(timeIntervalSinceNow: seconds)
+        while Date() < end {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return try condition()
+    }
+}
+
+@Suite("latchkey agent")
+struct CLIAgentTests {
+    @Test("a command starts an agent and runs in it, with the same output, status and audit entries as in-process")
+    func transparent() throws {
+        let sandbox = try AgentSandbox()
+        #expect(try sandbox.agentProcessID() == nil)
+        let put = try sandbox.run(["session", "put", "api"], input: "token-one\n")
+        #expect(put.status == 0, "\(put.stderr)")
+        let pid = try #require(try sandbox.agentProcessID())
+        let viaAgent = try sandbox.run(["session", "get", "api"])
+        let inProcess = try sandbox.run(["session", "get", "api"], agent: false)
+        #expect(viaAgent.status == 0 && inProcess.status == 0)
+        #expect(viaAgent.stdout == inProcess.stdout && String(decoding: viaAgent.stdout, as: UTF8.self) == "token-one\n")
+        let missingViaAgent = try sandbox.run(["session", "get", "nothing"])
+        let missingInProcess = try sandbox.run(["session", "get", "nothing"], agent: false)
+        #expect(missingViaAgent.status == 1 && missingInProcess.status == 1)
+        #expect(missingViaAgent.stderr == missingInProcess.stderr)
+        #expect(try sandbox.agentProcessID() == pid, "one agent served every command")
+        let verify = try sandbox.run(["audit", "verify"])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        let shown = String(decoding: try sandbox.run(["audit", "show"], agent: false).stdout, as: UTF8.self)
+        #expect(shown.components(separatedBy: "session.read").count - 1 == 4, "\(shown)")
+    }
+
+    @Test("a peer of another uid is refused, and the refusal is in the agent's log")
+    func otherUserRefused() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.run(["session", "list"])
+        #expect(try sandbox.agentProcessID() != nil)
+        // Open the way to the socket for user nobody; the agent still checks the peer's uid.
+        try FileManager.default.setAttributes([.posixPermissions: 0o711], ofItemAtPath: sandbox.runtime)
+        try FileManager.default.setAttributes([.posixPermissions: 0o711], ofItemAtPath: sandbox.runtime + "/latchkey")
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: sandbox.socket)
+        let script = "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b\"LKAG\\x01\\x02\\x00\\x00\\x00\\x00\"); print(len(s.recv(100)))' \(sandbox.socket)"
+        let refused = try runProgram("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", script])
+        #expect(refused.status == 0, "\(refused.stderr)")
+        #expect(String(decoding: refused.stdout, as: UTF8.self) == "0\n", "the connection was closed without an answer")
+        let log = try String(contentsOfFile: sandbox.log, encoding: .utf8)
+        #expect(log.contains("refused a connection from user 65534"))
+    }
+
+    @Test("a stale socket left by a killed agent is replaced by the next command's agent")
+    func staleSocket() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.run(["session", "put", "api"], input: "token")
+        let first = try #require(try sandbox.agentProcessID())
+        kill(first, SIGKILL)
+        #expect(sandbox.eventually(5) { kill(first, 0) != 0 })
+        #expect(FileManager.default.fileExists(atPath: sandbox.socket), "the killed agent left its socket")
+        let get = try sandbox.run(["session", "get", "api"])
+        #expect(get.status == 0 && String(decoding: get.stdout, as: UTF8.self) == "token\n")
+        let second = try #require(try sandbox.agentProcessID())
+        #expect(second != first)
+    }
+
+    @Test("four commands starting an agent at once end with one agent")
+    func concurrentStarts() throws {
+        let sandbox = try AgentSandbox()
+        let children = try (0..<4).map { _ in
+            try Child(latchkeyPath(), sandbox.store.options + ["session", "list"], environment: sandbox.environment)
+        }
+        for child in children { #expect(try child.finish().status == 0) }
+        #expect(sandbox.eventually(3) { try sandbox.agentProcesses().count == 1 }, "\(try sandbox.agentProcesses())")
+    }
+
+    @Test("the agent exits after agent.idleExitSeconds without requests, removing its socket")
+    func idleExit() throws {
+        let sandbox = try AgentSandbox()
+        let policy = sandbox.store.directory + "/idle.json"
+        try #"{"version": 1, "name": "idle", "agent": {"idleExitSeconds": 1}}"#.write(toFile: policy, atomically: true, encoding: .utf8)
+        try sandbox.run(["--policy", policy, "session", "list"])
+        let pid = try #require(try sandbox.agentProcessID())
+        #expect(sandbox.eventually(5) { kill(pid, 0) != 0 })
+        #expect(!FileManager.default.fileExists(atPath: sandbox.socket))
+    }
+
+    /// A passphrase policy with a fast KDF and `cache` seconds of unlock cache.
+    static func passphrasePolicy(_ sandbox: AgentSandbox, cache: Int) throws -> (policy: String, passphraseFile: String) {
+        let policy = sandbox.store.directory + "/passphrase.json"
+        try """
+        {"version": 1, "name": "passphrase-test", "backend": {"kind": "file"},
+         "file": {"keySource": "passphrase", "kdf": {"targetUnlockMilliseconds": 50, "minimumMemoryKiB": 8}},
+         "agent": {"unlockCacheSeconds": \(cache)}}
+        """.write(toFile: policy, atomically: true, encoding: .utf8)
+        let passphraseFile = sandbox.store.directory + "/passphrase"
+        try "correct horse".write(toFile: passphraseFile, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: passphraseFile)
+        return (policy, passphraseFile)
+    }
+
+    @Test("a passphrase vault stays unlocked in the agent until `latchkey lock`, then asks again")
+    func lockForgets() throws {
+        let sandbox = try AgentSandbox()
+        let (policy, passphraseFile) = try Self.passphrasePolicy(sandbox, cache: 900)
+        let put = try sandbox.run(["--policy", policy, "--passphrase-file", passphraseFile, "session", "put", "api"], input: "secret-token")
+        #expect(put.status == 0, "\(put.stderr)")
+        let cached = try sandbox.run(["--policy", policy, "session", "get", "api"])
+        #expect(cached.status == 0, "\(cached.stderr)")
+        #expect(String(decoding: cached.stdout, as: UTF8.self) == "secret-token\n")
+        let status = try latchkey(["agent", "status"], environment: sandbox.environment)
+        #expect(String(decoding: status.stdout, as: UTF8.self).contains("unlocked: \(sandbox.store.app)"))
+        #expect(try latchkey(["lock"], environment: sandbox.environment).status == 0)
+        let locked = try sandbox.run(["--policy", policy, "session", "get", "api"])
+        #expect(locked.status == 77, "\(locked.stderr)")
+        #expect(locked.stderr.contains("--passphrase-fd"))
+        let log = try String(contentsOfFile: sandbox.log, encoding: .utf8)
+        #expect(!log.contains("secret-token") && !log.contains("correct horse") && !log.contains("api"))
+    }
+
+    @Test("the unlock cache ends after agent.unlockCacheSeconds, and 0 keeps nothing")
+    func cacheTime() throws {
+        let sandbox = try AgentSandbox()
+        let (policy, passphraseFile) = try Self.passphrasePolicy(sandbox, cache: 1)
+        #expect(try sandbox.run(["--policy", policy, "--passphrase-file", passphraseFile, "session", "put", "api"], input: "t").status == 0)
+        #expect(try sandbox.run(["--policy", policy, "session", "get", "api"]).status == 0)
+        Thread.sleep(forTimeInterval: 1.3)
+        #expect(try sandbox.run(["--policy", policy, "session", "get", "api"]).status == 77)
+
+        let (none, _) = try Self.passphrasePolicy(sandbox, cache: 0)
+        #expect(try sandbox.run(["--policy", none, "--passphrase-file", passphraseFile, "session", "get", "api"]).status == 0)
+        #expect(try sandbox.run(["--policy", none, "session", "get", "api"]).status == 77)
+    }
+
+    @Test("a client that sends garbage, or half a request and stalls, is cut off within the deadline while another is served")
+    func badClients() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.run(["session", "put", "api"], input: "token")
+        let stalled = try POSIX.LocalSocket.connected(to: sandbox.socket)
+        try [UInt8]("LKAG\u{1}\u{1}\u{0}\u{0}\u{1}\u{0}".utf8).withUnsafeBytes { try stalled.send($0, before: .now + .seconds(1)) }
+        let garbage = try POSIX.LocalSocket.connected(to: sandbox.socket)
+        try [UInt8]("GET / HTTP/1.0\r\n\r\n".utf8).withUnsafeBytes { try garbage.send($0, before: .now + .seconds(1)) }
+        let started = Date()
+        let served = try sandbox.run(["session", "get", "api"])
+        #expect(served.status == 0 && String(decoding: served.stdout, as: UTF8.self) == "token\n")
+        #expect(Date().timeIntervalSince(started) < 1.5, "the other client was served while one stalled")
+        var byte = [UInt8](repeating: 0, count: 1)
+        #expect(try byte.withUnsafeMutableBytes { try garbage.receive(into: $0, before: .now + .seconds(1)) } == false, "garbage: closed")
+        #expect(try byte.withUnsafeMutableBytes { try stalled.receive(into: $0, before: .now + .seconds(4)) } == false, "stalled: closed")
+        #expect(Date().timeIntervalSince(started) < 4)
+        #expect(try sandbox.agentProcessID() != nil, "the agent still runs")
+    }
+
+    @Test("the agent cannot be dumped and keeps no core limit; stop ends it")
+    func notDumpableAndStop() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.run(["session", "list"])
+        let pid = try #require(try sandbox.agentProcessID())
+        let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+        let core = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") })
+        #expect(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"], "\(core)")
+        let stop = try latchkey(["agent", "stop"], environment: sandbox.environment)
+        #expect(stop.status == 0)
+        #expect(sandbox.eventually(3) { kill(pid, 0) != 0 })
+        #expect(try latchkey(["agent", "status"], environment: sandbox.environment).status == 1)
+    }
+}
