@@ -113,6 +113,9 @@ enum AuditCommands {
             ("audit.maxEntries", policy.audit.retention.maxEntries.map { .integer($0) } ?? .null),
             ("audit.maxAgeDays", policy.audit.retention.maxAge.map { .integer(Int64(($0 / 86_400).rounded())) } ?? .null),
             ("audit.onFailure", .string(policy.audit.failureMode.rawValue)),
+            ("agent.autostart", .bool(policy.agent.autostarts)),
+            ("agent.unlockCacheSeconds", .integer(Int64(policy.agent.unlockCacheDuration.rounded()))),
+            ("agent.idleExitSeconds", .integer(Int64(policy.agent.idleTimeout.rounded()))),
         ]
         for (key, value) in fields {
             try out.line("\(key): \(textOf(value))")

@@ -127,7 +127,11 @@ struct CLICommandTests {
         let policy = try #require(try shown.json()["policy"] as? [String: Any])
         #expect(policy["name"] as? String == "default")
         #expect((policy["backend"] as? [String: Any])?["kind"] as? String == "auto")
-        #expect(try latchkey(["--policy", "built-in:strict", "policy", "show"]).text.contains("backend.kind: secret-service"))
+        let agent = try #require(policy["agent"] as? [String: Any])
+        #expect(agent["autostart"] as? Bool == true && agent["unlockCacheSeconds"] as? Int == 900 && agent["idleExitSeconds"] as? Int == 600)
+        let strict = try latchkey(["--policy", "built-in:strict", "policy", "show"]).text
+        #expect(strict.contains("backend.kind: secret-service"))
+        #expect(strict.contains("agent.autostart: true\nagent.unlockCacheSeconds: 0\nagent.idleExitSeconds: 300\n"))
 
         let directory = try freshDirectory()
         let config = directory + "/config/latchkey"

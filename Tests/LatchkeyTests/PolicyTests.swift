@@ -48,7 +48,7 @@ struct PolicyTests {
             Issue.record("the schema has no properties object")
             return
         }
-        #expect(properties.keys.sorted() == ["audit", "backend", "file", "name", "onLogout", "sessions", "username", "version"])
+        #expect(properties.keys.sorted() == ["agent", "audit", "backend", "file", "name", "onLogout", "sessions", "username", "version"])
     }
 
     @Test("the shipped policies mean what DESIGN.md says")
@@ -68,6 +68,11 @@ struct PolicyTests {
         let shared = Policy.sharedDevice
         #expect(!shared.remembersUsernames && shared.wipesSessionsOnExit)
         #expect(shared.sessionsOnLogout == .wipe && shared.usernameOnLogout == .forget)
+
+        #expect(standard.agent == Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 600))
+        #expect(standard.agent == .standard)
+        #expect(strict.agent == Policy.AgentRules(autostarts: true, unlockCacheDuration: 0, idleTimeout: 300))
+        #expect(shared.agent == Policy.AgentRules(autostarts: true, unlockCacheDuration: 60, idleTimeout: 120))
     }
 
     @Test("absent optional keys take the documented defaults, derived ones included")
@@ -85,6 +90,28 @@ struct PolicyTests {
 
         let forgetful = try Policy(jsonData: Array(#"{"version": 1, "name": "n", "username": {"remember": false}, "audit": {"maxEntries": null, "maxAgeDays": null}}"#.utf8), source: "n.json")
         #expect(forgetful.usernameOnLogout == .forget && forgetful.audit.retention == .unbounded)
+
+        #expect(minimal.agent.autostarts && minimal.agent.unlockCacheDuration == 900 && minimal.agent.idleTimeout == 600)
+        let emptyAgent = try Policy(jsonData: Array(#"{"version": 1, "name": "a", "agent": {}}"#.utf8), source: "a.json")
+        #expect(emptyAgent.agent == .standard)
+    }
+
+    @Test("the agent section is read key by key, each absent key taking its default", arguments: [
+        (#"{"autostart": false}"#, Policy.AgentRules(autostarts: false, unlockCacheDuration: 900, idleTimeout: 600)),
+        (#"{"unlockCacheSeconds": 0}"#, Policy.AgentRules(autostarts: true, unlockCacheDuration: 0, idleTimeout: 600)),
+        (#"{"unlockCacheSeconds": 86400}"#, Policy.AgentRules(autostarts: true, unlockCacheDuration: 86_400, idleTimeout: 600)),
+        (#"{"idleExitSeconds": 1}"#, Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 1)),
+        (#"{"autostart": false, "unlockCacheSeconds": 30, "idleExitSeconds": 86400}"#,
+         Policy.AgentRules(autostarts: false, unlockCacheDuration: 30, idleTimeout: 86_400)),
+    ])
+    func agentSection(section: String, expected: Policy.AgentRules) throws {
+        let policy = try Policy(jsonData: Array(#"{"version": 1, "name": "a", "agent": \#(section)}"#.utf8), source: "a.json")
+        #expect(policy.agent == expected)
+        var others = policy
+        others.agent = .standard
+        var expectedOthers = Policy.default
+        expectedOthers.name = "a"
+        #expect(others == expectedOthers, "the agent section changes nothing else")
     }
 
     static let malformed: [(json: String, keyPath: String)] = [
@@ -118,6 +145,16 @@ struct PolicyTests {
         (#"{"version": 1, "name": "x", "audit": {"maxAgeDays": "forever"}}"#, "audit.maxAgeDays"),
         (#"{"version": 1, "name": "x", "audit": {"onFailure": "ignore"}}"#, "audit.onFailure"),
         (#"{"version": 1, "name": "x", "audit": [true]}"#, "audit"),
+        (#"{"version": 1, "name": "x", "agent": null}"#, "agent"),
+        (#"{"version": 1, "name": "x", "agent": {"lockOnSuspend": true}}"#, "agent.lockOnSuspend"),
+        (#"{"version": 1, "name": "x", "agent": {"autostart": "yes"}}"#, "agent.autostart"),
+        (#"{"version": 1, "name": "x", "agent": {"unlockCacheSeconds": -1}}"#, "agent.unlockCacheSeconds"),
+        (#"{"version": 1, "name": "x", "agent": {"unlockCacheSeconds": 86401}}"#, "agent.unlockCacheSeconds"),
+        (#"{"version": 1, "name": "x", "agent": {"unlockCacheSeconds": "900"}}"#, "agent.unlockCacheSeconds"),
+        (#"{"version": 1, "name": "x", "agent": {"unlockCacheSeconds": 1.5}}"#, "agent.unlockCacheSeconds"),
+        (#"{"version": 1, "name": "x", "agent": {"idleExitSeconds": 0}}"#, "agent.idleExitSeconds"),
+        (#"{"version": 1, "name": "x", "agent": {"idleExitSeconds": 86401}}"#, "agent.idleExitSeconds"),
+        (#"{"version": 1, "name": "x", "agent": {"idleExitSeconds": null}}"#, "agent.idleExitSeconds"),
     ]
 
     @Test("a malformed policy is an invalidInput error naming the file and the offending key", arguments: malformed)
@@ -201,6 +238,10 @@ struct PolicyTests {
         #expect(passphrase.usernameOnLogout == .forget)
         #expect(passphrase.kdf?.maximumOpsLimit == 4)
         #expect(!passphrase.migratesToSecretService)
+        let agent = Policy.AgentRules(autostarts: false, unlockCacheDuration: 0, idleTimeout: 30)
+        let quiet = try Policy(name: "quiet", agent: agent)
+        #expect(quiet.agent == agent)
+        #expect(quiet == (try Policy(jsonData: Array(#"{"version": 1, "name": "quiet", "agent": {"autostart": false, "unlockCacheSeconds": 0, "idleExitSeconds": 30}}"#.utf8), source: "test")))
     }
 
     @Test("the validating initializer refuses what the parser refuses, naming the field", arguments: [
@@ -214,6 +255,14 @@ struct PolicyTests {
         ({ @Sendable in try Policy(name: "x", backend: .secretService, fileKeySource: .keyfile) }, "file.keySource"),
         ({ @Sendable in try Policy(name: "x", fileKeySource: .passphrase,
                       kdf: Policy.KDFBounds(targetUnlockTime: 0.5, minimumMemoryKiB: 64, maximumMemoryKiB: 32, maximumOpsLimit: 4)) }, "file.kdf"),
+        ({ @Sendable in try Policy(name: "x", agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: -1, idleTimeout: 600)) },
+         "agent.unlockCacheSeconds"),
+        ({ @Sendable in try Policy(name: "x", agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: 0.5, idleTimeout: 600)) },
+         "agent.unlockCacheSeconds"),
+        ({ @Sendable in try Policy(name: "x", agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 0)) },
+         "agent.idleExitSeconds"),
+        ({ @Sendable in try Policy(name: "x", agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 86_401)) },
+         "agent.idleExitSeconds"),
     ] as [(@Sendable () throws -> Policy, String)])
     func validatingInitializerRefuses(make: @Sendable () throws -> Policy, field: String) {
         let error = #expect(throws: LatchkeyError.self) { try make() }

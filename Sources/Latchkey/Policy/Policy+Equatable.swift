@@ -15,5 +15,6 @@ extension Policy: Equatable {
             && migratesToSecretService == other.migratesToSecretService
             && secretServiceTimeout == other.secretServiceTimeout
             && fileKeySource == other.fileKeySource && kdf == other.kdf && audit == other.audit
+            && agent == other.agent
     }
 }

@@ -18,7 +18,7 @@ extension Policy {
     public init(jsonData: some Collection<UInt8>, source: String) throws {
         let root = try JSONObjectReader(
             JSONValue.parse(jsonData, source: source), path: "", source: source,
-            allowedKeys: ["version", "name", "username", "sessions", "onLogout", "backend", "file", "audit"])
+            allowedKeys: ["version", "name", "username", "sessions", "onLogout", "backend", "file", "audit", "agent"])
         guard case .integer(let version) = try root.required("version") else {
             throw root.error("version", "must be the integer \(Policy.formatVersion)")
         }
@@ -35,11 +35,12 @@ extension Policy {
             sessionsOnLogout: .wipe, usernameOnLogout: .keep,
             backend: .auto, allowsFileFallback: true, migratesToSecretService: true, secretServiceTimeout: 3,
             fileKeySource: .keyfile, kdf: nil,
-            audit: AuditRules(isEnabled: true, retention: .unbounded, failureMode: .fail))
+            audit: AuditRules(isEnabled: true, retention: .unbounded, failureMode: .fail), agent: .standard)
         try readUserRules(root)
         try readBackend(root)
         try readFile(root)
         try readAudit(root)
+        try readAgent(root)
     }
 
     /// The longest policy file read (64 KiB; the shipped ones are under 1 KiB),
@@ -149,5 +150,17 @@ extension Policy {
             isEnabled: try section?.bool("enabled") ?? true,
             retention: AuditRetention(maxEntries: maxEntries.map(Int.init), maxAge: maxAgeDays.map { TimeInterval($0) * 86_400 }),
             failureMode: try section?.choice("onFailure", AuditFailureMode.self) ?? .fail)
+    }
+
+    private mutating func readAgent(_ root: JSONObjectReader) throws {
+        let section = try root.object("agent", allowedKeys: ["autostart", "unlockCacheSeconds", "idleExitSeconds"])
+        let standard = AgentRules.standard
+        let autostart = try section?.bool("autostart")
+        let unlockCache = try section?.integer("unlockCacheSeconds", in: 0...86_400)
+        let idleExit = try section?.integer("idleExitSeconds", in: 1...86_400)
+        agent = AgentRules(
+            autostarts: autostart ?? standard.autostarts,
+            unlockCacheDuration: unlockCache.map(TimeInterval.init) ?? standard.unlockCacheDuration,
+            idleTimeout: idleExit.map(TimeInterval.init) ?? standard.idleTimeout)
     }
 }

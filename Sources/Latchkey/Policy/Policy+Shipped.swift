@@ -33,6 +33,11 @@ extension Policy {
         "maxEntries": 10000,
         "maxAgeDays": 365,
         "onFailure": "fail"
+      },
+      "agent": {
+        "autostart": true,
+        "unlockCacheSeconds": 900,
+        "idleExitSeconds": 600
       }
     }
 
@@ -65,6 +70,11 @@ extension Policy {
         "maxEntries": 100000,
         "maxAgeDays": null,
         "onFailure": "fail"
+      },
+      "agent": {
+        "autostart": true,
+        "unlockCacheSeconds": 0,
+        "idleExitSeconds": 300
       }
     }
 
@@ -100,6 +110,11 @@ extension Policy {
         "maxEntries": 10000,
         "maxAgeDays": 90,
         "onFailure": "fail"
+      },
+      "agent": {
+        "autostart": true,
+        "unlockCacheSeconds": 60,
+        "idleExitSeconds": 120
       }
     }
 
@@ -107,16 +122,18 @@ extension Policy {
 
     /// The shipped default policy (`policy/default.json`): remember usernames,
     /// sessions up to 30 days, a logout wipes the account's sessions and keeps
-    /// the username, the encrypted-file fallback is allowed.
+    /// the username, the encrypted-file fallback is allowed, the agent keeps an
+    /// unlocked vault 15 minutes.
     public static let `default` = builtIn(defaultJSON, name: "default")
 
     /// The shipped strict policy (`policy/strict.json`): the Secret Service or
     /// nothing (no file fallback), a logout wipes sessions and username, sessions
-    /// live at most 8 hours.
+    /// live at most 8 hours, the agent keeps no unlocked vault.
     public static let strict = builtIn(strictJSON, name: "strict")
 
     /// The shipped policy for kiosks and shared tablets (`policy/shared-device.json`):
-    /// usernames are never remembered, and no session survives a logout or the app's exit.
+    /// usernames are never remembered, no session survives a logout or the app's
+    /// exit, and the agent keeps an unlocked vault 1 minute.
     public static let sharedDevice = builtIn(sharedDeviceJSON, name: "shared-device")
 
     /// The built-in policy called `name` (`default`, `strict`, `shared-device`), or nil.

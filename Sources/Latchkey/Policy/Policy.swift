@@ -5,7 +5,8 @@ import Foundation
 #endif
 
 /// An app's credential policy: what may be remembered, for how long, what a
-/// logout wipes, which store may hold the data, and how the audit trail is kept.
+/// logout wipes, which store may hold the data, how the audit trail is kept,
+/// and how the per-user agent runs.
 ///
 /// Policies are data (`policy/*.json`, documented field by field in
 /// `policy/README.md`), parsed strictly by ``init(jsonData:source:)``. The
@@ -56,6 +57,9 @@ public struct Policy: Sendable {
 
     /// How the audit trail is kept (`audit`).
     public internal(set) var audit: AuditRules
+
+    /// How the per-user agent is run and how long it keeps an unlocked vault (`agent`).
+    public internal(set) var agent: AgentRules
 
     /// Whether this policy can ever use the encrypted file.
     public var usesFile: Bool {
