@@ -37,9 +37,11 @@ enum AgentClient {
         if let policy = context.globals.policy ?? context.environment["LATCHKEY_POLICY"], !policy.isEmpty,
            !policy.hasPrefix("/"), !policy.hasPrefix("built-in:") { return .inProcess(nil) }
 
-        let input = readsInput ? try SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false) : nil
+        let input = readsInput ? Result { () throws(LatchkeyError) in try SecretInput.readInput() } : nil
         var passphrase: SecretBytes?
         let inProcess = { CommandLineIO.Redirection(input: input, inputIsTerminal: inputIsTerminal, passphrase: passphrase, capture: nil, unlocked: nil) }
+        // Input that cannot be read fails in-process, where the command reports it its own way (docker's on standard output too).
+        guard case .success(let inputBytes)? = input ?? .success(SecretBytes()) else { return .inProcess(inProcess()) }
         guard let connection = connect(runtime, context) else { return .inProcess(inProcess()) }
         var request = AgentMessage(.run)
         request.append(.toolVersion, Tool.version)
@@ -49,19 +51,22 @@ enum AgentClient {
             request.append(.environment, "\(name)=\(value)")
         }
         request.fields.append((.flags, SecretBytes([inputIsTerminal ? 1 : 0])))
-        if let input { request.fields.append((.standardInput, input)) }
+        if readsInput { request.fields.append((.standardInput, inputBytes)) }
 
+        // A passphrase given with an option is read now and always used, as in-process (a wrong one is
+        // refused even while the agent holds the right one); one that cannot be read fails in-process.
+        if context.globals.passphraseDescriptor != nil || context.globals.passphraseFile != nil {
+            guard let given = try? context.suppliedPassphrase() else { return .inProcess(inProcess()) }
+            passphrase = given
+            request.fields.append((.passphrase, given))
+        }
         var answer = exchange(request, on: connection)
         if answer?.kind == .needsPassphrase {
-            // The vault is locked in the agent: the passphrase comes from the options or the terminal, as in-process.
-            if let given = try context.suppliedPassphrase() {
-                passphrase = given
-            } else if inputIsTerminal && !readsInput {
-                passphrase = try SecretInput.readFromTerminal(prompt: answer?.text(.text) ?? "Passphrase: ")
-            } else {
-                return .inProcess(inProcess())
-            }
-            request.fields.append((.passphrase, passphrase!))
+            // The vault is locked in the agent and no option gave a passphrase: ask on the terminal, as in-process.
+            guard passphrase == nil, inputIsTerminal && !readsInput else { return .inProcess(inProcess()) }
+            let typed = try SecretInput.readFromTerminal(prompt: answer?.text(.text) ?? "Passphrase: ")
+            passphrase = typed
+            request.fields.append((.passphrase, typed))
             answer = (try? POSIX.LocalSocket.connected(to: runtime.socketPath)).flatMap { exchange(request, on: $0) }
         }
         guard let answer, answer.kind == .result, let status = answer.integer(.exitStatus) else {
@@ -89,16 +94,19 @@ enum AgentClient {
     private static func connect(_ runtime: AgentRuntimeDirectory, _ context: Context) -> POSIX.LocalSocket? {
         if let connection = try? POSIX.LocalSocket.connected(to: runtime.socketPath) { return connection }
         guard let policy = try? context.policy(), policy.agent.autostarts else { return nil }
-        return try? startAgent(runtime)
+        return try? startAgent(runtime, policy: context.globals.policy.map { ["--policy", $0] } ?? [])
     }
 
     /// Starts an agent detached from this process (its own session, standard
     /// streams on `/dev/null` and its log) and waits until it answers, at most 2 s.
     /// When two commands start one at once, the second agent finds the first one's
     /// lock and exits; both commands connect to the first.
-    static func startAgent(_ runtime: AgentRuntimeDirectory) throws -> POSIX.LocalSocket? {
+    /// - Parameters:
+    ///   - runtime: The runtime directory.
+    ///   - policy: The `--policy` option the agent takes from the command that starts it, if any.
+    static func startAgent(_ runtime: AgentRuntimeDirectory, policy: [String]) throws -> POSIX.LocalSocket? {
         try runtime.prepare()
-        _ = try POSIX.spawnDetached(try POSIX.executablePath(), arguments: ["agent", "run"], logPath: runtime.logPath)
+        _ = try POSIX.spawnDetached(try POSIX.executablePath(), arguments: ["agent", "run"] + policy, logPath: runtime.logPath)
         let deadline = ContinuousClock.now + .seconds(2)
         var pause = Duration.milliseconds(1)
         while ContinuousClock.now < deadline {

@@ -25,7 +25,7 @@ enum AgentCommands {
         output.set("running", .bool(true))
         output.set("pid", .integer(Int64(value("pid")) ?? 0))
         output.set("since", .string(value("since")))
-        output.set("version", .string(value("version")))
+        output.set("latchkeyVersion", .string(value("version")))
         output.set("unlocked", .array(unlocked.map { .object([("app", .string($0[0])), ("storeDirectory", .string($0[1])), ("until", .string($0[2]))]) }))
         try output.line("an agent runs on \(runtime.socketPath): pid \(value("pid")), since \(value("since")), latchkey \(value("version"))")
         if unlocked.isEmpty {

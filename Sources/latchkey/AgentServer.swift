@@ -186,7 +186,7 @@ final class AgentServer: Sendable {
         }
         let capture = CommandLineIO.Capture()
         let redirection = CommandLineIO.Redirection(
-            input: request.value(.standardInput), inputIsTerminal: flags.withUnsafeBytes { $0[0] & 1 == 1 },
+            input: request.value(.standardInput).map { .success($0) }, inputIsTerminal: flags.withUnsafeBytes { $0[0] & 1 == 1 },
             passphrase: request.value(.passphrase), capture: capture, unlocked: unlocked)
         let status = execution.withLock { _ in
             CommandLineIO.$redirection.withValue(redirection) {

@@ -58,8 +58,8 @@ enum CommandLineIO {
 extension CommandLineIO {
     /// Standard input already read to its end, and where the output goes.
     final class Redirection: Sendable {
-        /// Standard input, already read (nil: the process's own).
-        let input: Mutex<SecretBytes?>
+        /// Standard input, already read, or why it could not be (nil: the process's own).
+        let input: Mutex<Result<SecretBytes, LatchkeyError>?>
         /// Whether the client's standard input is a terminal.
         let inputIsTerminal: Bool
         /// The passphrase the client read or asked for, if any.
@@ -71,7 +71,7 @@ extension CommandLineIO {
         /// The prompt to show when the command needed a passphrase the agent does not hold.
         let passphraseNeeded = Mutex<String?>(nil)
 
-        init(input: SecretBytes?, inputIsTerminal: Bool, passphrase: SecretBytes?, capture: Capture?, unlocked: UnlockCache?) {
+        init(input: Result<SecretBytes, LatchkeyError>?, inputIsTerminal: Bool, passphrase: SecretBytes?, capture: Capture?, unlocked: UnlockCache?) {
             self.input = Mutex(input)
             self.inputIsTerminal = inputIsTerminal
             self.passphrase = passphrase

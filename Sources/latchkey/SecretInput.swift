@@ -17,11 +17,24 @@ enum SecretInput {
     ///   ``maximumLength``; `.io` when reading fails (`read`).
     static func read(fromDescriptor descriptor: Int32, stripOneTrailingNewline: Bool = true) throws -> SecretBytes {
         if descriptor == 0, let redirection = CommandLineIO.redirection,
-           let input = redirection.input.withLock({ input in defer { input = SecretBytes() }; return input }) {
-            return stripOneTrailingNewline ? droppingOneTrailingNewline(input) : input
+           let input = redirection.input.withLock({ input in defer { input = .success(SecretBytes()) }; return input }) {
+            let bytes = try input.get()
+            return stripOneTrailingNewline ? droppingOneTrailingNewline(bytes) : bytes
         }
         let (secret, _) = try POSIX.readSecretLine(from: descriptor, limit: maximumLength, echoOff: false, untilEnd: true)
         return stripOneTrailingNewline ? droppingOneTrailingNewline(secret) : secret
+    }
+
+    /// Reads the process's standard input to its end, as it is, for a command the agent runs.
+    /// - Throws: `LatchkeyError` as ``read(fromDescriptor:stripOneTrailingNewline:)``.
+    static func readInput() throws(LatchkeyError) -> SecretBytes {
+        do {
+            return try POSIX.readSecretLine(from: 0, limit: maximumLength, echoOff: false, untilEnd: true).secret
+        } catch let error as LatchkeyError {
+            throw error
+        } catch {
+            throw LatchkeyError(.io, "standard input: \(error)")
+        }
     }
 
     /// Reads a secret from a file, which must be a private (0600) regular file

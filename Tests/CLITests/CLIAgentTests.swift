@@ -82,7 +82,8 @@ struct CLIAgentTests {
         let verify = try sandbox.run(["audit", "verify"])
         #expect(verify.status == 0, "\(verify.stderr)")
         let shown = String(decoding: try sandbox.run(["audit", "show"], agent: false).stdout, as: UTF8.self)
-        #expect(shown.components(separatedBy: "session.read").count - 1 == 4, "\(shown)")
+        // The two reads that found the session are recorded, one from the agent and one in-process.
+        #expect(shown.components(separatedBy: "session.read").count - 1 == 2, "\(shown)")
     }
 
     @Test("a peer of another uid is refused, and the refusal is in the agent's log")
@@ -94,7 +95,7 @@ struct CLIAgentTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o711], ofItemAtPath: sandbox.runtime)
         try FileManager.default.setAttributes([.posixPermissions: 0o711], ofItemAtPath: sandbox.runtime + "/latchkey")
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: sandbox.socket)
-        let script = "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b\"LKAG\\x01\\x02\\x00\\x00\\x00\\x00\"); print(len(s.recv(100)))' \(sandbox.socket)"
+        let script = "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(len(s.recv(100)))' \(sandbox.socket)"
         let refused = try runProgram("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", script])
         #expect(refused.status == 0, "\(refused.stderr)")
         #expect(String(decoding: refused.stdout, as: UTF8.self) == "0\n", "the connection was closed without an answer")
@@ -123,7 +124,9 @@ struct CLIAgentTests {
             try Child(latchkeyPath(), sandbox.store.options + ["session", "list"], environment: sandbox.environment)
         }
         for child in children { #expect(try child.finish().status == 0) }
-        #expect(sandbox.eventually(3) { try sandbox.agentProcesses().count == 1 }, "\(try sandbox.agentProcesses())")
+        let settled = try sandbox.eventually(3) { try sandbox.agentProcesses().count == 1 }
+        let agents = try sandbox.agentProcesses()
+        #expect(settled, "agents: \(agents)")
     }
 
     @Test("the agent exits after agent.idleExitSeconds without requests, removing its socket")

@@ -6,10 +6,12 @@ import LatchkeyTestSupport
 /// Every exit status of the table, each from a real situation.
 @Suite("latchkey exit statuses")
 struct CLIExitStatusTests {
-    /// A policy whose file vault needs a passphrase, with a fast KDF for tests.
+    /// A policy whose file vault needs a passphrase, with a fast KDF for tests; the
+    /// agent keeps nothing unlocked, so every command needs it in both modes.
     static let passphrasePolicy = """
     {"version": 1, "name": "passphrase-test", "backend": {"kind": "file"},
-     "file": {"keySource": "passphrase", "kdf": {"targetUnlockMilliseconds": 50, "minimumMemoryKiB": 8}}}
+     "file": {"keySource": "passphrase", "kdf": {"targetUnlockMilliseconds": 50, "minimumMemoryKiB": 8}},
+     "agent": {"unlockCacheSeconds": 0}}
     """
 
     /// Writes the passphrase policy and a private passphrase file into the store's directory.

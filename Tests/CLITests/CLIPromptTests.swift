@@ -54,7 +54,7 @@ struct CLIPromptTests {
          "onLogout": {"sessions": "wipe", "username": "keep"},
          "backend": {"kind": "file"},
          "file": {"keySource": "passphrase", "kdf": {"targetUnlockMilliseconds": 50, "minimumMemoryKiB": 8192}},
-         "audit": {"enabled": true, "onFailure": "fail"}}
+         "audit": {"enabled": true, "onFailure": "fail"}, "agent": {"unlockCacheSeconds": 0}}
         """
         try document.write(toFile: policy, atomically: true, encoding: .utf8)
         #expect(try latchkey(["policy", "check", policy]).status == 0)

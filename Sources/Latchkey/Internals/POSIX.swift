@@ -667,11 +667,13 @@ extension POSIX {
                 guard try wait(for: Int16(POLLIN), until: deadline) else {
                     throw LatchkeyError(.timedOut, "\(path): the peer did not send the whole message in time")
                 }
-                let count = recv(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_DONTWAIT))
+                var count = recv(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_DONTWAIT))
                 if count < 0 {
                     let code = errno
                     if code == EINTR || code == EAGAIN { continue }
-                    throw error(errno: code, function: "recv", path: path)
+                    // A peer that closed with input unread resets the connection: it is closed all the same.
+                    guard code == ECONNRESET else { throw error(errno: code, function: "recv", path: path) }
+                    count = 0
                 }
                 if count == 0 {
                     if offset == 0 { return false }
