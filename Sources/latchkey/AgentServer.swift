@@ -66,6 +66,9 @@ final class AgentServer: Sendable {
             listener = try POSIX.LocalSocket.listening(at: runtime.socketPath)
             ownSocket = try runtime.socketIdentity()
         }
+        // What a long-lived process keeps: derived keys (within the unlock cache time) and open stores.
+        DerivedKeyCache.shared.enable()
+        BackendReuse.shared.enable()
         let server = AgentServer(runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket,
                                  idleExit: .milliseconds(Int64(policy.agent.idleTimeout * 1000)))
         server.log("serving \(runtime.socketPath) (pid \(POSIX.processID)); idle exit after \(Int(policy.agent.idleTimeout)) s")

@@ -23,10 +23,6 @@ final class UnlockCache: Sendable {
 
     private let entries = Mutex<[String: Entry]>([:])
 
-    init() {
-        DerivedKeyCache.shared.enable()
-    }
-
     private static func address(_ app: AppID, _ storeDirectory: String) -> String {
         storeDirectory + "\u{0}" + app.rawValue
     }

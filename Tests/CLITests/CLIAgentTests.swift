@@ -220,3 +220,24 @@ struct CLIAgentTests {
         #expect(try latchkey(["agent", "status"], environment: sandbox.environment).status == 1)
     }
 }
+
+@Suite("latchkey agent beside in-process commands")
+struct CLIAgentSharingTests {
+    @Test("a namespace wiped and refilled in-process between agent commands stays one namespace", arguments: backends)
+    func sharedNamespace(backend: String) throws {
+        let sandbox = try AgentSandbox(backend)
+        #expect(try sandbox.run(["session", "put", "a"], input: "first").status == 0)
+        #expect(try sandbox.run(["session", "get", "a"]).status == 0)
+        #expect(try sandbox.run(["wipe", "--yes"], agent: false).status == 0)
+        #expect(try sandbox.run(["session", "put", "b"], input: "second").status == 0, "through the agent, after the keys changed")
+        let inProcess = try sandbox.run(["session", "get", "b"], agent: false)
+        #expect(String(decoding: inProcess.stdout, as: UTF8.self) == "second\n", "\(inProcess.stderr)")
+        #expect(try sandbox.run(["session", "put", "c"], input: "third", agent: false).status == 0)
+        let viaAgent = try sandbox.run(["session", "get", "c"])
+        #expect(String(decoding: viaAgent.stdout, as: UTF8.self) == "third\n", "\(viaAgent.stderr)")
+        #expect(try sandbox.run(["session", "get", "a"]).status == 1)
+        let verify = try sandbox.run(["audit", "verify"])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        #expect(try sandbox.run(["audit", "verify"], agent: false).status == 0)
+    }
+}

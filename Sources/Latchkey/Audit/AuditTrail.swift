@@ -116,9 +116,21 @@ package final class AuditTrail: Sendable {
             let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
             let status = try file.status()
             try PrivateFiles.requirePrivate(status, path: path, directory: false)
-            let key = try keyCreatingIfFresh(trailSize: status.size)
-            let anchor = try readAnchor(key: key)
-            let (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key).continuation(anchor: anchor.value)
+            var key = try keyCreatingIfFresh(trailSize: status.size)
+            var anchor: (value: AuditAnchor?, counter: UInt64?, isLegacy: Bool)
+            var lastSequence: UInt64, previous: [UInt8]
+            do {
+                anchor = try readAnchor(key: key)
+                (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key).continuation(anchor: anchor.value)
+            } catch let error as LatchkeyError where error.code == .tampered && BackendReuse.shared.isEnabled {
+                // A long-lived process kept this key from an earlier command; another process may
+                // have replaced it since (an audit reset). Read it again, as a new process would.
+                (backend as? SecretServiceBackend)?.forgetKnownKeys()
+                knownKey.withLock { $0 = nil }
+                key = try keyCreatingIfFresh(trailSize: status.size)
+                anchor = try readAnchor(key: key)
+                (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key).continuation(anchor: anchor.value)
+            }
             let appender = Appender(trail: self, file: file, key: key, lastSequence: lastSequence, previous: previous,
                                     anchorCounter: anchor.counter, legacyAnchor: anchor.isLegacy)
             let result = try body(appender)

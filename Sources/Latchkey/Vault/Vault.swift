@@ -87,7 +87,10 @@ public final class Vault: Sendable {
     ) throws -> Vault {
         try open(
             appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
-            secretService: { SecretServiceBackend(appID: appID, deadline: .milliseconds(Int64(policy.secretServiceTimeout * 1000))) })
+            secretService: {
+                let deadline = Duration.milliseconds(Int64(policy.secretServiceTimeout * 1000))
+                return BackendReuse.shared.secretService(appID, deadline: deadline) { SecretServiceBackend(appID: appID, deadline: deadline) }
+            })
     }
 
     /// Opens the vault with a given backend, such as `LatchkeyTesting`'s

@@ -193,6 +193,11 @@ package final class SecretServiceBackend: CredentialBackend {
         }
     }
 
+    /// Forgets the key items found so far, so the next call looks them up again.
+    func forgetKnownKeys() {
+        knownKeys.withLock { $0 = nil }
+    }
+
     // MARK: Helpers
 
     /// Runs one operation within the deadline, checking availability first when
