@@ -21,7 +21,8 @@ demo: deps
 	$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey demo
 
 # Installs `latchkey`, `git-credential-latchkey` and `docker-credential-latchkey` (symlinks
-# to it), the manual page latchkey(1) with a page for each other name pointing to it, and
+# to it), the manual page latchkey(1) with a page for each other name pointing to it,
+# the agent's systemd user units (latchkey-agent.socket and .service, docs/AGENT.md), and
 # the bash, zsh and fish completions; the binary writes the pages and the completions itself
 # (`latchkey manpage`, `latchkey completion SHELL`), from its one description of the commands.
 install: deps
@@ -38,7 +39,11 @@ SHARE = $(DESTDIR)$(PREFIX)/share
 install-built:
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(SHARE)/man/man1" "$(SHARE)/bash-completion/completions" \
 	  "$(SHARE)/zsh/site-functions" "$(SHARE)/fish/vendor_completions.d"
+	install -d "$(DESTDIR)$(PREFIX)/lib/systemd/user"
 	install -m 0755 "$(LATCHKEY_BINARY)" "$(DESTDIR)$(PREFIX)/bin/latchkey"
+	install -m 0644 systemd/latchkey-agent.socket "$(DESTDIR)$(PREFIX)/lib/systemd/user/latchkey-agent.socket"
+	sed 's|@BINDIR@|$(PREFIX)/bin|' systemd/latchkey-agent.service > "$(DESTDIR)$(PREFIX)/lib/systemd/user/latchkey-agent.service"
+	chmod 0644 "$(DESTDIR)$(PREFIX)/lib/systemd/user/latchkey-agent.service"
 	ln -sf latchkey "$(DESTDIR)$(PREFIX)/bin/git-credential-latchkey"
 	ln -sf latchkey "$(DESTDIR)$(PREFIX)/bin/docker-credential-latchkey"
 	@set -e; umask 022; for page in $(MANUAL_PAGES); do \
@@ -46,7 +51,7 @@ install-built:
 	@umask 022; "$(LATCHKEY_BINARY)" completion bash > "$(SHARE)/bash-completion/completions/latchkey"
 	@umask 022; "$(LATCHKEY_BINARY)" completion zsh > "$(SHARE)/zsh/site-functions/_latchkey"
 	@umask 022; "$(LATCHKEY_BINARY)" completion fish > "$(SHARE)/fish/vendor_completions.d/latchkey.fish"
-	@echo "installed latchkey, its manual pages and its bash, zsh and fish completions under $(DESTDIR)$(PREFIX)"
+	@echo "installed latchkey, its manual pages, its bash, zsh and fish completions and the agent's systemd user units under $(DESTDIR)$(PREFIX)"
 
 test: deps
 	$(SWIFT) build --build-tests
@@ -62,7 +67,7 @@ clean:
 
 # Fuzzing (not part of `make test`): each target is Tests/Fuzz/<name>.swift, built with the
 # library's sources and -sanitize=fuzzer,address by Tests/Fuzz/run; add more names here.
-FUZZ_TARGETS ?= vault-decoder policy-parser git-credential-parser
+FUZZ_TARGETS ?= vault-decoder policy-parser git-credential-parser agent-request
 FUZZ_RUNS ?= 1000000
 FUZZ_SECONDS ?= 300
 
@@ -84,13 +89,14 @@ bench: deps
 	@if [ -f $(GIT_LIBSECRET_SOURCE) ] && [ ! -x .build/bench-tools/git-credential-libsecret ]; then \
 	  cc -O2 -o .build/bench-tools/git-credential-libsecret $(GIT_LIBSECRET_SOURCE) \
 	    $$(pkg-config --cflags --libs libsecret-1 glib-2.0) || echo "bench: could not build git-credential-libsecret"; fi
-	.ci/with-keyring $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey-bench \
+	LATCHKEY_AGENT=off .ci/with-keyring $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey-bench \
 	  --git-libsecret $(CURDIR)/.build/bench-tools/git-credential-libsecret $(BENCH_ARGS)
 
 stress: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey-bench
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey-testhelper
-	.ci/with-keyring $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey-bench stress $(STRESS_ARGS)
+	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey
+	LATCHKEY_AGENT=off .ci/with-keyring $$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/latchkey-bench stress $(STRESS_ARGS)
 
 # The GTK 4 login window on LoginFlow and a real Vault (issue 18): its own package in
 # Examples/LoginWindow, so GTK never becomes a dependency of the library. Not part of `make test`.

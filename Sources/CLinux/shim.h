@@ -31,6 +31,19 @@ static inline int latchkey_get_dumpable(void) {
 /* The spawned child closes every descriptor from `from` up. */
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 
+/* Closes every descriptor from `first` up (close_range(2), Linux 5.9; on an older
+   kernel, one close per descriptor up to the limit). Returns 0. */
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/resource.h>
+static inline int latchkey_close_from(unsigned int first) {
+    if (syscall(436 /* SYS_close_range */, first, ~0U, 0) == 0) return 0;
+    struct rlimit limit;
+    long last = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY ? (long)limit.rlim_cur : 65536;
+    for (long descriptor = first; descriptor < last; descriptor++) close((int)descriptor);
+    return 0;
+}
+
 /* The uid of the process at the other end of a Unix socket (SO_PEERCRED, whose
    struct ucred is pid, uid, gid). Returns 0, or -1 with errno set. */
 static inline int latchkey_peer_uid(int descriptor, unsigned int *uid) {

@@ -55,12 +55,7 @@ struct WholeProcessLatchkey {
                     continue
                 }
                 var measurement = Measurement(section: section, name: name(backend), summary: try Spawn.time(runs, Invocation.get(latchkey, backend: backend)))
-                if let secretTool {
-                    measurement.floor = secretTool.name
-                    measurement.ratioToFloor = measurement.summary.median / secretTool.summary.median
-                    measurement.target = "<= \(factor)x secret-tool"
-                    measurement.targetMet = measurement.ratioToFloor! <= factor
-                }
+                if let secretTool { measurement.compare(with: secretTool, factor: factor, peer: "secret-tool") }
                 report.add(measurement)
             } catch {
                 report.skip(section, name(backend), "\(error)")
@@ -83,10 +78,7 @@ struct WholeProcessLatchkey {
             try git.approve()
             var measurement = Measurement(section: section, name: Self.gitName, summary: try git.timeFill(runs))
             if let peer = report.find(section, WholeProcessSection.gitLibsecretName) {
-                measurement.floor = peer.name
-                measurement.ratioToFloor = measurement.summary.median / peer.summary.median
-                measurement.target = "<= 1.2x git's libsecret helper"
-                measurement.targetMet = measurement.ratioToFloor! <= 1.2
+                measurement.compare(with: peer, factor: 1.2, peer: "git's libsecret helper")
             }
             report.add(measurement)
         } catch {

@@ -21,6 +21,7 @@ struct WholeProcessSection {
         measureGitLibsecret(hasSecretService, into: &report)
         WholeProcessLatchkey(runs: runs, binDirectory: binDirectory, gitHelperDirectory: directory + "/git-helper")
             .run(secretServiceRunning: hasSecretService, into: &report)
+        AgentSection(runs: runs, binDirectory: binDirectory, directory: directory).run(secretServiceRunning: hasSecretService, into: &report)
     }
 
     /// Whether a Secret Service owns its D-Bus name on the session bus.
@@ -81,12 +82,13 @@ struct GitCredential {
     let environment: [String: String]
     static let host = "bench.latchkey.example"
 
-    init(directory: String, helper: String) throws {
+    init(directory: String, helper: String, extraEnvironment: [String: String] = [:]) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         self.helper = helper
         request = directory + "/request"
         try Data("protocol=https\nhost=\(Self.host)\nusername=bench\n\n".utf8).write(to: URL(fileURLWithPath: request))
         environment = ["GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "/bin/false"]
+            .merging(extraEnvironment) { $1 }
     }
 
     private var arguments: [String] { ["git", "-c", "credential.helper=", "-c", "credential.helper=\(helper)", "credential"] }

@@ -5,11 +5,12 @@ import Foundation
 
 let usage = """
     Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only git-scale]
-           latchkey-bench stress [crash] [concurrency] [corruption] [--kills N] [--processes K] [--writes M]
+           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [--kills N] [--processes K] [--writes M] [--agent-seconds S]
 
     Without a command it measures and prints one table (with --json, one JSON document,
     "version": 1); --only git-scale measures only git-credential-latchkey get with 1 and
-    1,000 credentials stored. `stress` runs the reliability checks (all three by default); each
+    1,000 credentials stored. `stress` runs the reliability checks (all four by default; agent kills
+    the agent under four clients for --agent-seconds, 60 by default); each
     prints a summary line `N passed, N failed` and the exit status is 1 when any failed.
     """
 
@@ -28,6 +29,7 @@ struct Options {
     var only: String?
     var stress: [String]?
     var kills = 500
+    var agentSeconds = 60
     var processes = 4
     var writes = 250
 
@@ -56,10 +58,11 @@ struct Options {
                 only = try value(argument)
                 guard only == "git-scale" else { throw UsageError(description: "--only takes git-scale") }
             case "--kills": kills = try number(argument)
+            case "--agent-seconds": agentSeconds = try number(argument)
             case "--processes": processes = try number(argument)
             case "--writes": writes = try number(argument)
             case "stress" where stress == nil: stress = []
-            case "crash" where stress != nil, "concurrency" where stress != nil, "corruption" where stress != nil:
+            case "crash" where stress != nil, "concurrency" where stress != nil, "corruption" where stress != nil, "agent" where stress != nil:
                 stress?.append(argument)
             case "--help", "-h":
                 print(usage)
@@ -104,7 +107,7 @@ func runBenchmarks(_ options: Options, in directory: String) throws {
 }
 
 func runStress(_ options: Options, in directory: String) throws -> Bool {
-    let parts = options.stress?.isEmpty == false ? options.stress! : ["crash", "concurrency", "corruption"]
+    let parts = options.stress?.isEmpty == false ? options.stress! : ["crash", "concurrency", "corruption", "agent"]
     var allPassed = true
     for part in parts {
         let started = ContinuousClock.now
@@ -112,6 +115,7 @@ func runStress(_ options: Options, in directory: String) throws -> Bool {
         switch part {
         case "crash": result = try CrashStress(directory: directory, kills: options.kills).run()
         case "concurrency": result = try ConcurrencyStress(directory: directory, processes: options.processes, writes: options.writes).run()
+        case "agent": result = try AgentStress(directory: directory, seconds: options.agentSeconds).run()
         default: result = try CorruptionStress(directory: directory).run()
         }
         progress("\(part) took \(Report.time((ContinuousClock.now - started).seconds))")

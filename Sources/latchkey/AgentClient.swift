@@ -98,7 +98,7 @@ enum AgentClient {
     }
 
     /// Starts an agent detached from this process (its own session, standard
-    /// streams on `/dev/null` and its log) and waits until it answers, at most 2 s.
+    /// streams on `/dev/null`, nothing else inherited) and waits until it answers, at most 2 s.
     /// When two commands start one at once, the second agent finds the first one's
     /// lock and exits; both commands connect to the first.
     /// - Parameters:
@@ -106,7 +106,7 @@ enum AgentClient {
     ///   - policy: The `--policy` option the agent takes from the command that starts it, if any.
     static func startAgent(_ runtime: AgentRuntimeDirectory, policy: [String]) throws -> POSIX.LocalSocket? {
         try runtime.prepare()
-        _ = try POSIX.spawnDetached(try POSIX.executablePath(), arguments: ["agent", "run"] + policy, logPath: runtime.logPath)
+        _ = try POSIX.spawnDetached(try POSIX.executablePath(), arguments: ["agent", "run"] + policy)
         let deadline = ContinuousClock.now + .seconds(2)
         var pause = Duration.milliseconds(1)
         while ContinuousClock.now < deadline {

@@ -51,6 +51,16 @@ final class AgentServer: Sendable {
         POSIX.forbidDumps()
         let runtime = try AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
         try runtime.prepare()
+        let activated = context.environment["LISTEN_PID"] == String(POSIX.processID) && Int(context.environment["LISTEN_FDS"] ?? "") ?? 0 >= 1
+        // Said on the terminal of whoever ran it, before the streams are let go.
+        if !activated, (try? POSIX.LocalSocket.connected(to: runtime.socketPath)).flatMap({ AgentClient.exchange(AgentMessage(.status), on: $0) }) != nil {
+            Output.message("latchkey agent: an agent already serves \(runtime.socketPath)")
+            return
+        }
+        // Nothing inherited may keep whoever started the agent waiting for its output: the
+        // log goes to the journal under systemd (JOURNAL_STREAM), else to agent.log.
+        try POSIX.detachStandardStreams(logPath: context.environment["JOURNAL_STREAM"] == nil ? runtime.logPath : nil,
+                                        closingFrom: activated ? 4 : 3)
         let policy = try context.policy()
         guard let lock = try runtime.claimAgentLock() else {
             Output.message("latchkey agent: an agent already serves \(runtime.socketPath)")
@@ -58,7 +68,7 @@ final class AgentServer: Sendable {
         }
         let listener: POSIX.LocalSocket
         var ownSocket: [UInt64]?
-        if context.environment["LISTEN_PID"] == String(POSIX.processID), let count = Int(context.environment["LISTEN_FDS"] ?? ""), count >= 1 {
+        if activated {
             listener = try POSIX.LocalSocket.adopting(descriptor: 3, path: runtime.socketPath)
         } else {
             // Holding the lock, no other agent runs: a socket file left here is stale.

@@ -206,6 +206,30 @@ struct CLIAgentTests {
         #expect(try sandbox.agentProcessID() != nil, "the agent still runs")
     }
 
+    @Test("a socket passed by a service manager (LISTEN_FDS, LISTEN_PID) is the one served")
+    func socketActivation() throws {
+        let sandbox = try AgentSandbox()
+        try FileManager.default.createDirectory(atPath: sandbox.runtime + "/latchkey", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        // What systemd does for latchkey-agent.socket: bind and listen, then start the service with
+        // the socket as descriptor 3 and LISTEN_PID set to the service's own pid.
+        let launcher = """
+        import os, socket, sys
+        s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o600); s.listen(16)
+        if os.fork() == 0:
+            os.dup2(s.fileno(), 3); os.set_inheritable(3, True)
+            os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()), LATCHKEY_AGENT="on")
+            devnull = os.open("/dev/null", os.O_RDWR)
+            for fd in (0, 1, 2): os.dup2(devnull, fd)
+            os.execv(sys.argv[2], [sys.argv[2], "agent", "run"])
+        """
+        let started = try runProgram("python3", ["-c", launcher, sandbox.socket, try latchkeyPath()], environment: sandbox.environment)
+        #expect(started.status == 0, "\(started.stderr)")
+        let pid = try #require(try sandbox.agentProcessID())
+        #expect(try sandbox.run(["session", "put", "api"], input: "token").status == 0)
+        #expect(try sandbox.agentProcessID() == pid, "the command used the passed socket's agent")
+        #expect(try sandbox.agentProcesses() == [pid])
+    }
+
     @Test("the agent cannot be dumped and keeps no core limit; stop ends it")
     func notDumpableAndStop() throws {
         let sandbox = try AgentSandbox()

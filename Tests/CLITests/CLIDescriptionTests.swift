@@ -131,7 +131,7 @@ struct CLIDescriptionTests {
         #expect(run.status == 0 && run.text == "_latchkey\n", "\(run.stderr)")
     }
 
-    @Test("make install-built PREFIX=... installs the binary, the manual pages and the three completions where man, bash and fish find them")
+    @Test("make install-built PREFIX=... installs the binary, the manual pages, the three completions where man, bash and fish find them, and the agent's units")
     func install() throws {
         let prefix = try freshDirectory() + "/prefix"
         let binary = try latchkeyPath()
@@ -164,8 +164,14 @@ struct CLIDescriptionTests {
         let fish = try GeneratedFiles.run("fish", ["-c", "complete -C'latchkey ses'"],
                                           environment: lookup.merging(["HOME": home, "XDG_CONFIG_HOME": home, "XDG_DATA_HOME": home]) { $1 })
         #expect(fish.text.hasPrefix("session\t"), "\(fish.stderr)")
+        // The agent's user units, the service naming the installed binary (docs/AGENT.md).
+        let units = prefix + "/lib/systemd/user/"
+        let service = try String(contentsOfFile: units + "latchkey-agent.service", encoding: .utf8)
+        #expect(service.contains("ExecStart=\(prefix)/bin/latchkey agent run") && !service.contains("@BINDIR@"), "\(service)")
+        let socket = try String(contentsOfFile: units + "latchkey-agent.socket", encoding: .utf8)
+        #expect(socket.contains("ListenStream=%t/latchkey/agent.sock") && socket.contains("SocketMode=0600"))
         let readme = try String(contentsOfFile: GeneratedFiles.repository + "/README.md", encoding: .utf8)
-        for path in files.values.sorted() + ["/share/man/man1"] { #expect(readme.contains("$(PREFIX)" + path), "README lists \(path)") }
+        for path in files.values.sorted() + ["/share/man/man1", "/lib/systemd/user"] { #expect(readme.contains("$(PREFIX)" + path), "README lists \(path)") }
     }
 
     @Test("the description is consistent: an option name takes a value everywhere or nowhere; every exit status is documented")

@@ -687,17 +687,16 @@ extension POSIX {
 
     /// Starts `executable` with `arguments` in a session of its own (`posix_spawn`
     /// with `POSIX_SPAWN_SETSID`), detached from this process's terminal and
-    /// streams: standard input and output are `/dev/null`, standard error is
-    /// appended to `logPath` (created 0600), and no other descriptor is inherited.
+    /// streams: its standard streams are `/dev/null`, and no other descriptor is inherited.
     /// - Returns: The new process's id.
     /// - Throws: `.io` naming `posix_spawn` when it cannot be started.
-    package static func spawnDetached(_ executable: String, arguments: [String], logPath: String) throws -> Int32 {
+    package static func spawnDetached(_ executable: String, arguments: [String]) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addclosefrom_np(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -709,6 +708,23 @@ extension POSIX {
         let result = posix_spawn(&child, executable, &actions, &attributes, argv, environ)
         guard result == 0 else { throw error(errno: result, function: "posix_spawn", path: executable) }
         return child
+    }
+
+    /// Lets go of everything this process inherited that could keep another
+    /// process waiting: standard input and output become `/dev/null`; standard
+    /// error is appended to `logPath` (created 0600) unless `logPath` is nil; every
+    /// descriptor from `firstToClose` up is closed (`close_range`).
+    /// - Throws: `.io` or `.cannotCreate` naming the call that failed.
+    package static func detachStandardStreams(logPath: String?, closingFrom firstToClose: Int32) throws {
+        _ = latchkey_close_from(UInt32(firstToClose))
+        let null = try check("open", path: "/dev/null") { Glibc.open("/dev/null", O_RDWR | O_CLOEXEC) }
+        defer { close(null) }
+        try check("dup2", path: "/dev/null") { dup2(null, 0) }
+        try check("dup2", path: "/dev/null") { dup2(null, 1) }
+        guard let logPath else { return }
+        let log = try check("open", path: logPath) { Glibc.open(logPath, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+        defer { close(log) }
+        try check("dup2", path: logPath) { dup2(log, 2) }
     }
 
     /// Makes this process never dumpable for the rest of its life: no core file
