@@ -31,14 +31,19 @@ struct AuditTail {
             return (0, AuditEntry.genesisMAC)
         }
         guard let anchor else { throw tampered("the anchor is missing or invalid") }
-        var pieces = chunk.split(separator: 10)
-        if start > 0 { pieces.removeFirst() } // may begin mid-line
-        // Parse from the end back to the anchored entry only (usually the last line).
+        // Parse from the end back to the anchored entry only (usually the last line), finding
+        // each line from the end rather than splitting the whole window.
         var entries: [AuditEntry] = []
-        for piece in pieces.reversed() {
-            let entry = try AuditEntry(line: piece, source: path)
-            entries.insert(entry, at: 0)
-            if entry.sequence <= anchor.sequence { break }
+        var lineEnd = chunk.count
+        while lineEnd > 0 {
+            let lineStart = chunk[..<lineEnd].lastIndex(of: 10).map { $0 + 1 } ?? 0
+            if lineStart == 0 && start > 0 { break } // the window may begin mid-line
+            if lineStart < lineEnd {
+                let entry = try AuditEntry(line: chunk[lineStart..<lineEnd], source: path)
+                entries.insert(entry, at: 0)
+                if entry.sequence <= anchor.sequence { break }
+            }
+            lineEnd = lineStart - 1
         }
         guard let last = entries.last, let first = entries.first, anchor.sequence <= last.sequence else {
             throw tampered("it ends at seq \(entries.last?.sequence ?? 0) but the anchor records seq \(anchor.sequence)")

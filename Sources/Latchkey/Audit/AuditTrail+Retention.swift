@@ -18,7 +18,7 @@ extension AuditTrail {
     /// - Throws: `.tampered` when the trail does not verify; file errors.
     func trimIfNeeded(file: POSIX.File, key: SecretBytes, lastSequence: UInt64, now: Date) throws {
         guard retention.maxEntries != nil || retention.maxAge != nil else { return }
-        let head = try file.read(upTo: Self.headWindow, at: 0).split(separator: 10).prefix(2)
+        let head = try file.read(upTo: Self.headWindow, at: 0).split(separator: 10, maxSplits: 2).prefix(2)
         let firstLines = try head.map { try AuditEntry(line: $0, source: path) }
         guard let first = firstLines.first else { return }
         let oldest = first.event == .checkpoint ? firstLines.dropFirst().first : first
