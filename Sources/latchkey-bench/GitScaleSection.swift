@@ -7,11 +7,15 @@ import CredentialHelpers
 /// host), on each backend. `get` reads the index of the request's host and the
 /// sessions it names, so the second figure should stay within 1.5x the first.
 ///
-/// Each figure is also measured with a policy that turns auditing off: every
-/// audited read moves the trail's anchor, an item write, and gnome-keyring
-/// rewrites its whole keyring file on each write, so on the Secret Service the
-/// audited figure grows with everything the keyring holds (whoever stored it),
-/// while the figure without auditing shows Latchkey's lookup alone.
+/// The figure with one is taken before the 1,000 are stored, and again after,
+/// timed in turn with the 1,000 (one run of each, round after round), so that
+/// a change in the machine's load moves both alike; on the Secret Service the
+/// second figure with one also shows what the keyring's own growth (the
+/// 1,000 credentials of the other namespace) costs every lookup.
+///
+/// Each figure is also measured with a policy that turns auditing off, which
+/// shows Latchkey's lookup without the audit append (an `fsync` of the trail
+/// and an `fdatasync` of its anchor per audited read).
 struct GitScaleSection {
     let directory: String
     let runs: Int
@@ -39,19 +43,44 @@ struct GitScaleSection {
             }
             do {
                 let policy = try noAuditPolicy()
-                let small = try measure(helper, backend: backend, label: label, count: 1, noAuditPolicy: policy)
-                let large = try measure(helper, backend: backend, label: label, count: largeCount, noAuditPolicy: policy)
-                for (audited, suffix) in [(true, ""), (false, ", auditing off")] {
-                    let one = report.add(Self.section, "get, 1 credential stored, \(label)\(suffix)", audited ? small.audited : small.unaudited)
-                    let many = Measurement(section: Self.section, name: "get, \(largeCount.formatted()) credentials stored, \(label)\(suffix)",
-                                           summary: audited ? large.audited : large.unaudited)
-                    report.add(FileBackendSection.withRatioTarget(FileBackendSection.compare(many, with: one, target: nil),
+                // On the Secret Service, a plain `secret-tool lookup` of the harness's own
+                // item is timed alongside: how much the keyring's growth costs any client.
+                let peer = backend == .secretService ? secretToolLookup() : nil
+                let small = try store(helper, backend: backend, label: label, count: 1, noAuditPolicy: policy)
+                let alone = try Spawn.timeInTurn(runs, [small.audited, small.unaudited] + (peer.map { [$0] } ?? []))
+                let large = try store(helper, backend: backend, label: label, count: largeCount, noAuditPolicy: policy)
+                let inTurn = try Spawn.timeInTurn(runs, [small.audited, large.audited, small.unaudited, large.unaudited] + (peer.map { [$0] } ?? []))
+                let many = "\(largeCount.formatted()) credentials stored"
+                if peer != nil {
+                    let before = report.add(Self.section, "secret-tool lookup, before the \(many) (the keyring's own cost)", alone[2])
+                    let after = Measurement(section: Self.section, name: "secret-tool lookup, after the \(many), in turn with them", summary: inTurn[4])
+                    report.add(FileBackendSection.compare(after, with: before, target: nil))
+                }
+                for (offset, suffix) in [(0, ""), (1, ", auditing off")] {
+                    let one = report.add(Self.section, "get, 1 credential stored, \(label)\(suffix)", alone[offset])
+                    let oneAgain = Measurement(section: Self.section, name: "get, 1 stored, again, in turn with \(many), \(label)\(suffix)",
+                                               summary: inTurn[2 * offset])
+                    report.add(FileBackendSection.compare(oneAgain, with: one, target: nil))
+                    let large = Measurement(section: Self.section, name: "get, \(many), \(label)\(suffix)", summary: inTurn[2 * offset + 1])
+                    report.add(FileBackendSection.withRatioTarget(FileBackendSection.compare(large, with: one, target: nil),
                                                                   ("<= 1.5x with 1 stored", 1.5)))
+                    var sameState = large
+                    sameState.name = "get, \(many), against 1 stored timed in turn, \(label)\(suffix)"
+                    report.add(FileBackendSection.compare(sameState, with: oneAgain, target: nil))
                 }
             } catch {
                 report.skip(Self.section, "git-credential-latchkey get, \(label)", "\(error)")
             }
         }
+    }
+
+    /// `secret-tool lookup latchkey-harness ready` (the item `.ci/with-keyring`
+    /// stores), when secret-tool is installed and finds it; else nil.
+    private func secretToolLookup() -> (arguments: [String], stdin: String?)? {
+        guard let tool = Spawn.which("secret-tool") else { return nil }
+        let arguments = [tool, "lookup", "latchkey-harness", "ready"]
+        guard let check = try? Spawn.capture(arguments), check.status == 0 else { return nil }
+        return (arguments, nil)
     }
 
     /// The default policy with auditing off, as a file for `--policy`.
@@ -70,10 +99,11 @@ struct GitScaleSection {
 
     /// Stores `count` credentials in a fresh namespace (in-process, through the
     /// same helper code, without auditing so that filling the keyring takes fewer
-    /// writes), checks that `get` finds the middle one, and times it with the
-    /// default policy and with auditing off.
-    private func measure(_ helper: String, backend: Policy.BackendChoice, label: String, count: Int,
-                         noAuditPolicy: String) throws -> (audited: Summary, unaudited: Summary) {
+    /// writes) and checks that `get` finds the middle one, with the default
+    /// policy and with auditing off.
+    /// - Returns: The two `get` commands to time, each with its request on standard input.
+    private func store(_ helper: String, backend: Policy.BackendChoice, label: String, count: Int, noAuditPolicy: String)
+        throws -> (audited: (arguments: [String], stdin: String?), unaudited: (arguments: [String], stdin: String?)) {
         let app = "latchkey-bench-git-\(label)-\(count)"
         let vault = try Vault.open(appID: try AppID(app), policy: try Policy(contentsOfFile: noAuditPolicy), backend: backend)
         let git = GitCredentialHelper(vault: vault)
@@ -96,7 +126,6 @@ struct GitScaleSection {
                 throw Spawn.Failure(description: "git-credential-latchkey get did not find the stored credential (exit \(check.status)): \(check.error)")
             }
         }
-        return (try Spawn.time(runs, arguments + ["get"], stdin: request),
-                try Spawn.time(runs, arguments + ["--policy", noAuditPolicy, "get"], stdin: request))
+        return ((arguments + ["get"], request), (arguments + ["--policy", noAuditPolicy, "get"], request))
     }
 }

@@ -61,7 +61,8 @@ enum DockerCommands {
             ]))
         case "erase":
             let serverURL = try DockerServerURL(try text(input))
-            output.set("erased", .integer(try DockerCredentialHelper(vault: try context.openVault()).erase(serverURL)))
+            let erased = try DockerCredentialHelper(vault: try context.openVault()).erase(serverURL)
+            output.set("erased", .integer(erased))
         default:
             let listed = try DockerCredentialHelper(vault: try context.openVault()).list()
             let map = "{" + listed.map { JSONText.quoted($0.serverURL) + ":" + JSONText.quoted($0.username) }.joined(separator: ",") + "}\n"

@@ -31,7 +31,8 @@ enum GitCommands {
         case "store":
             try helper.store(message)
         default:
-            context.output.set("erased", .integer(try helper.erase(message)))
+            let erased = try helper.erase(message)
+            context.output.set("erased", .integer(erased))
         }
     }
 }

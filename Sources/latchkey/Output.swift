@@ -17,9 +17,12 @@ final class Output {
     }
 
     /// Sets a field of the JSON document (JSON mode only has a document).
-    func set(_ key: String, _ value: JSONOutput) {
+    /// In text mode `value` is not even built, so a command pays for no
+    /// formatting (dates, say) that nobody will see.
+    func set(_ key: String, _ value: @autoclosure () -> JSONOutput) {
+        guard json else { return }
         fields.removeAll { $0.0 == key }
-        fields.append((key, value))
+        fields.append((key, value()))
     }
 
     /// Writes a secret the command exists to print: its bytes (and a newline

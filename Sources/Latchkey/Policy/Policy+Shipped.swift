@@ -124,7 +124,18 @@ extension Policy {
     /// sessions up to 30 days, a logout wipes the account's sessions and keeps
     /// the username, the encrypted-file fallback is allowed, the agent keeps an
     /// unlocked vault 15 minutes.
-    public static let `default` = builtIn(defaultJSON, name: "default")
+    ///
+    /// Built as a value, not parsed from ``defaultJSON``: most processes use
+    /// it, and parsing JSON on every start is work a command need not do.
+    /// `PolicyTests` checks that it equals what `policy/default.json` parses to.
+    public static let `default` = Policy(
+        version: formatVersion, name: "default", source: "built-in:default",
+        remembersUsernames: true, sessionMaxAge: 2_592_000, wipesSessionsOnExit: false,
+        sessionsOnLogout: .wipe, usernameOnLogout: .keep,
+        backend: .auto, allowsFileFallback: true, migratesToSecretService: true, secretServiceTimeout: 3,
+        fileKeySource: .keyfile, kdf: nil,
+        audit: AuditRules(isEnabled: true, retention: AuditRetention(maxEntries: 10_000, maxAge: 365 * 86_400), failureMode: .fail),
+        agent: .standard)
 
     /// The shipped strict policy (`policy/strict.json`): the Secret Service or
     /// nothing (no file fallback), a logout wipes sessions and username, sessions
@@ -140,7 +151,13 @@ extension Policy {
     /// - Parameter name: The policy's name.
     /// - Returns: The policy, or nil when there is no built-in policy of that name.
     public static func builtIn(named name: String) -> Policy? {
-        [Policy.default, .strict, .sharedDevice].first { $0.name == name }
+        // Only the one asked for is touched: the others are parsed on first use.
+        switch name {
+        case "default": .default
+        case "strict": .strict
+        case "shared-device": .sharedDevice
+        default: nil
+        }
     }
 
     private static func builtIn(_ text: String, name: String) -> Policy {

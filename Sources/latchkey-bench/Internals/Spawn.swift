@@ -97,6 +97,26 @@ enum Spawn {
         return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
+    /// `count` timed runs of each of several commands that must exit 0, taken
+    /// in turn (one run of each, then the next round), after 3 untimed rounds:
+    /// a change in the machine's load during the runs then moves every
+    /// figure alike instead of only the ones measured while it lasted.
+    /// - Returns: One summary per command, in order.
+    static func timeInTurn(_ count: Int, _ commands: [(arguments: [String], stdin: String?)]) throws -> [Summary] {
+        let prepared = commands.map { Prepared($0.arguments, stdin: $0.stdin, environment: [:]) }
+        var samples = [[Double]](repeating: [], count: commands.count)
+        for round in 0..<(count + 3) {
+            for (index, command) in prepared.enumerated() {
+                let (status, elapsed) = try Stopwatch.timed { try command.run() }
+                guard status == 0 else {
+                    throw Failure(description: "\(commands[index].arguments.joined(separator: " ")) exited with \(status)")
+                }
+                if round >= 3 { samples[index].append(elapsed) }
+            }
+        }
+        return samples.map(Summary.init)
+    }
+
     /// `count` timed runs of a command that must exit 0 (after 3 untimed ones).
     static func time(_ count: Int, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Summary {
         let command = Prepared(arguments, stdin: stdin, environment: environment)

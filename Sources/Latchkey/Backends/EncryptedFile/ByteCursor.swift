@@ -9,6 +9,13 @@ struct ByteCursor {
         self.bytes = bytes
     }
 
+    /// A cursor at `offset` (at most `bytes.count`).
+    init(_ bytes: UnsafeRawBufferPointer, at offset: Int) {
+        precondition((0...bytes.count).contains(offset), "cursor offset outside the buffer")
+        self.bytes = bytes
+        self.offset = offset
+    }
+
     /// The number of bytes not read yet.
     var remaining: Int { bytes.count - offset }
 

@@ -93,7 +93,7 @@ package final class EncryptedFileBackend: CredentialBackend {
     ///   `.insecurePermissions` or `.io`.
     package func read(_ key: ItemKey) throws -> StoredItem? {
         try namespace.upgradeLegacyLayout()
-        return try store.withLock { try $0.current()?.items[key] }
+        return try store.withLock { try $0.current()?.items.item(for: key) }
     }
 
     /// Stores one item, replacing any item with the same key; durable when it returns.
@@ -134,8 +134,7 @@ package final class EncryptedFileBackend: CredentialBackend {
     package func list(kind: ItemKey.Kind?) throws -> [ItemKey] {
         try namespace.upgradeLegacyLayout()
         return try store.withLock { store in
-            guard let items = try store.current()?.items else { return [] }
-            return kind.map { kind in items.keys.filter { $0.kind == kind } } ?? Array(items.keys)
+            try store.current()?.items.keys(kind: kind) ?? []
         }
     }
 
@@ -187,10 +186,11 @@ package final class EncryptedFileBackend: CredentialBackend {
         return try PrivateFiles.withRemovableExclusiveLock(lockPath) {
             try store.withLock { store in
                 guard let previous = try store.current() else { return [] }
-                let kept = previous.items.filter { keep($0.key) }
+                let items = previous.items.all
+                let kept = items.filter { keep($0.key) }
                 try store.rotateKey(keeping: kept, after: previous)
                 try PrivateFiles.removeLeftovers(of: vaultPath)
-                return previous.items.keys.filter { !keep($0) }
+                return items.keys.filter { !keep($0) }
             }
         }
     }
@@ -203,7 +203,7 @@ package final class EncryptedFileBackend: CredentialBackend {
         try PrivateFiles.withRemovableExclusiveLock(lockPath) {
             try store.withLock { store in
                 let previous = try store.current()
-                var items = previous?.items ?? [:]
+                var items = previous?.items.all ?? [:]
                 guard change(&items) else { return }
                 try store.save(items, after: previous)
                 try PrivateFiles.removeLeftovers(of: vaultPath)

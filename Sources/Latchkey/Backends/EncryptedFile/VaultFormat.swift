@@ -17,10 +17,10 @@ enum VaultFormat {
     ///   - header: Its decoded header.
     ///   - keys: The keys derived from the configured key source and the header's salt.
     ///   - path: The vault's path, for error messages.
-    /// - Returns: The items.
+    /// - Returns: The items (checked, decoded one by one when asked for).
     /// - Throws: `.wrongKey` when the key check does not match; `.tampered` when
     ///   the ciphertext does not authenticate or the table is malformed.
-    static func open(_ file: [UInt8], header: VaultHeader, keys: VaultKeys, path: String) throws -> [ItemKey: StoredItem] {
+    static func open(_ file: [UInt8], header: VaultHeader, keys: VaultKeys, path: String) throws -> VaultEntries {
         guard keys.matches(check: header.keyCheck) else {
             throw LatchkeyError(.wrongKey, "the passphrase or key file does not open \(path)")
         }
@@ -31,6 +31,6 @@ enum VaultFormat {
                                       additionalData: file[..<headerEnd], key: keys.encryption) else {
             throw LatchkeyError(.tampered, "\(path) failed authentication: it was altered, truncated or extended", cFunction: "crypto_aead_xchacha20poly1305_ietf_decrypt")
         }
-        return try VaultTable.decode(table, path: path)
+        return try VaultEntries(table: table, path: path)
     }
 }

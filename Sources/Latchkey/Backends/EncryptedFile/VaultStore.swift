@@ -11,7 +11,7 @@ struct VaultStore {
         var size: Int
         var identity: FileIdentity?
         var header: VaultHeader
-        var items: [ItemKey: StoredItem]
+        var items: VaultEntries
     }
 
     /// What identifies one version of the vault file besides its bytes.
@@ -99,7 +99,7 @@ struct VaultStore {
             throw LatchkeyError(.tampered, "\(vaultPath) was replaced by an older copy (generation \(header.generation) after \(seen.generation))")
         }
         let keys = try keys(for: header)
-        let items: [ItemKey: StoredItem]
+        let items: VaultEntries
         do {
             items = try VaultFormat.open(bytes, header: header, keys: keys, path: vaultPath)
         } catch let error as LatchkeyError where error.code == .wrongKey && source.kind == .keyFile {
@@ -186,7 +186,7 @@ struct VaultStore {
             try POSIX.syncDirectory(namespace.path)
         }
         keys = (salt, kdf, vaultKeys)
-        cached = Snapshot(prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header, items: items)
+        cached = Snapshot(prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header, items: VaultEntries(items))
         seen = (salt, header.generation)
     }
 
@@ -228,7 +228,7 @@ struct VaultStore {
         try PrivateFiles.replace(vaultPath, with: bytes)
         // The identity is unknown until the next read stats the new file; that read
         // then compares the header and nonce with these and keeps the items.
-        cached = Snapshot(prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header, items: items)
+        cached = Snapshot(prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header, items: VaultEntries(items))
         seen = (header.salt, header.generation)
     }
 

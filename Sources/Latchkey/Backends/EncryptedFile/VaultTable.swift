@@ -9,8 +9,8 @@ import Foundation
 /// written straight into zeroing memory; nothing secret passes through an array.
 enum VaultTable {
     /// The bytes of an entry besides its kind, account, name and value.
-    private static let fixedEntryLength = 2 + 4 + 4 + 4 + 8 + 1 + 8
-    private static let hasExpiry: UInt8 = 1
+    static let fixedEntryLength = 2 + 4 + 4 + 4 + 8 + 1 + 8
+    static let hasExpiry: UInt8 = 1
 
     /// The longest kind name the format can hold.
     static let maximumKindLength = 255
@@ -61,27 +61,13 @@ enum VaultTable {
     /// - Returns: The items.
     /// - Throws: `.tampered` when the table is malformed.
     static func decode(_ table: SecretBytes, path: String) throws -> [ItemKey: StoredItem] {
-        let items = table.withUnsafeBytes { raw -> [ItemKey: StoredItem]? in
-            var cursor = ByteCursor(raw)
-            guard let count = cursor.uint32(), Int(count) <= cursor.remaining / fixedEntryLength else { return nil }
-            var items: [ItemKey: StoredItem] = [:]
-            items.reserveCapacity(Int(count))
-            for _ in 0..<count {
-                guard let (key, item) = decodeEntry(&cursor), items.updateValue(item, forKey: key) == nil else { return nil }
-            }
-            return cursor.remaining == 0 ? items : nil
-        }
-        guard let items else {
-            throw LatchkeyError(.tampered, "\(path) holds a malformed entry table")
-        }
-        return items
+        try VaultEntries(table: table, path: path).all
     }
 
-    private static func decodeEntry(_ cursor: inout ByteCursor) -> (ItemKey, StoredItem)? {
-        guard let kindLength = cursor.uint16(), (1...UInt16(maximumKindLength)).contains(kindLength),
-              let kind = string(&cursor, length: Int(kindLength)),
-              let accountLength = cursor.uint32(), let account = string(&cursor, length: Int(accountLength)),
-              let nameLength = cursor.uint32(), let name = string(&cursor, length: Int(nameLength)),
+    /// Decodes the entry where `cursor` stands and moves past it.
+    /// - Returns: The entry, or nil when it is malformed.
+    static func decodeEntry(_ cursor: inout ByteCursor) -> (ItemKey, StoredItem)? {
+        guard let key = decodeKey(&cursor),
               let valueLength = cursor.uint32(), let value = cursor.take(Int(valueLength)),
               let created = date(cursor.uint64()),
               let flags = cursor.uint8(), flags & ~hasExpiry == 0,
@@ -93,8 +79,18 @@ enum VaultTable {
         } else if expiresBits != 0 {
             return nil
         }
-        let key = ItemKey(kind: ItemKey.Kind(rawValue: kind), account: account, name: name)
         return (key, StoredItem(value: SecretBytes(value), created: created, expires: expires))
+    }
+
+    /// Decodes the address (kind, account, name) of the entry where `cursor`
+    /// stands and moves to its value's length.
+    /// - Returns: The address, or nil when it is malformed.
+    static func decodeKey(_ cursor: inout ByteCursor) -> ItemKey? {
+        guard let kindLength = cursor.uint16(), (1...UInt16(maximumKindLength)).contains(kindLength),
+              let kind = string(&cursor, length: Int(kindLength)),
+              let accountLength = cursor.uint32(), let account = string(&cursor, length: Int(accountLength)),
+              let nameLength = cursor.uint32(), let name = string(&cursor, length: Int(nameLength)) else { return nil }
+        return ItemKey(kind: ItemKey.Kind(rawValue: kind), account: account, name: name)
     }
 
     private static func string(_ cursor: inout ByteCursor, length: Int) -> String? {
@@ -102,7 +98,7 @@ enum VaultTable {
         return String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self)
     }
 
-    private static func date(_ bits: UInt64?) -> Date? {
+    static func date(_ bits: UInt64?) -> Date? {
         guard let bits else { return nil }
         let seconds = Double(bitPattern: bits)
         return seconds.isFinite ? Date(timeIntervalSinceReferenceDate: seconds) : nil
