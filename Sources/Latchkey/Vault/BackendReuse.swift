@@ -5,7 +5,8 @@ import Synchronization
 /// items and the service's state. Off unless ``enable()`` is called: a
 /// command-line process opens each store once.
 ///
-/// Reuse changes nothing another process could notice: the backend looks its
+/// Reuse changes nothing another process could notice: each command starts by
+/// checking the service again, whatever an earlier command met; the backend looks its
 /// pseudonym key up on every write and again after a search that finds nothing,
 /// and an audit trail whose kept key no longer verifies its anchor reads the key
 /// afresh before it reports anything (``AuditTrail``). The encrypted file is
@@ -33,7 +34,10 @@ package final class BackendReuse: Sendable {
     /// The Secret Service backend of `appID`: the kept one, or `make()`'s (kept when enabled).
     func secretService(_ appID: AppID, deadline: Duration, _ make: () -> SecretServiceBackend) -> SecretServiceBackend {
         let address = "\(appID.rawValue)\u{0}\(deadline)"
-        if let backend = kept.withLock({ $0.enabled ? $0.secretService[address] : nil }) { return backend }
+        if let backend = kept.withLock({ $0.enabled ? $0.secretService[address] : nil }) {
+            backend.beginCommand()
+            return backend
+        }
         let backend = make()
         kept.withLock { if $0.enabled { $0.secretService[address] = backend } }
         return backend

@@ -198,6 +198,14 @@ package final class SecretServiceBackend: CredentialBackend {
         knownKeys.withLock { $0 = nil }
     }
 
+    /// Makes a backend kept from an earlier command (``BackendReuse``) answer the
+    /// next one as a new process would: the service is checked again, and a call
+    /// left unanswered during an earlier command does not keep this one from asking.
+    func beginCommand() {
+        reachable.withLock { $0 = false }
+        silentUntil.withLock { $0 = nil }
+    }
+
     // MARK: Helpers
 
     /// Runs one operation within the deadline, checking availability first when
