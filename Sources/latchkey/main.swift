@@ -32,6 +32,10 @@ func runTool(_ line: [String], invokedAs: String, environment: Environment, viaA
             try ToolCommands.showHelp(for: invocation.words, output)
         } else {
             let command = try invocation.resolvedCommand()
+            if CommandLineIO.redirection?.capture != nil && !command.viaAgent {
+                // Inside the agent: only what a client would send (a command that uses a store), never `agent` itself.
+                throw LatchkeyError(.usage, "the agent runs only commands that use a store, not '\(command.name)'")
+            }
             try invocation.checkArgumentCount()
             context.readsStandardInput = command.readsStandardInput
             var redirection = CommandLineIO.redirection

@@ -206,6 +206,27 @@ struct CLIAgentTests {
         #expect(try sandbox.agentProcessID() != nil, "the agent still runs")
     }
 
+    @Test("the agent runs only commands that use a store: a request to run `agent stop` or `demo` is refused")
+    func onlyStoreCommands() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.run(["session", "list"])
+        let pid = try #require(try sandbox.agentProcessID())
+        for words in [["agent", "stop"], ["agent", "run"], ["demo"]] {
+            var request = AgentMessage(.run)
+            request.append(.toolVersion, try #require(String(decoding: try latchkey(["--version"]).stdout, as: UTF8.self).split(separator: " ").last.map { String($0.dropLast()) }))
+            request.append(.invokedAs, "latchkey")
+            for word in words { request.append(.argument, word) }
+            if let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] { request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)") }
+            request.fields.append((.flags, SecretBytes([0])))
+            let connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
+            try connection.send(request, before: .now + .seconds(2))
+            let answer = try #require(try connection.receiveMessage(before: .now + .seconds(10))?.message)
+            #expect(answer.kind == .result && answer.integer(.exitStatus) == 64, "\(words)")
+            #expect(answer.value(.standardError)?.utf8String()?.contains("the agent runs only commands that use a store") == true)
+        }
+        #expect(try sandbox.agentProcessID() == pid, "the agent still runs")
+    }
+
     @Test("a socket passed by a service manager (LISTEN_FDS, LISTEN_PID) is the one served")
     func socketActivation() throws {
         let sandbox = try AgentSandbox()
