@@ -53,12 +53,16 @@ enum AgentClient {
         request.fields.append((.flags, SecretBytes([inputIsTerminal ? 1 : 0])))
         if readsInput { request.fields.append((.standardInput, inputBytes)) }
 
-        // A passphrase given with an option is read now and always used, as in-process (a wrong one is
-        // refused even while the agent holds the right one); one that cannot be read fails in-process.
+        // A passphrase given with an option is read now, when the policy needs one (as in-process), and
+        // always used (a wrong one is refused even while the agent holds the right one); one that
+        // cannot be read, or a policy that cannot be read, fails in-process.
         if context.globals.passphraseDescriptor != nil || context.globals.passphraseFile != nil {
-            guard let given = try? context.suppliedPassphrase() else { return .inProcess(inProcess()) }
-            passphrase = given
-            request.fields.append((.passphrase, given))
+            guard let policy = try? context.policy() else { return .inProcess(inProcess()) }
+            if policy.fileKeySource == .passphrase {
+                guard let given = try? context.suppliedPassphrase() else { return .inProcess(inProcess()) }
+                passphrase = given
+                request.fields.append((.passphrase, given))
+            }
         }
         var answer = exchange(request, on: connection)
         if answer?.kind == .needsPassphrase {

@@ -69,6 +69,7 @@ enum Tool {
         "session": "session tokens: save, print, list, delete",
         "audit": "the audit trail: show, verify",
         "policy": "the policy: show, check",
+        "agent": "the per-user agent: run, status, stop",
     ]
 
     /// What each first word's help and manual section say beyond the summaries.
