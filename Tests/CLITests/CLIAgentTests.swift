@@ -227,6 +227,36 @@ struct CLIAgentTests {
         #expect(try sandbox.agentProcessID() == pid, "the agent still runs")
     }
 
+    @Test("a request from another protocol or Latchkey version, or from another session bus, is declined and runs in-process")
+    func declined() throws {
+        let sandbox = try AgentSandbox()
+        #expect(try sandbox.run(["session", "put", "api"], input: "token").status == 0)
+        let pid = try #require(try sandbox.agentProcessID())
+        // Another Latchkey version: declined, naming the agent's.
+        var request = AgentMessage(.run)
+        request.append(.toolVersion, "0.0.0-other")
+        request.append(.invokedAs, "latchkey")
+        request.append(.argument, "status")
+        request.fields.append((.flags, SecretBytes([0])))
+        var connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
+        try connection.send(request, before: .now + .seconds(2))
+        var answer = try #require(try connection.receiveMessage(before: .now + .seconds(5))?.message)
+        #expect(answer.kind == .declined && answer.text(.text)?.contains("this agent runs latchkey") == true)
+        // Another protocol version: declined in the agent's own version.
+        var bytes = try request.encoded().copyBytes()
+        bytes[4] = 9
+        connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
+        try bytes.withUnsafeBytes { try connection.send($0, before: .now + .seconds(2)) }
+        let received = try #require(try connection.receiveMessage(before: .now + .seconds(5)))
+        answer = try #require(received.message)
+        #expect(received.header.version == AgentMessage.protocolVersion && answer.kind == .declined)
+        #expect(answer.text(.text)?.contains("protocol version 1, not 9") == true)
+        // A client on another session bus runs in-process, with the same answer.
+        let other = try sandbox.run(["session", "get", "api"], extra: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
+        #expect(other.status == 0 && String(decoding: other.stdout, as: UTF8.self) == "token\n", "\(other.stderr)")
+        #expect(try sandbox.agentProcessID() == pid)
+    }
+
     @Test("a socket passed by a service manager (LISTEN_FDS, LISTEN_PID) is the one served")
     func socketActivation() throws {
         let sandbox = try AgentSandbox()
