@@ -8,7 +8,7 @@ enum AgentCommands {
         try AgentServer.serve(context)
     }
 
-    /// `latchkey agent status`: whether an agent runs, since when, and which namespaces it holds unlocked.
+    /// `latchkey agent status`: whether an agent runs, since when, which namespaces it has served, and which it holds unlocked.
     static func status(_ context: Context, _ arguments: CommandArguments) throws {
         let runtime = try AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
         let output = context.output
@@ -20,14 +20,22 @@ enum AgentCommands {
         }
         let values = lines.map { $0.split(separator: "=", maxSplits: 1).map(String.init) }.filter { $0.count == 2 }
         func value(_ key: String) -> String { values.first { $0[0] == key }?[1] ?? "" }
-        let unlocked = values.filter { $0[0] == "unlocked" }.map { $0[1].split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
-            .filter { $0.count == 3 }
+        func fields(_ key: String, _ count: Int) -> [[String]] {
+            values.filter { $0[0] == key }.map { $0[1].split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+                .filter { $0.count == count }
+        }
+        let served = fields("served", 4)
+        let unlocked = fields("unlocked", 3)
         output.set("running", .bool(true))
         output.set("pid", .integer(Int64(value("pid")) ?? 0))
         output.set("since", .string(value("since")))
         output.set("latchkeyVersion", .string(value("version")))
+        output.set("namespaces", .array(served.map { .object([("app", .string($0[0])), ("storeDirectory", .string($0[1])), ("backend", .string($0[2])), ("lastUsed", .string($0[3]))]) }))
         output.set("unlocked", .array(unlocked.map { .object([("app", .string($0[0])), ("storeDirectory", .string($0[1])), ("until", .string($0[2]))]) }))
         try output.line("an agent runs on \(runtime.socketPath): pid \(value("pid")), since \(value("since")), latchkey \(value("version"))")
+        for namespace in served {
+            try output.line("serves: \(namespace[0]) in \(namespace[1]) (\(namespace[2])), last used \(namespace[3])")
+        }
         if unlocked.isEmpty {
             try output.line("it holds no vault unlocked")
         }

@@ -169,6 +169,9 @@ final class AgentServer: Sendable {
     /// What `agent status` shows: never a secret.
     private func status() -> [String] {
         var lines = ["pid=\(POSIX.processID)", "since=\(formatTime(started))", "socket=\(runtime.socketPath)", "version=\(Tool.version)"]
+        for namespace in unlocked.servedNamespaces {
+            lines.append("served=\(namespace.app)\t\(namespace.storeDirectory)\t\(namespace.backend)\t\(formatTime(namespace.last))")
+        }
         for entry in unlocked.held {
             lines.append("unlocked=\(entry.app)\t\(entry.storeDirectory)\t\(formatTime(entry.untilDate))")
         }

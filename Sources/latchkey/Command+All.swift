@@ -59,7 +59,7 @@ extension Command {
         Command(words: ["agent", "run"],
                 summary: "serve the command line and the credential helpers in the foreground, for a service manager (also `latchkey agent` alone)",
                 isGroupDefault: true, run: AgentCommands.run),
-        Command(words: ["agent", "status"], summary: "say whether an agent runs, since when, and which vaults it holds unlocked (never a secret)",
+        Command(words: ["agent", "status"], summary: "say whether an agent runs, since when, which namespaces it serves and which vaults it holds unlocked (never a secret)",
                 exits: [ExitStatus(status: 1, meaning: "no agent runs")], run: AgentCommands.status),
         Command(words: ["agent", "stop"], summary: "stop the agent; it forgets every passphrase it holds", run: AgentCommands.stop),
         Command(words: ["lock"], summary: "make the agent forget every passphrase it holds: the next use of a passphrase vault asks again",

@@ -151,8 +151,11 @@ struct Context {
         let prompt = "Passphrase for \(appID): "
         do {
             let vault = try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: supplied)
-            if let given, let unlocked, vault.openReport.backend == .file {
-                unlocked.remember(given, app: appID, storeDirectory: storeDirectory, for: policy.agent.unlockCacheDuration)
+            if let unlocked {
+                unlocked.noteServed(app: appID, storeDirectory: storeDirectory, backend: vault.openReport.backend.rawValue)
+                if let given, vault.openReport.backend == .file {
+                    unlocked.remember(given, app: appID, storeDirectory: storeDirectory, for: policy.agent.unlockCacheDuration)
+                }
             }
             return Context.opened(vault)
         } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && given == nil {

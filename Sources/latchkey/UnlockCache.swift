@@ -22,6 +22,18 @@ final class UnlockCache: Sendable {
     }
 
     private let entries = Mutex<[String: Entry]>([:])
+    /// The namespaces commands used through the agent: app, store directory, the store in use, when last.
+    private let served = Mutex<[String: (app: AppID, storeDirectory: String, backend: String, last: Date)]>([:])
+
+    /// Notes that a command used the namespace, for `agent status`.
+    func noteServed(app: AppID, storeDirectory: String, backend: String) {
+        served.withLock { $0[Self.address(app, storeDirectory)] = (app, storeDirectory, backend, Date()) }
+    }
+
+    /// The namespaces commands used through the agent, for `agent status` (never a secret).
+    var servedNamespaces: [(app: AppID, storeDirectory: String, backend: String, last: Date)] {
+        served.withLock { Array($0.values) }.sorted { ($0.storeDirectory, $0.app.rawValue) < ($1.storeDirectory, $1.app.rawValue) }
+    }
 
     private static func address(_ app: AppID, _ storeDirectory: String) -> String {
         storeDirectory + "\u{0}" + app.rawValue
