@@ -154,11 +154,15 @@ struct SecretServiceBackendTests {
         }
     }
 
+    /// Two backends of one fresh namespace, as two processes (or the agent and a process) have.
+    private static func twoInstances(_ label: String) throws -> (SecretServiceBackend, SecretServiceBackend) {
+        let appID = try SecretServiceTestSupport.freshAppID(label)
+        return (SecretServiceBackend(appID: appID), SecretServiceBackend(appID: appID))
+    }
+
     @Test("a backend that remembers the pseudonym key still finds items after another instance replaced the namespace")
     func replacedKey() async throws {
-        let appID = try SecretServiceTestSupport.freshAppID("replacedkey")
-        let first = SecretServiceBackend(appID: appID)
-        let other = SecretServiceBackend(appID: appID)
+        let (first, other) = try Self.twoInstances("replacedkey")
         let key = ItemKey(kind: .session, account: "alice", name: "access")
         try await SecretServiceTestSupport.onOwnThread {
             try first.write(StoredItem(value: SecretBytes(utf8: "old")), for: key)
@@ -169,6 +173,29 @@ struct SecretServiceBackendTests {
             try first.delete(key)
             #expect(try other.read(key) == nil)
             try other.deleteAll()
+        }
+    }
+
+    @Test("a backend that read an item by its remembered path sees what another instance replaced, deleted or stored anew")
+    func rememberedPath() async throws {
+        let (reader, writer) = try Self.twoInstances("knownpath")
+        let key = ItemKey(kind: .session, account: "alice", name: "access")
+        try await SecretServiceTestSupport.onOwnThread {
+            try writer.write(StoredItem(value: SecretBytes(utf8: "one")), for: key)
+            #expect(try reader.read(key)?.value == SecretBytes(utf8: "one"))
+            #expect(try reader.read(key)?.value == SecretBytes(utf8: "one"), "read again, by the remembered path")
+            try writer.write(StoredItem(value: SecretBytes(utf8: "two")), for: key)
+            #expect(try reader.read(key)?.value == SecretBytes(utf8: "two"), "replaced in place")
+            try writer.delete(key)
+            #expect(try reader.read(key) == nil, "deleted")
+            try writer.write(StoredItem(value: SecretBytes(utf8: "three")), for: key)
+            #expect(try reader.read(key)?.value == SecretBytes(utf8: "three"), "stored anew, at another path")
+            let other = ItemKey(kind: .session, account: "alice", name: "other")
+            try writer.write(StoredItem(value: SecretBytes(utf8: "four")), for: other)
+            #expect(try reader.read(other)?.value == SecretBytes(utf8: "four"))
+            #expect(try reader.read(key)?.value == SecretBytes(utf8: "three"), "each address keeps its own path")
+            try writer.deleteAll()
+            #expect(try reader.read(key) == nil && reader.read(other) == nil)
         }
     }
 }

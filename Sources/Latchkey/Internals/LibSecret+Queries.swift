@@ -32,8 +32,8 @@ extension LibSecret {
         /// proxy for each: `secret_service_search_for_dbus_paths_sync`, then one
         /// `secret_service_get_secrets_for_dbus_paths_sync` for the unlocked ones.
         /// Never unlocks anything.
-        /// - Returns: The unlocked items' secrets, and how many matching items are locked.
-        func secrets(_ schema: Schema, _ attributes: [String: String]) throws -> (secrets: [SecretBytes], locked: Int) {
+        /// - Returns: The unlocked items' D-Bus paths and secrets, and how many matching items are locked.
+        func secrets(_ schema: Schema, _ attributes: [String: String]) throws -> (secrets: [(path: String, secret: SecretBytes)], locked: Int) {
             let table = AttributeTable(attributes)
             var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
             var locked: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
@@ -47,23 +47,37 @@ extension LibSecret {
             let lockedCount = locked.map { Int(lk_g_strv_length($0)) } ?? 0
             guard let unlocked, unlocked.pointee != nil else { return ([], lockedCount) }
             let paths = UnsafeMutableRawPointer(unlocked).assumingMemoryBound(to: UnsafePointer<CChar>?.self)
+            return (try secrets(atPaths: paths), lockedCount)
+        }
+
+        /// The secret of the unlocked item at `path` (`secret_service_get_secrets_for_dbus_paths_sync`);
+        /// an item that is gone or locked is missing from the answer or makes the call fail.
+        func secrets(atPath path: String) throws -> [(path: String, secret: SecretBytes)] {
+            try path.withCString { cPath in
+                var list: [UnsafePointer<CChar>?] = [cPath, nil]
+                return try list.withUnsafeMutableBufferPointer { try secrets(atPaths: $0.baseAddress!) }
+            }
+        }
+
+        private func secrets(atPaths paths: UnsafeMutablePointer<UnsafePointer<CChar>?>) throws -> [(path: String, secret: SecretBytes)] {
             guard let values = try check("secret_service_get_secrets_for_dbus_paths_sync", cancellation, {
                 lk_secret_service_get_secrets_for_dbus_paths_sync(service.pointer, paths, cancellation.pointer, $0)
-            }) else { return ([], lockedCount) }
+            }) else { return [] }
             defer { lk_g_hash_table_unref(values) }
-            var secrets: [SecretBytes] = []
+            var secrets: [(path: String, secret: SecretBytes)] = []
             var iterator = LKGHashTableIter()
             lk_g_hash_table_iter_init(&iterator, values)
+            var key: UnsafeMutableRawPointer?
             var value: UnsafeMutableRawPointer?
-            while lk_g_hash_table_iter_next(&iterator, nil, &value) != 0 {
-                guard let value else { continue }
+            while lk_g_hash_table_iter_next(&iterator, &key, &value) != 0 {
+                guard let key, let value else { continue }
                 var length = 0
                 let bytes = lk_secret_value_get(OpaquePointer(value), &length)
-                secrets.append(SecretBytes(count: length) { out in
+                secrets.append((String(cString: key.assumingMemoryBound(to: CChar.self)), SecretBytes(count: length) { out in
                     if let bytes, length > 0 { out.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: length)) }
-                })
+                }))
             }
-            return (secrets, lockedCount)
+            return secrets
         }
 
         /// Stores an item in the default collection with `secret_service_create_item_dbus_path_sync`,

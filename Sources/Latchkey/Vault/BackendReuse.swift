@@ -2,7 +2,7 @@ import Synchronization
 
 /// The Secret Service backends a long-lived process (the agent) keeps from one
 /// vault opening to the next, so what they learnt survives: the namespace's key
-/// items. Off unless ``enable()`` is called: a
+/// items and where each item read was found. Off unless ``enable()`` is called: a
 /// command-line process opens each store once.
 ///
 /// Reuse changes nothing another process could notice: each command starts by

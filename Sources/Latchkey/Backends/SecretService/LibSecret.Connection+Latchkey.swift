@@ -34,7 +34,14 @@ extension LibSecret.Connection {
         if secrets.isEmpty, try isDefaultCollectionLocked() {
             throw LatchkeyError(.locked, "the Secret Service's default collection is locked")
         }
-        return try secrets.map { try SecretServiceEnvelope(decoding: $0) }
+        return try secrets.map { try SecretServiceEnvelope(decoding: $0.secret, path: $0.path) }
+    }
+
+    /// The payload of the item at `path` when it is still there and readable, else nil
+    /// (gone, locked, or the call failed in a way a search would tell apart).
+    func envelope(atPath path: String) -> SecretServiceEnvelope? {
+        guard let found = try? secrets(atPath: path), found.count == 1, found[0].path == path else { return nil }
+        return try? SecretServiceEnvelope(decoding: found[0].secret, path: path)
     }
 
     /// Throws `.locked` when any item is locked: Latchkey never asks to unlock.

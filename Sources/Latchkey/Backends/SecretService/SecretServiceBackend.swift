@@ -40,6 +40,12 @@ package final class SecretServiceBackend: CredentialBackend {
     /// and later reads one. A read or delete that finds nothing looks the keys
     /// up again before it answers, in case another process replaced the namespace.
     private let knownKeys = Mutex<KeyItems?>(nil)
+    /// Where the items last read were found (their D-Bus paths), when the search
+    /// found exactly one: a later read of the same address asks for that item's
+    /// secret directly, with no search, and searches again when the item is gone,
+    /// locked, or no longer holds that address. What a long-lived process (the
+    /// agent, ``BackendReuse``) gains; a writer or deleter of the address forgets it.
+    private let knownPaths = Mutex<[ItemKey: String]>([:])
 
     /// The app's key items, found together.
     private struct KeyItems {
@@ -107,10 +113,15 @@ package final class SecretServiceBackend: CredentialBackend {
         if key.kind == .key, let known = knownKeys.withLock({ $0?.others[key] }) { return known }
         return try run { connection in
             if key.kind == .key { return try loadKeys(connection).others[key] }
+            if let path = knownPaths.withLock({ $0[key] }), let envelope = connection.envelope(atPath: path),
+               envelope.account == key.account && envelope.name == key.name {
+                return envelope.item
+            }
             let envelopes = try withKnownKey(connection) { try connection.envelopes(attributes(key, $0)) }
             guard envelopes.allSatisfy({ $0.account == key.account && $0.name == key.name }) else {
                 throw LatchkeyError(.tampered, "a Secret Service item's payload belongs to another item")
             }
+            knownPaths.withLock { $0[key] = envelopes.count == 1 ? envelopes[0].path : nil }
             return envelopes.max { $0.item.created < $1.item.created }?.item
         }
     }
@@ -122,6 +133,7 @@ package final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked` (the default collection
     ///   is locked; no unlock prompt is requested), `.timedOut`.
     package func write(_ item: StoredItem, for key: ItemKey) throws {
+        knownPaths.withLock { $0[key] = nil }
         try run { connection in
             // Looked up on every write, so an item is never stored under a key another process deleted.
             let pseudonyms = try SecretServicePseudonymKey.findOrCreate(appID, in: connection)
@@ -142,6 +154,7 @@ package final class SecretServiceBackend: CredentialBackend {
     /// - Parameter key: The item's address.
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`.
     package func delete(_ key: ItemKey) throws {
+        knownPaths.withLock { $0[key] = nil }
         try run { connection in
             let items = try withKnownKey(connection) { try connection.latchkeyItems(attributes(key, $0), loadSecrets: false) }
             for item in items { try connection.delete(item) }
@@ -188,6 +201,7 @@ package final class SecretServiceBackend: CredentialBackend {
         let keysLast = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
             + items.filter { SecretServicePseudonymKey.isKeyItem($0.attributes) }
         knownKeys.withLock { $0 = nil }
+        knownPaths.withLock { $0 = [:] }
         for item in keysLast {
             try run { try $0.delete(item) }
         }

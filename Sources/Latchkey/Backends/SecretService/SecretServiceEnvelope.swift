@@ -23,6 +23,8 @@ struct SecretServiceEnvelope {
     let name: String
     /// The value and its times.
     let item: StoredItem
+    /// The D-Bus path of the item it was read from, when it was read by path (not part of the payload).
+    var path: String? = nil
 
     /// Encodes the envelope into secret memory.
     /// - Returns: The payload to store as the item's secret.
@@ -58,6 +60,13 @@ struct SecretServiceEnvelope {
     /// - Parameter payload: An item's secret as stored.
     /// - Throws: `LatchkeyError` `.tampered` when the payload is not a well-formed
     ///   envelope of a known version.
+    /// Decodes the payload of the item at `path`.
+    /// - Throws: As ``init(decoding:)``.
+    init(decoding payload: SecretBytes, path: String) throws {
+        try self.init(decoding: payload)
+        self.path = path
+    }
+
     init(decoding payload: SecretBytes) throws {
         self = try payload.withUnsafeBytes { bytes in
             var reader = Reader(bytes: bytes)
