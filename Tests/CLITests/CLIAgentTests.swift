@@ -40,13 +40,20 @@ final class AgentSandbox: @unchecked Sendable {
         return (try status.json()["pid"] as? NSNumber)?.int32Value
     }
 
-    /// The agent processes serving this runtime directory.
+    /// A policy file of this sandbox's own, which an agent the tests start names on its
+    /// command line (`--policy`), so its processes can be told apart from other tests'.
+    var markerPolicy: String { store.directory + "/marker-policy.json" }
+
+    /// The agent processes started with ``markerPolicy``, found by their command lines
+    /// (readable even for an agent, which is not dumpable, unlike its environment).
     func agentProcesses() throws -> [Int32] {
-        try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap(Int32.init).filter { pid in
-            guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
-                  let command = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
-            return String(decoding: command, as: UTF8.self).contains("agent\u{0}run")
-                && environ.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == "XDG_RUNTIME_DIR=\(runtime)" }
+        if !FileManager.default.fileExists(atPath: markerPolicy) {
+            try #"{"version": 1, "name": "marker"}"#.write(toFile: markerPolicy, atomically: true, encoding: .utf8)
+        }
+        return try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap(Int32.init).filter { pid in
+            guard let command = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            let words = command.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return words.contains("agent") && words.contains("run") && words.contains(markerPolicy)
         }
     }
 
@@ -90,7 +97,16 @@ struct CLIAgentTests {
         #expect(shown.components(separatedBy: "session.read").count - 1 == 2, "\(shown)")
     }
 
-    @Test("a peer of another uid is refused, and the refusal is in the agent's log")
+    /// How this test process runs a command as user nobody: setpriv as root, else
+    /// through `sudo -n` when it needs no password; nil when neither can.
+    static let asNobody: [String]? = {
+        let setpriv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        if getuid() == 0 { return setpriv }
+        return (try? runProgram("sudo", ["-n", "true"]))?.status == 0 ? ["sudo", "-n"] + setpriv : nil
+    }()
+
+    @Test("a peer of another uid is refused, and the refusal is in the agent's log",
+          .enabled(if: asNobody != nil, "needs root, or sudo without a password, to run a client as another user"))
     func otherUserRefused() throws {
         let sandbox = try AgentSandbox()
         try sandbox.run(["session", "list"])
@@ -100,7 +116,8 @@ struct CLIAgentTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o711], ofItemAtPath: sandbox.runtime + "/latchkey")
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: sandbox.socket)
         let script = "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(len(s.recv(100)))' \(sandbox.socket)"
-        let refused = try runProgram("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", script])
+        let command = try #require(Self.asNobody)
+        let refused = try runProgram(command[0], Array(command.dropFirst()) + ["sh", "-c", script])
         #expect(refused.status == 0, "\(refused.stderr)")
         #expect(String(decoding: refused.stdout, as: UTF8.self) == "0\n", "the connection was closed without an answer")
         let log = try String(contentsOfFile: sandbox.log, encoding: .utf8)
@@ -124,13 +141,17 @@ struct CLIAgentTests {
     @Test("four commands starting an agent at once end with one agent")
     func concurrentStarts() throws {
         let sandbox = try AgentSandbox()
+        _ = try sandbox.agentProcesses() // writes the marker policy
         let children = try (0..<4).map { _ in
-            try Child(latchkeyPath(), sandbox.store.options + ["session", "list"], environment: sandbox.environment)
+            try Child(latchkeyPath(), sandbox.store.options + ["--policy", sandbox.markerPolicy, "session", "list"], environment: sandbox.environment)
         }
         for child in children { #expect(try child.finish().status == 0) }
         let settled = try sandbox.eventually(3) { try sandbox.agentProcesses().count == 1 }
         let agents = try sandbox.agentProcesses()
         #expect(settled, "agents: \(agents)")
+        // Exactly one agent ever served: every other one found the lock (or the answering agent) and left.
+        let log = try String(contentsOfFile: sandbox.log, encoding: .utf8)
+        #expect(log.components(separatedBy: ": serving ").count - 1 == 1, "\(log)")
     }
 
     @Test("the agent exits after agent.idleExitSeconds without requests, removing its socket")
@@ -275,9 +296,10 @@ struct CLIAgentTests {
             os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()), LATCHKEY_AGENT="on")
             devnull = os.open("/dev/null", os.O_RDWR)
             for fd in (0, 1, 2): os.dup2(devnull, fd)
-            os.execv(sys.argv[2], [sys.argv[2], "agent", "run"])
+            os.execv(sys.argv[2], [sys.argv[2], "--policy", sys.argv[3], "agent", "run"])
         """
-        let started = try runProgram("python3", ["-c", launcher, sandbox.socket, try latchkeyPath()], environment: sandbox.environment)
+        _ = try sandbox.agentProcesses() // writes the marker policy
+        let started = try runProgram("python3", ["-c", launcher, sandbox.socket, try latchkeyPath(), sandbox.markerPolicy], environment: sandbox.environment)
         #expect(started.status == 0, "\(started.stderr)")
         let pid = try #require(try sandbox.agentProcessID())
         #expect(try sandbox.run(["session", "put", "api"], input: "token").status == 0)
