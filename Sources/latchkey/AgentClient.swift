@@ -25,7 +25,8 @@ enum AgentClient {
     ///   - arguments: Its arguments as parsed.
     ///   - line: The whole command line after the tool's name.
     ///   - invokedAs: The name the tool was invoked as.
-    /// - Throws: What reading a passphrase the agent asked for throws.
+    /// - Throws: What reading a passphrase the agent asked for throws; `.io` when
+    ///   the agent's output cannot be written.
     static func offer(_ command: Command, _ context: Context, _ arguments: CommandArguments, line: [String], invokedAs: String) throws -> Outcome {
         guard command.viaAgent, context.environment["LATCHKEY_AGENT"] != "off",
               let runtime = try? AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"]) else { return .inProcess(nil) }
@@ -78,8 +79,9 @@ enum AgentClient {
             // request: run it here. Every operation is idempotent, so running it again is safe.
             return .inProcess(inProcess())
         }
-        if let output = answer.value(.standardOutput), !output.isEmpty { try? CommandLineIO.write(output, to: .output) }
-        if let error = answer.value(.standardError), !error.isEmpty { try? CommandLineIO.write(error, to: .error) }
+        // A write that fails is reported as in-process (`.io`, exit 74), never dropped.
+        if let output = answer.value(.standardOutput), !output.isEmpty { try CommandLineIO.write(output, to: .output) }
+        if let error = answer.value(.standardError), !error.isEmpty { try CommandLineIO.write(error, to: .error) }
         return .ran(status)
     }
 

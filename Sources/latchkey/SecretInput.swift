@@ -29,7 +29,7 @@ enum SecretInput {
     /// - Throws: `LatchkeyError` as ``read(fromDescriptor:stripOneTrailingNewline:)``.
     static func readInput() throws(LatchkeyError) -> SecretBytes {
         do {
-            return try POSIX.readSecretLine(from: 0, limit: maximumLength, echoOff: false, untilEnd: true).secret
+            return try read(fromDescriptor: 0, stripOneTrailingNewline: false)
         } catch let error as LatchkeyError {
             throw error
         } catch {

@@ -17,8 +17,9 @@ final class UnlockCache: Sendable {
         var storeDirectory: String
         var passphrase: SecretBytes
         var until: ContinuousClock.Instant
+
         /// When it stops being held, as a wall-clock time for `agent status`.
-        var untilDate: Date
+        var untilDate: Date { Date(timeIntervalSinceNow: (until - .now) / .seconds(1)) }
     }
 
     private let entries = Mutex<[String: Entry]>([:])
@@ -52,7 +53,7 @@ final class UnlockCache: Sendable {
             return
         }
         let entry = Entry(app: app, storeDirectory: storeDirectory, passphrase: passphrase,
-                          until: .now + .milliseconds(Int64(seconds * 1000)), untilDate: Date(timeIntervalSinceNow: seconds))
+                          until: .now + .milliseconds(Int64(seconds * 1000)))
         entries.withLock { $0[Self.address(app, storeDirectory)] = entry }
     }
 

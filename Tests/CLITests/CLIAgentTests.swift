@@ -252,6 +252,19 @@ struct CLIAgentTests {
         #expect(try sandbox.agentProcessID() == pid, "the agent still runs")
     }
 
+    @Test("output that cannot be written is exit 74 through the agent as in-process (standard output on /dev/full)")
+    func unwritableOutput() throws {
+        let sandbox = try AgentSandbox()
+        #expect(try sandbox.run(["session", "put", "api"], input: "token").status == 0)
+        for agent in [true, false] {
+            let environment = agent ? "" : "LATCHKEY_AGENT=off "
+            let command = try ([latchkeyPath()] + sandbox.store.options + ["session", "get", "api"]).map { "'\($0)'" }.joined(separator: " ")
+            let run = try runProgram("sh", ["-c", "\(environment)exec \(command) > /dev/full"], environment: sandbox.environment)
+            #expect(run.status == 74, "agent \(agent): \(run.stderr)")
+            #expect(run.stderr.contains("No space left on device"), "agent \(agent): \(run.stderr)")
+        }
+    }
+
     @Test("a request from another protocol or Latchkey version, or from another session bus, is declined and runs in-process")
     func declined() throws {
         let sandbox = try AgentSandbox()
@@ -307,7 +320,7 @@ struct CLIAgentTests {
         #expect(try sandbox.agentProcesses() == [pid])
     }
 
-    @Test("the agent cannot be dumped and keeps no core limit; stop ends it")
+    @Test("the agent forbids dumps as it starts (its core file limit is 0); stop ends it")
     func notDumpableAndStop() throws {
         let sandbox = try AgentSandbox()
         try sandbox.run(["session", "list"])

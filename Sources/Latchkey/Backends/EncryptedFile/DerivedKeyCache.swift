@@ -26,9 +26,6 @@ package final class DerivedKeyCache: Sendable {
         state.withLock { $0.enabled = true }
     }
 
-    /// How many keys are kept.
-    package var count: Int { state.withLock { $0.entries.count } }
-
     /// Forgets every key (each zeroed as it is released).
     package func forgetAll() {
         state.withLock { $0.entries.removeAll() }
