@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Dispatch
 import Latchkey
 import Synchronization
 
@@ -82,27 +81,24 @@ final class AgentServer: Sendable {
         let server = AgentServer(runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket,
                                  idleExit: .milliseconds(Int64(policy.agent.idleTimeout * 1000)))
         server.log("serving \(runtime.socketPath) (pid \(POSIX.processID)); idle exit after \(Int(policy.agent.idleTimeout)) s")
-        server.run()
+        try server.run()
     }
 
     private func log(_ text: String) {
         Output.message("latchkey agent \(formatTime(Date())): \(text)")
     }
 
-    private func run() {
+    /// How many threads wait for connections, each answering the one it takes
+    /// itself (no hand-over on the way to the command): a client that stalls holds
+    /// one of them until its deadline, never the others.
+    static let connectionThreads = 4
+
+    private func run() throws -> Never {
+        for _ in 0..<Self.connectionThreads {
+            try POSIX.startThread { self.answerConnections() }
+        }
         while true {
-            do {
-                if let connection = try listener.accept(timeout: .seconds(1)) {
-                    activity.withLock { $0.open += 1; $0.last = .now }
-                    DispatchQueue.global().async {
-                        self.handle(connection)
-                        self.activity.withLock { $0.open -= 1; $0.last = .now }
-                    }
-                }
-            } catch {
-                log("accepting failed: \(error)")
-                POSIX.sleep(.milliseconds(100))
-            }
+            POSIX.sleep(.seconds(1))
             unlocked.expire()
             if let ownSocket, (try? runtime.socketIdentity()) != ownSocket {
                 stop(because: "its socket file was removed or replaced", removingSocket: false)
@@ -110,6 +106,20 @@ final class AgentServer: Sendable {
             let (last, open) = activity.withLock { ($0.last, $0.open) }
             if open == 0 && ContinuousClock.now - last >= idleExit {
                 stop(because: "no request came for \(idleExit)", removingSocket: true)
+            }
+        }
+    }
+
+    private func answerConnections() {
+        while true {
+            do {
+                let connection = try listener.accept()
+                activity.withLock { $0.open += 1; $0.last = .now }
+                handle(connection)
+                activity.withLock { $0.open -= 1; $0.last = .now }
+            } catch {
+                log("accepting failed: \(error)")
+                POSIX.sleep(.milliseconds(100))
             }
         }
     }

@@ -581,6 +581,8 @@ extension POSIX {
                 throw LatchkeyError(.invalidInput, "file descriptor \(descriptor) passed by the service manager is not a listening socket")
             }
             _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+            // `accept` waits on it (a unit may pass it non-blocking).
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
             return LocalSocket(descriptor: descriptor, path: path)
         }
 
@@ -617,17 +619,19 @@ extension POSIX {
             }
         }
 
-        /// The next connection, or nil when none came within `timeout`.
-        package func accept(timeout: Duration) throws -> LocalSocket? {
-            guard try wait(for: Int16(POLLIN), until: .now + timeout) else { return nil }
-            let connection = Glibc.accept(descriptor, nil, nil)
-            if connection < 0 {
+        /// Waits for the next connection (`accept`). Several threads may wait on
+        /// one listening socket: the kernel hands each connection to one of them.
+        package func accept() throws -> LocalSocket {
+            while true {
+                let connection = Glibc.accept(descriptor, nil, nil)
+                if connection >= 0 {
+                    _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+                    return LocalSocket(descriptor: connection, path: path)
+                }
                 let code = errno
-                if [EINTR, EAGAIN, ECONNABORTED, EPROTO].contains(code) { return nil }
+                if [EINTR, ECONNABORTED, EPROTO].contains(code) { continue }
                 throw error(errno: code, function: "accept", path: path)
             }
-            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-            return LocalSocket(descriptor: connection, path: path)
         }
 
         /// The user id of the process at the other end (`SO_PEERCRED`), as the
@@ -747,5 +751,25 @@ extension POSIX {
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
         var remaining = timespec()
         while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
+}
+
+extension POSIX {
+    /// Runs `body` on a new thread of its own (`pthread_create`, detached), for
+    /// work that waits in system calls and so must not hold one of Dispatch's.
+    /// - Throws: `.io` when no thread can be made.
+    package static func startThread(_ body: @escaping @Sendable () -> Void) throws {
+        final class Work { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
+        let work = Unmanaged.passRetained(Work(body)).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { work in
+            Unmanaged<Work>.fromOpaque(work!).takeRetainedValue().body()
+            return nil
+        }, work)
+        guard result == 0 else {
+            Unmanaged<Work>.fromOpaque(work).release()
+            throw LatchkeyError(.io, "cannot start a thread (\(String(cString: strerror(result))))", cFunction: "pthread_create")
+        }
+        pthread_detach(thread)
     }
 }
