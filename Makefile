@@ -12,10 +12,10 @@ build: deps
 
 # The release binary as users run it: the Swift runtime, Foundation, libstdc++ and
 # libgcc linked in statically (quicker start-up, no toolchain needed at run time;
-# scripts/static-cxx-flags); libsodium stays the system's shared library, so it gets
+# scripts/release-link-flags); libsodium stays the system's shared library, so it gets
 # Debian's security updates, and libsecret (with GIO and GLib) is opened with dlopen
 # only when the Secret Service is used.
-RELEASE_FLAGS ?= -c release --static-swift-stdlib $(shell scripts/static-cxx-flags $(CURDIR)/.build/static-c++)
+RELEASE_FLAGS ?= -c release --static-swift-stdlib $(shell scripts/release-link-flags $(CURDIR)/.build/static-c++)
 
 demo: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey

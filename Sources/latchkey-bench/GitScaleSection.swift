@@ -76,11 +76,11 @@ struct GitScaleSection {
 
     /// `secret-tool lookup latchkey-harness ready` (the item `.ci/with-keyring`
     /// stores), when secret-tool is installed and finds it; else nil.
-    private func secretToolLookup() -> (arguments: [String], stdin: String?)? {
+    private func secretToolLookup() -> Spawn.Command? {
         guard let tool = Spawn.which("secret-tool") else { return nil }
         let arguments = [tool, "lookup", "latchkey-harness", "ready"]
         guard let check = try? Spawn.capture(arguments), check.status == 0 else { return nil }
-        return (arguments, nil)
+        return Spawn.Command(arguments: arguments, stdin: nil)
     }
 
     /// The default policy with auditing off, as a file for `--policy`.
@@ -103,7 +103,7 @@ struct GitScaleSection {
     /// policy and with auditing off.
     /// - Returns: The two `get` commands to time, each with its request on standard input.
     private func store(_ helper: String, backend: Policy.BackendChoice, label: String, count: Int, noAuditPolicy: String)
-        throws -> (audited: (arguments: [String], stdin: String?), unaudited: (arguments: [String], stdin: String?)) {
+        throws -> (audited: Spawn.Command, unaudited: Spawn.Command) {
         let app = "latchkey-bench-git-\(label)-\(count)"
         let vault = try Vault.open(appID: try AppID(app), policy: try Policy(contentsOfFile: noAuditPolicy), backend: backend)
         let git = GitCredentialHelper(vault: vault)
@@ -126,6 +126,7 @@ struct GitScaleSection {
                 throw Spawn.Failure(description: "git-credential-latchkey get did not find the stored credential (exit \(check.status)): \(check.error)")
             }
         }
-        return ((arguments + ["get"], request), (arguments + ["--policy", noAuditPolicy, "get"], request))
+        return (Spawn.Command(arguments: arguments + ["get"], stdin: request),
+                Spawn.Command(arguments: arguments + ["--policy", noAuditPolicy, "get"], stdin: request))
     }
 }

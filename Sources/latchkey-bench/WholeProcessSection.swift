@@ -2,7 +2,11 @@ import Foundation
 
 /// Whole-process figures (start to exit): the peers, which need nothing from
 /// Latchkey (`secret-tool lookup`, `git credential fill` through git's own
-/// libsecret helper), and Latchkey's commands (in `WholeProcessLatchkey.swift`).
+/// libsecret helper), Latchkey's commands run in-process (in
+/// `WholeProcessLatchkey.swift`) and through the agent (`AgentSection.swift`).
+/// Each part sets up and checks its commands; then every command is timed in
+/// turn with every other (one run of each, round after round), so that each
+/// figure and the peer it is held against see the same moments of the machine.
 struct WholeProcessSection {
     let directory: String
     let runs: Int
@@ -16,12 +20,26 @@ struct WholeProcessSection {
     static let gitLibsecretName = "git credential fill, git's libsecret helper"
 
     func run(secretServiceRunning hasSecretService: Bool, into report: inout Report) throws {
-        report.notes.append("whole process: posix_spawnp + waitpid, stdout to /dev/null, \(runs) timed runs after 3 untimed")
-        measureSecretTool(hasSecretService, into: &report)
-        measureGitLibsecret(hasSecretService, into: &report)
-        WholeProcessLatchkey(runs: runs, binDirectory: binDirectory, gitHelperDirectory: directory + "/git-helper")
-            .run(secretServiceRunning: hasSecretService, into: &report)
-        AgentSection(runs: runs, binDirectory: binDirectory, directory: directory).run(secretServiceRunning: hasSecretService, into: &report)
+        report.notes.append("whole process: posix_spawnp + waitpid, stdout to /dev/null, \(runs) timed runs of each after 3 untimed, every command in turn (one run of each, round after round)")
+        let agent = AgentSection(binDirectory: binDirectory, directory: directory)
+        defer { agent.stop() }
+        let commands = peers(hasSecretService, into: &report)
+            + WholeProcessLatchkey(binDirectory: binDirectory, gitHelperDirectory: directory + "/git-helper").commands(secretServiceRunning: hasSecretService, into: &report)
+            + agent.commands(secretServiceRunning: hasSecretService, into: &report)
+        let summaries: [Summary]
+        do {
+            summaries = try Spawn.timeInTurn(runs, commands.map(\.command))
+        } catch {
+            for timed in commands { report.skip(timed.section, timed.name, "\(error)") }
+            return
+        }
+        for (timed, summary) in zip(commands, summaries) {
+            var measurement = Measurement(section: timed.section, name: timed.name, summary: summary)
+            if let target = timed.target, let floor = report.find(Self.section, target.floor) {
+                measurement.compare(with: floor, factor: target.factor, peer: target.peer)
+            }
+            report.add(measurement)
+        }
     }
 
     /// Whether a Secret Service owns its D-Bus name on the session bus.
@@ -34,43 +52,55 @@ struct WholeProcessSection {
         return reply.output.contains("boolean true")
     }
 
-    /// Adds `name`'s figure from `body`, or why it was not measured: the first
-    /// of `missing` that applies, or the error `body` throws.
-    private func measure(_ name: String, unless missing: [(Bool, String)], into report: inout Report, _ body: () throws -> Summary) {
-        if let reason = missing.first(where: { $0.0 })?.1 {
-            report.skip(Self.section, name, reason)
-            return
-        }
-        do {
-            report.add(Self.section, name, try body())
-        } catch {
-            report.skip(Self.section, name, "\(error)")
-        }
-    }
-
-    private func measureSecretTool(_ hasSecretService: Bool, into report: inout Report) {
-        measure(Self.secretToolName, unless: [
+    /// The peers' commands, set up and checked; for each that cannot be, why.
+    private func peers(_ hasSecretService: Bool, into report: inout Report) -> [TimedCommand] {
+        var commands: [TimedCommand] = []
+        TimedCommand.prepare(Self.secretToolName, in: Self.section, unless: [
             (Spawn.which("secret-tool") == nil, "secret-tool is not installed (Debian package libsecret-tools)"),
             (!hasSecretService, "no Secret Service on the session bus (run inside .ci/with-keyring, as make bench does)"),
-        ], into: &report) {
+        ], into: &commands, &report) {
             let token = String(decoding: FileBackendSection.token().copyBytes(), as: UTF8.self)
             let stored = try Spawn.capture(["secret-tool", "store", "--label=latchkey-bench", "latchkey-bench", "secret-tool"], input: token)
             let found = try Spawn.capture(["secret-tool", "lookup", "latchkey-bench", "secret-tool"])
             guard stored.status == 0, found.status == 0, found.output.trimmingCharacters(in: .newlines) == token else {
                 throw Spawn.Failure(description: "secret-tool store/lookup did not round-trip: \(stored.error)\(found.error)")
             }
-            return try Spawn.time(runs, ["secret-tool", "lookup", "latchkey-bench", "secret-tool"])
+            return Spawn.Command(arguments: ["secret-tool", "lookup", "latchkey-bench", "secret-tool"], stdin: nil)
         }
-    }
-
-    private func measureGitLibsecret(_ hasSecretService: Bool, into report: inout Report) {
-        measure(Self.gitLibsecretName, unless: [
+        TimedCommand.prepare(Self.gitLibsecretName, in: Self.section, unless: [
             (gitLibsecretHelper == nil, "git-credential-libsecret is not installed (Debian ships only its source; make bench builds it from /usr/share/doc/git/contrib/credential/libsecret when that is there)"),
             (!hasSecretService, "no Secret Service on the session bus"),
-        ], into: &report) {
+        ], into: &commands, &report) {
             let git = try GitCredential(directory: directory + "/git-libsecret", helper: gitLibsecretHelper!)
             try git.approve()
-            return try git.timeFill(runs)
+            return git.fill
+        }
+        return commands
+    }
+}
+
+/// One whole-process command, set up and checked, waiting to be timed in turn
+/// with the others; and what its figure is held against: the peer's figure in
+/// ``WholeProcessSection/section`` named `floor`, times `factor`.
+struct TimedCommand {
+    var section: String
+    var name: String
+    var command: Spawn.Command
+    var target: (floor: String, factor: Double, peer: String)?
+
+    /// Adds `name`'s command from `body` to `commands`; or, to `report`, why it
+    /// is not measured: the first of `missing` that applies, or the error `body` throws.
+    static func prepare(_ name: String, in section: String, unless missing: [(Bool, String)] = [],
+                        target: (floor: String, factor: Double, peer: String)? = nil,
+                        into commands: inout [TimedCommand], _ report: inout Report, _ body: () throws -> Spawn.Command) {
+        if let reason = missing.first(where: { $0.0 })?.1 {
+            report.skip(section, name, reason)
+            return
+        }
+        do {
+            commands.append(TimedCommand(section: section, name: name, command: try body(), target: target))
+        } catch {
+            report.skip(section, name, "\(error)")
         }
     }
 }
@@ -103,7 +133,6 @@ struct GitCredential {
         }
     }
 
-    func timeFill(_ runs: Int) throws -> Summary {
-        try Spawn.time(runs, arguments + ["fill"], stdin: request, environment: environment)
-    }
+    /// `git credential fill` for the host, to time.
+    var fill: Spawn.Command { Spawn.Command(arguments: arguments + ["fill"], stdin: request, environment: environment) }
 }

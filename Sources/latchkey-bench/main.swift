@@ -4,12 +4,13 @@
 import Foundation
 
 let usage = """
-    Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only git-scale]
+    Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only whole-process|git-scale]
            latchkey-bench stress [crash] [concurrency] [corruption] [agent] [--kills N] [--processes K] [--writes M] [--agent-seconds S]
 
     Without a command it measures and prints one table (with --json, one JSON document,
-    "version": 1); --only git-scale measures only git-credential-latchkey get with 1 and
-    1,000 credentials stored. `stress` runs the reliability checks (all four by default; agent kills
+    "version": 1); --only whole-process measures only whole processes (with and without the
+    agent), --only git-scale only git-credential-latchkey get with 1 and 1,000 credentials
+    stored. `stress` runs the reliability checks (all four by default; agent kills
     the agent under four clients for --agent-seconds, 60 by default); each
     prints a summary line `N passed, N failed` and the exit status is 1 when any failed.
     """
@@ -22,7 +23,7 @@ struct UsageError: Error {
 struct Options {
     var json = false
     var samples = 31
-    var runs = 31
+    var runs = 61
     var sizes = [10, 1_000, 10_000]
     var gitLibsecret: String?
     /// One section to run alone (`git-scale`), or nil for all.
@@ -56,7 +57,7 @@ struct Options {
             case "--git-libsecret": gitLibsecret = try value(argument)
             case "--only":
                 only = try value(argument)
-                guard only == "git-scale" else { throw UsageError(description: "--only takes git-scale") }
+                guard only == "whole-process" || only == "git-scale" else { throw UsageError(description: "--only takes whole-process or git-scale") }
             case "--kills": kills = try number(argument)
             case "--agent-seconds": agentSeconds = try number(argument)
             case "--processes": processes = try number(argument)
@@ -97,12 +98,16 @@ func runBenchmarks(_ options: Options, in directory: String) throws {
         try KeyDerivationSection(directory: directory, samples: 5).run(into: &report)
         progress("Secret Service backend (daemon \(secretService ? "running" : "not running"))")
         SecretServiceSection(samples: options.samples).run(secretServiceRunning: secretService, into: &report)
+    }
+    if options.only == nil || options.only == "whole-process" {
         progress("whole-process figures, \(options.runs) runs each")
         let gitHelper = options.gitLibsecret.flatMap(Spawn.which) ?? Spawn.which("git-credential-libsecret")
         try WholeProcessSection(directory: directory, runs: options.runs, gitLibsecretHelper: gitHelper, binDirectory: bin).run(secretServiceRunning: secretService, into: &report)
     }
-    progress("git-credential-latchkey get with 1 and 1,000 credentials stored, \(options.runs) runs each")
-    GitScaleSection(directory: directory, runs: options.runs, binDirectory: bin).run(secretServiceRunning: secretService, into: &report)
+    if options.only == nil || options.only == "git-scale" {
+        progress("git-credential-latchkey get with 1 and 1,000 credentials stored, \(options.runs) runs each")
+        GitScaleSection(directory: directory, runs: options.runs, binDirectory: bin).run(secretServiceRunning: secretService, into: &report)
+    }
     print(options.json ? try report.json() : report.table())
 }
 

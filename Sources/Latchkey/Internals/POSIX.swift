@@ -36,8 +36,8 @@ package enum POSIX {
         var modified: Int64
     }
 
-    /// The effective user id of this process (`geteuid`).
-    package static var effectiveUserID: UInt32 { UInt32(geteuid()) }
+    /// The effective user id of this process (`geteuid`, asked once: Latchkey never changes it).
+    package static let effectiveUserID: UInt32 = geteuid()
 
     /// The id of this process (`getpid`).
     package static var processID: Int32 { getpid() }

@@ -1,4 +1,5 @@
 internal import CSodium
+import Synchronization
 
 // Every call into libsodium lives in this file. Nothing outside it sees an
 // unsafe pointer that libsodium produced or a libsodium constant.
@@ -59,20 +60,22 @@ enum Sodium {
         private let base: UnsafeMutableRawPointer?
         let count: Int
         private let guarded: Bool
+        /// The guarded block `base` lies in, when it came from ``GuardedBlocks``.
+        private let block: UnsafeMutableRawPointer?
 
         init(count: Int, guarded: Bool, initialize: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
             _ = Sodium.initialized
             precondition(count >= 0, "negative secret length")
             self.count = count
             if count == 0 {
-                base = nil
-                self.guarded = false
+                (base, block, self.guarded) = (nil, nil, false)
+            } else if guarded, let block = GuardedBlocks.take(count: count) {
+                // The secret ends where the block does, against its guard page, as with sodium_malloc.
+                (base, self.block, self.guarded) = (block + (GuardedBlocks.capacity - count), block, true)
             } else if guarded, let memory = sodium_malloc(count) {
-                base = memory
-                self.guarded = true
+                (base, block, self.guarded) = (memory, nil, true)
             } else {
-                base = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
-                self.guarded = false
+                (base, block, self.guarded) = (UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16), nil, false)
             }
             if count > 0 { POSIX.secretAcquired() }
             do {
@@ -96,7 +99,7 @@ enum Sodium {
                 observer(buffer.elementsEqual(repeatElement(0, count: count)), count)
             }
             guard let base else { return }
-            if guarded { sodium_free(base) } else { base.deallocate() }
+            if let block { GuardedBlocks.give(back: block) } else if guarded { sodium_free(base) } else { base.deallocate() }
             POSIX.secretReleased()
         }
 
@@ -108,6 +111,38 @@ enum Sodium {
         func store(_ byte: UInt8, at offset: Int) {
             precondition(offset >= 0 && offset < count, "secret buffer index out of range")
             base!.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self)
+        }
+    }
+
+    /// Guarded blocks of one page (`sodium_malloc`: guard pages on both sides,
+    /// `mlock`, not in core dumps) kept for reuse once their secret is zeroed, so
+    /// that a short-lived secret costs no `mmap`, `mprotect`, `mlock`, `munlock` and
+    /// `munmap` of its own: about a fifth of the agent's time on a `session get`
+    /// before, most of it `mprotect` and `munmap`, which stop the process's other
+    /// threads to flush their address translations. At most `kept` blocks stay
+    /// mapped (locked memory is limited); a longer secret gets a block of its own.
+    enum GuardedBlocks {
+        /// The bytes a block holds: one page with libsodium's 16-byte canary before it.
+        static let capacity = 4096 - 16
+        static let kept = 16
+        /// The free blocks (addresses: each block is used by one buffer at a time).
+        private static let free = Mutex<[UInt]>([])
+
+        /// A free block (or a new one) for a secret of `count` bytes; nil when it does not fit.
+        static func take(count: Int) -> UnsafeMutableRawPointer? {
+            guard count <= capacity else { return nil }
+            if let address = free.withLock({ $0.popLast() }) { return UnsafeMutableRawPointer(bitPattern: address) }
+            return sodium_malloc(capacity)
+        }
+
+        /// Keeps a block whose secret was zeroed, or frees it when enough are kept.
+        static func give(back block: UnsafeMutableRawPointer) {
+            let kept = free.withLock { blocks in
+                guard blocks.count < Self.kept else { return false }
+                blocks.append(UInt(bitPattern: block))
+                return true
+            }
+            if !kept { sodium_free(block) }
         }
     }
 

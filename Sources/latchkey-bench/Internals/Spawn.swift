@@ -97,13 +97,21 @@ enum Spawn {
         return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
+    /// A command to time: its command line, the file its stdin reads (/dev/null
+    /// when nil), and what it adds to this process's environment.
+    struct Command {
+        var arguments: [String]
+        var stdin: String?
+        var environment: [String: String] = [:]
+    }
+
     /// `count` timed runs of each of several commands that must exit 0, taken
     /// in turn (one run of each, then the next round), after 3 untimed rounds:
     /// a change in the machine's load during the runs then moves every
     /// figure alike instead of only the ones measured while it lasted.
     /// - Returns: One summary per command, in order.
-    static func timeInTurn(_ count: Int, _ commands: [(arguments: [String], stdin: String?)]) throws -> [Summary] {
-        let prepared = commands.map { Prepared($0.arguments, stdin: $0.stdin, environment: [:]) }
+    static func timeInTurn(_ count: Int, _ commands: [Command]) throws -> [Summary] {
+        let prepared = commands.map { Prepared($0.arguments, stdin: $0.stdin, environment: $0.environment) }
         var samples = [[Double]](repeating: [], count: commands.count)
         for round in 0..<(count + 3) {
             for (index, command) in prepared.enumerated() {
@@ -115,14 +123,5 @@ enum Spawn {
             }
         }
         return samples.map(Summary.init)
-    }
-
-    /// `count` timed runs of a command that must exit 0 (after 3 untimed ones).
-    static func time(_ count: Int, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Summary {
-        let command = Prepared(arguments, stdin: stdin, environment: environment)
-        return try Stopwatch.sample(count, warmup: 3) {
-            let status = try command.run()
-            guard status == 0 else { throw Failure(description: "\(arguments.joined(separator: " ")) exited with \(status)") }
-        }
     }
 }
