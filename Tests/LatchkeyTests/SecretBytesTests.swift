@@ -80,3 +80,28 @@ struct SecretBytesTests {
         #expect(SecretBytes.random(count: 32) != SecretBytes.random(count: 32))
     }
 }
+
+@Suite("Guarded blocks kept for reuse")
+struct GuardedBlocksTests {
+    @Test("a block given back is handed out again, and no more than `kept` are kept")
+    func reuse() throws {
+        let blocks = Sodium.GuardedBlocks(kept: 2)
+        let taken = try (0..<3).map { _ in try #require(blocks.take(count: 64)) }
+        #expect(Set(taken).count == 3)
+        taken.forEach { blocks.give(back: $0) }
+        #expect(blocks.count == 2)
+        let again = try (0..<2).map { _ in try #require(blocks.take(count: Sodium.GuardedBlocks.capacity)) }
+        #expect(Set(again) == Set(taken.prefix(2)))
+        #expect(blocks.count == 0)
+        again.forEach { blocks.give(back: $0) }
+    }
+
+    @Test("a secret longer than a block gets one of its own, and both kinds round-trip")
+    func longSecrets() throws {
+        #expect(Sodium.GuardedBlocks(kept: 1).take(count: Sodium.GuardedBlocks.capacity + 1) == nil)
+        for count in [1, Sodium.GuardedBlocks.capacity, Sodium.GuardedBlocks.capacity + 1, 20_000] {
+            let secret = SecretBytes(count: count, guarded: true) { $0.initializeMemory(as: UInt8.self, repeating: 0xA5) }
+            #expect(secret.withUnsafeBytes { $0.count == count && $0.allSatisfy { $0 == 0xA5 } })
+        }
+    }
+}

@@ -69,7 +69,7 @@ enum Sodium {
             self.count = count
             if count == 0 {
                 (base, block, self.guarded) = (nil, nil, false)
-            } else if guarded, let block = GuardedBlocks.take(count: count) {
+            } else if guarded, let block = GuardedBlocks.shared.take(count: count) {
                 // The secret ends where the block does, against its guard page, as with sodium_malloc.
                 (base, self.block, self.guarded) = (block + (GuardedBlocks.capacity - count), block, true)
             } else if guarded, let memory = sodium_malloc(count) {
@@ -99,7 +99,7 @@ enum Sodium {
                 observer(buffer.elementsEqual(repeatElement(0, count: count)), count)
             }
             guard let base else { return }
-            if let block { GuardedBlocks.give(back: block) } else if guarded { sodium_free(base) } else { base.deallocate() }
+            if let block { GuardedBlocks.shared.give(back: block) } else if guarded { sodium_free(base) } else { base.deallocate() }
             POSIX.secretReleased()
         }
 
@@ -114,35 +114,45 @@ enum Sodium {
         }
     }
 
-    /// Guarded blocks of one page (`sodium_malloc`: guard pages on both sides,
-    /// `mlock`, not in core dumps) kept for reuse once their secret is zeroed, so
-    /// that a short-lived secret costs no `mmap`, `mprotect`, `mlock`, `munlock` and
-    /// `munmap` of its own: about a fifth of the agent's time on a `session get`
-    /// before, most of it `mprotect` and `munmap`, which stop the process's other
-    /// threads to flush their address translations. At most `kept` blocks stay
-    /// mapped (locked memory is limited); a longer secret gets a block of its own.
-    enum GuardedBlocks {
+    /// Guarded blocks of one page (`sodium_malloc`: guard pages, a canary, `mlock`,
+    /// not in core dumps) kept for reuse once their secret is zeroed, so that a
+    /// short-lived secret costs no `mmap`, `mprotect`, `mlock`, `munlock` and `munmap`
+    /// of its own: they were about a fifth of the agent's processor time on a
+    /// `session get` (7 of those calls per secret, and `mprotect` and `munmap` make the
+    /// kernel flush the other threads' address translations). A secret ends against
+    /// the block's trailing guard page, as with `sodium_malloc`; the canary sits at the
+    /// start of the block. At most `kept` blocks stay mapped (locked memory is
+    /// limited); a longer secret gets a block of its own.
+    final class GuardedBlocks: Sendable {
+        /// The blocks every ``Buffer`` uses.
+        static let shared = GuardedBlocks(kept: 16)
         /// The bytes a block holds: one page with libsodium's 16-byte canary before it.
         static let capacity = 4096 - 16
-        static let kept = 16
+        let kept: Int
         /// The free blocks (addresses: each block is used by one buffer at a time).
-        private static let free = Mutex<[UInt]>([])
+        private let free = Mutex<[UInt]>([])
+
+        init(kept: Int) { self.kept = kept }
+
+        /// How many free blocks are kept now.
+        var count: Int { free.withLock { $0.count } }
 
         /// A free block (or a new one) for a secret of `count` bytes; nil when it does not fit.
-        static func take(count: Int) -> UnsafeMutableRawPointer? {
-            guard count <= capacity else { return nil }
+        func take(count: Int) -> UnsafeMutableRawPointer? {
+            guard count <= Self.capacity else { return nil }
+            _ = Sodium.initialized
             if let address = free.withLock({ $0.popLast() }) { return UnsafeMutableRawPointer(bitPattern: address) }
-            return sodium_malloc(capacity)
+            return sodium_malloc(Self.capacity)
         }
 
         /// Keeps a block whose secret was zeroed, or frees it when enough are kept.
-        static func give(back block: UnsafeMutableRawPointer) {
-            let kept = free.withLock { blocks in
-                guard blocks.count < Self.kept else { return false }
+        func give(back block: UnsafeMutableRawPointer) {
+            let isKept = free.withLock { blocks in
+                guard blocks.count < kept else { return false }
                 blocks.append(UInt(bitPattern: block))
                 return true
             }
-            if !kept { sodium_free(block) }
+            if !isKept { sodium_free(block) }
         }
     }
 
