@@ -80,6 +80,11 @@ final class AgentServer: Sendable {
         BackendReuse.shared.enable()
         let server = AgentServer(runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket,
                                  idleExit: .milliseconds(Int64(policy.agent.idleTimeout * 1000)))
+        // A command stuck in libsecret past its deadline would hold every later one: the agent
+        // goes instead (its socket first), and the client retries that command in-process.
+        SecretServiceBackend.whenACallNeverReturns {
+            server.abandon(because: "a Secret Service call did not return after its deadline, and libsecret does not stop waiting for it")
+        }
         server.log("serving \(runtime.socketPath) (pid \(POSIX.processID)); idle exit after \(Int(policy.agent.idleTimeout)) s")
         try server.run()
     }
@@ -135,6 +140,15 @@ final class AgentServer: Sendable {
             withExtendedLifetime(lock) {}
             CommandLineIO.exit(status: 0)
         }
+    }
+
+    /// Ends the process at once, without waiting for the command that runs (it is
+    /// stuck): the socket file goes first, so the client's retry in-process and later
+    /// commands do not reach this agent.
+    private func abandon(because reason: String) -> Never {
+        if let ownSocket, (try? runtime.socketIdentity()) == ownSocket { try? runtime.removeSocket() }
+        log("stopping: \(reason)")
+        POSIX.exitImmediately(LatchkeyError.Code.timedOut.exitStatus)
     }
 
     private func handle(_ connection: POSIX.LocalSocket) {

@@ -68,4 +68,10 @@ func runTool(_ line: [String], invokedAs: String, environment: Environment, viaA
 }
 
 let invokedAs = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? "latchkey"
+// A command stuck in a libsecret call that ignores its deadline ends as a timeout (75),
+// like one the service did not answer, rather than waiting forever.
+SecretServiceBackend.whenACallNeverReturns {
+    Output.message("latchkey: the Secret Service did not answer within the deadline, and libsecret did not stop waiting for it (exit 75)")
+    POSIX.exitImmediately(LatchkeyError.Code.timedOut.exitStatus)
+}
 CommandLineIO.exit(status: runTool(Array(CommandLine.arguments.dropFirst()), invokedAs: invokedAs, environment: .process, viaAgent: true))

@@ -166,16 +166,30 @@ enum LibSecret {
         return .now() + .nanoseconds(Int(clamping: max(0, nanoseconds.partialValue + attoseconds / 1_000_000_000)))
     }
 
-    /// A `GCancellable` that a timer on another thread cancels at the deadline.
-    /// Owns both; releasing it stops the timer and unrefs the cancellable.
+    /// How long after its deadline a libsecret call that has not returned counts as
+    /// never returning (see ``neverReturningCall``).
+    static let neverReturningGrace: Duration = .seconds(2)
+    /// Called (on another thread) when a call has not returned ``neverReturningGrace``
+    /// after its deadline cancelled it: libsecret then waits on something its
+    /// cancellation does not stop (seen when KeePassXC crashed during a delete), and
+    /// the calling thread may wait forever. nil leaves it waiting; the command line
+    /// and the agent end the process.
+    static let neverReturningCall = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// A `GCancellable` that a timer on another thread cancels at the deadline; if the
+    /// call has still not returned `grace` later, the same timer calls `neverReturning`
+    /// (by default ``neverReturningCall``). Owns both; releasing it stops the timer and
+    /// unrefs the cancellable.
     final class Cancellation: @unchecked Sendable {
         // Sendable: the timer's handler calls only g_cancellable_cancel, which GLib
-        // documents as safe to call from any thread; everything else is immutable.
+        // documents as safe to call from any thread, and reschedules the timer;
+        // everything else is immutable.
         /// The `GCancellable`.
         let pointer: OpaquePointer
         private let timer: DispatchSourceTimer
 
-        init(after timeout: Duration) {
+        init(after timeout: Duration, grace: Duration = LibSecret.neverReturningGrace,
+             neverReturning: @escaping @Sendable () -> Void = { LibSecret.neverReturningCall.withLock { $0 }?() }) {
             pointer = lk_g_cancellable_new()
             timer = DispatchSource.makeTimerSource(queue: .global())
             timer.schedule(deadline: LibSecret.dispatchTime(after: timeout))
@@ -185,7 +199,15 @@ enum LibSecret {
             // a cancellation still emitting its signal when the call it stopped has
             // returned (and this owner is released) must not meet a freed object.
             lk_g_object_ref(UnsafeMutableRawPointer(target))
-            timer.setEventHandler { lk_g_cancellable_cancel(target) }
+            timer.setEventHandler { [weak self] in
+                if lk_g_cancellable_is_cancelled(target) == 0 {
+                    lk_g_cancellable_cancel(target)
+                    // Still owned (the call has not returned): look again after the grace.
+                    self?.timer.schedule(deadline: LibSecret.dispatchTime(after: grace))
+                } else if self != nil {
+                    neverReturning()
+                }
+            }
             timer.setCancelHandler { lk_g_object_unref(UnsafeMutableRawPointer(target)) }
             timer.resume()
         }

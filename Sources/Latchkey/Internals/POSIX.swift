@@ -393,6 +393,10 @@ extension POSIX {
     /// Ends the process with `status` (`exit`).
     package static func exitProcess(_ status: Int32) -> Never { exit(status) }
 
+    /// Ends the process at once (`_exit`): no exit handlers, for when another thread
+    /// is stuck inside a library that exit handlers could touch.
+    package static func exitImmediately(_ status: Int32) -> Never { _exit(status) }
+
     /// Whether `descriptor` is a terminal (`isatty`).
     package static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
 

@@ -76,6 +76,15 @@ package final class SecretServiceBackend: CredentialBackend {
     /// Always `.secretService`.
     package var kind: BackendKind { .secretService }
 
+    /// Sets what this process does when a libsecret call has not returned 2 s after
+    /// its deadline cancelled it (libsecret waiting on a reply its cancellation does
+    /// not stop): `handler` runs on another thread while the call still waits. The
+    /// command line and the agent end the process; without a handler the calling
+    /// thread keeps waiting.
+    package static func whenACallNeverReturns(_ handler: @escaping @Sendable () -> Void) {
+        LibSecret.neverReturningCall.withLock { $0 = handler }
+    }
+
     /// Checks that a Secret Service can be reached on the session bus.
     /// - Throws: `LatchkeyError` `.unavailable` (no session bus, or nothing owns or
     ///   can activate `org.freedesktop.secrets`) or `.timedOut`.
