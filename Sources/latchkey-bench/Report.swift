@@ -13,16 +13,6 @@ struct Measurement: Codable {
     var targetMet: Bool?
 }
 
-extension Measurement {
-    /// Compares this figure with `floor`'s median against a goal of `factor` times it.
-    mutating func compare(with floor: Measurement, factor: Double, peer: String) {
-        self.floor = floor.name
-        ratioToFloor = summary.median / floor.summary.median
-        target = "<= \(factor)x \(peer)"
-        targetMet = ratioToFloor! <= factor
-    }
-}
-
 /// A figure this run could not measure, and why.
 struct NotMeasured: Codable {
     var section: String

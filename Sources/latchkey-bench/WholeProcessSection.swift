@@ -34,11 +34,13 @@ struct WholeProcessSection {
             return
         }
         for (timed, summary) in zip(commands, summaries) {
-            var measurement = Measurement(section: timed.section, name: timed.name, summary: summary)
-            if let target = timed.target, let floor = report.find(Self.section, target.floor) {
-                measurement.compare(with: floor, factor: target.factor, peer: target.peer)
+            let measurement = Measurement(section: timed.section, name: timed.name, summary: summary)
+            guard let target = timed.target, let floor = report.find(Self.section, target.floor) else {
+                report.add(measurement)
+                continue
             }
-            report.add(measurement)
+            report.add(FileBackendSection.withRatioTarget(FileBackendSection.compare(measurement, with: floor, target: nil),
+                                                          ("<= \(target.factor)x \(target.peer)", target.factor)))
         }
     }
 

@@ -105,7 +105,7 @@ final class AgentServer: Sendable {
         while true {
             POSIX.sleep(.seconds(1))
             unlocked.expire()
-            if let ownSocket, (try? runtime.socketIdentity()) != ownSocket {
+            if ownSocket != nil && !socketFileIsOwn {
                 stop(because: "its socket file was removed or replaced", removingSocket: false)
             }
             let (last, open) = activity.withLock { ($0.last, $0.open) }
@@ -134,7 +134,7 @@ final class AgentServer: Sendable {
     /// cached key is forgotten.
     private func stop(because reason: String, removingSocket: Bool) -> Never {
         execution.withLock { _ in
-            if removingSocket, ownSocket != nil, (try? runtime.socketIdentity()) == ownSocket { try? runtime.removeSocket() }
+            if removingSocket && socketFileIsOwn { try? runtime.removeSocket() }
             unlocked.forgetAll()
             log("stopping: \(reason)")
             withExtendedLifetime(lock) {}
@@ -142,11 +142,17 @@ final class AgentServer: Sendable {
         }
     }
 
+    /// Whether the socket file is still the one this agent made (one a service manager
+    /// passed is never this agent's to remove). A file that cannot be examined is not.
+    private var socketFileIsOwn: Bool {
+        ownSocket != nil && (try? runtime.socketIdentity()) == ownSocket
+    }
+
     /// Ends the process at once, without waiting for the command that runs (it is
     /// stuck): the socket file goes first, so the client's retry in-process and later
     /// commands do not reach this agent.
     private func abandon(because reason: String) -> Never {
-        if let ownSocket, (try? runtime.socketIdentity()) == ownSocket { try? runtime.removeSocket() }
+        if socketFileIsOwn { try? runtime.removeSocket() }
         log("stopping: \(reason)")
         POSIX.exitImmediately(LatchkeyError.Code.timedOut.exitStatus)
     }

@@ -117,19 +117,21 @@ package final class AuditTrail: Sendable {
             let status = try file.status()
             try PrivateFiles.requirePrivate(status, path: path, directory: false)
             var key = try keyCreatingIfFresh(trailSize: status.size)
-            var anchor: (value: AuditAnchor?, counter: UInt64?, isLegacy: Bool)
-            var lastSequence: UInt64, previous: [UInt8]
+            func chainHead() throws -> (anchor: (value: AuditAnchor?, counter: UInt64?, isLegacy: Bool), lastSequence: UInt64, previous: [UInt8]) {
+                let anchor = try readAnchor(key: key)
+                let (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key).continuation(anchor: anchor.value)
+                return (anchor, lastSequence, previous)
+            }
+            let (anchor, lastSequence, previous): ((value: AuditAnchor?, counter: UInt64?, isLegacy: Bool), UInt64, [UInt8])
             do {
-                anchor = try readAnchor(key: key)
-                (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key).continuation(anchor: anchor.value)
+                (anchor, lastSequence, previous) = try chainHead()
             } catch let error as LatchkeyError where error.code == .tampered && BackendReuse.shared.isEnabled {
                 // A long-lived process kept this key from an earlier command; another process may
                 // have replaced it since (an audit reset). Read it again, as a new process would.
                 (backend as? SecretServiceBackend)?.forgetKnownKeys()
                 knownKey.withLock { $0 = nil }
                 key = try keyCreatingIfFresh(trailSize: status.size)
-                anchor = try readAnchor(key: key)
-                (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key).continuation(anchor: anchor.value)
+                (anchor, lastSequence, previous) = try chainHead()
             }
             let appender = Appender(trail: self, file: file, key: key, lastSequence: lastSequence, previous: previous,
                                     anchorCounter: anchor.counter, legacyAnchor: anchor.isLegacy)

@@ -207,8 +207,6 @@ package enum POSIX {
             try POSIX.check("ftruncate", path: path) { ftruncate(descriptor, off_t(length)) }
         }
 
-        /// Waits for an exclusive lock on the whole file (`flock(LOCK_EX)`); it
-        /// is released when the descriptor is closed.
         /// Takes an exclusive `flock` on the file unless another open file holds one.
         /// - Returns: false when another holder has it (`EWOULDBLOCK`).
         func tryLockExclusively() throws -> Bool {
@@ -221,6 +219,8 @@ package enum POSIX {
             return true
         }
 
+        /// Waits for an exclusive lock on the whole file (`flock(LOCK_EX)`); it
+        /// is released when the descriptor is closed.
         func lockExclusively() throws {
             try POSIX.check("flock", path: path) { flock(descriptor, LOCK_EX) }
         }
@@ -756,9 +756,7 @@ extension POSIX {
         var remaining = timespec()
         while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
-}
 
-extension POSIX {
     /// Runs `body` on a new thread of its own (`pthread_create`, detached), for
     /// work that waits in system calls and so must not hold one of Dispatch's.
     /// - Throws: `.io` when no thread can be made.

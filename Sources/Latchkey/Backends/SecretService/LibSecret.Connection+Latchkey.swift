@@ -38,7 +38,8 @@ extension LibSecret.Connection {
     }
 
     /// The payload of the item at `path` when it is still there and readable, else nil
-    /// (gone, locked, or the call failed in a way a search would tell apart).
+    /// (gone, locked, malformed, or the call failed). The caller then searches, and the
+    /// search reports what is wrong (`.locked`, `.tampered`, `.timedOut`) or finds the item.
     func envelope(atPath path: String) -> SecretServiceEnvelope? {
         guard let found = try? secrets(atPath: path), found.count == 1, found[0].path == path else { return nil }
         return try? SecretServiceEnvelope(decoding: found[0].secret, path: path)

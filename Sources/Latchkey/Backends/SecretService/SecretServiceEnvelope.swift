@@ -56,10 +56,6 @@ struct SecretServiceEnvelope {
         }
     }
 
-    /// Decodes a payload.
-    /// - Parameter payload: An item's secret as stored.
-    /// - Throws: `LatchkeyError` `.tampered` when the payload is not a well-formed
-    ///   envelope of a known version.
     /// Decodes the payload of the item at `path`.
     /// - Throws: As ``init(decoding:)``.
     init(decoding payload: SecretBytes, path: String) throws {
@@ -67,6 +63,10 @@ struct SecretServiceEnvelope {
         self.path = path
     }
 
+    /// Decodes a payload.
+    /// - Parameter payload: An item's secret as stored.
+    /// - Throws: `LatchkeyError` `.tampered` when the payload is not a well-formed
+    ///   envelope of a known version.
     init(decoding payload: SecretBytes) throws {
         self = try payload.withUnsafeBytes { bytes in
             var reader = Reader(bytes: bytes)
