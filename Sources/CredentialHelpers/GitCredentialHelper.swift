@@ -165,9 +165,9 @@ package struct GitCredentialHelper: Sendable {
     /// The index of `scope`: the stored one; an empty one when none is stored
     /// and the namespace is marked as fully indexed; else the one rebuilt from the stored sessions.
     private func index(of scope: GitCredentialScope) throws -> GitCredentialIndex {
-        let stored = try vault.session(named: scope.indexItemName, account: "")
+        let stored = try vault.bookkeepingSession(named: scope.indexItemName, account: "")
         if let stored, let index = GitCredentialIndex.decode(stored.value) { return index }
-        if stored == nil, try vault.session(named: GitCredentialIndex.completeMarkName, account: "") != nil {
+        if stored == nil, try vault.bookkeepingSession(named: GitCredentialIndex.completeMarkName, account: "") != nil {
             return GitCredentialIndex()
         }
         return try rebuildIndexes()[scope] ?? GitCredentialIndex()
@@ -175,7 +175,7 @@ package struct GitCredentialHelper: Sendable {
 
     /// Rebuilds the indexes unless the namespace is marked as fully indexed.
     private func ensureIndexed() throws {
-        if try vault.session(named: GitCredentialIndex.completeMarkName, account: "") == nil {
+        if try vault.bookkeepingSession(named: GitCredentialIndex.completeMarkName, account: "") == nil {
             _ = try rebuildIndexes()
         }
     }
@@ -191,7 +191,7 @@ package struct GitCredentialHelper: Sendable {
         var found: [GitCredentialScope: [(created: Date, entry: GitCredentialIndex.Entry)]] = [:]
         for info in try vault.sessions() {
             if info.account.isEmpty, let scope = GitCredentialScope(indexItemName: info.name) {
-                let stored = try vault.session(named: info.name, account: "")
+                let stored = try vault.bookkeepingSession(named: info.name, account: "")
                 previous[scope] = stored.flatMap { GitCredentialIndex.decode($0.value) } ?? GitCredentialIndex()
                 continue
             }

@@ -50,6 +50,24 @@ extension Vault {
         }
     }
 
+    /// Reads a session that holds Latchkey's own bookkeeping rather than a
+    /// credential (the git helper's per-host index of usernames, paths and git's
+    /// expiries), without an audit entry: like ``sessions(account:)``, it tells
+    /// what is stored, not a secret. Credentials are read with
+    /// ``session(named:account:)``, which is audited. An expired session reads as
+    /// nil and is left for the next audited read or listing to delete.
+    /// - Parameters:
+    ///   - name: The session's name.
+    ///   - account: The account.
+    /// - Returns: The session, or nil when there is none or it expired.
+    /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for a name or account over 255 bytes.
+    package func bookkeepingSession(named name: String, account: String) throws -> Session? {
+        let key = ItemKey(kind: .session, account: account, name: name)
+        try key.requireNameLengths()
+        guard let item = try backend.read(key), !item.isExpired() else { return nil }
+        return Session(account: account, name: name, value: item.value, created: item.created, expires: item.expires)
+    }
+
     /// Lists the sessions that have not expired (expired ones are deleted and audited).
     /// - Parameter account: Only this account's sessions; all when nil.
     /// - Returns: The sessions without their tokens, by account and name.
