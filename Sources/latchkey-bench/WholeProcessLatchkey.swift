@@ -2,7 +2,7 @@ import Foundation
 
 /// Whole-process figures for Latchkey's own commands: `latchkey --version`
 /// (start-up alone), `latchkey session get` on each backend, and
-/// `git credential fill` through `git-credential-latchkey`.
+/// `git credential fill` through `git-credential-latchkey` on each backend.
 /// The command lines are all in ``Invocation``.
 struct WholeProcessLatchkey {
     let binDirectory: String
@@ -49,16 +49,21 @@ struct WholeProcessLatchkey {
                 return Spawn.Command(arguments: Invocation.get(latchkey, backend: backend), stdin: nil)
             }
         }
-        TimedCommand.prepare(Self.gitName, in: section, unless: [notBuilt],
-                             target: (WholeProcessSection.gitLibsecretName, 1.2, "git's libsecret helper"), into: &commands, &report) {
-            try FileManager.default.createDirectory(atPath: gitHelperDirectory, withIntermediateDirectories: true)
-            let helper = gitHelperDirectory + "/git-credential-latchkey"
-            if !FileManager.default.fileExists(atPath: helper) {
-                try FileManager.default.createSymbolicLink(atPath: helper, withDestinationPath: latchkey)
+        let helper = gitHelperDirectory + "/git-credential-latchkey"
+        for (backend, factor) in [("secret-service", 1.2), ("file", 0.6)] {
+            TimedCommand.prepare("\(Self.gitName), \(backend) backend", in: section,
+                                 unless: [notBuilt, (backend == "secret-service" && !secretServiceRunning, "no Secret Service on the session bus")],
+                                 target: (WholeProcessSection.gitLibsecretName, factor, "git's libsecret helper"), into: &commands, &report) {
+                try FileManager.default.createDirectory(atPath: gitHelperDirectory, withIntermediateDirectories: true)
+                if !FileManager.default.fileExists(atPath: helper) {
+                    try FileManager.default.createSymbolicLink(atPath: helper, withDestinationPath: latchkey)
+                }
+                // A namespace per backend, as for session get.
+                let git = try GitCredential(directory: gitHelperDirectory + "/state-\(backend)", helper: helper,
+                                            extraEnvironment: ["LATCHKEY_BACKEND": backend, "LATCHKEY_APP": "\(FileBackendSection.appID).git.\(backend)"])
+                try git.approve()
+                return git.fill
             }
-            let git = try GitCredential(directory: gitHelperDirectory + "/state", helper: helper)
-            try git.approve()
-            return git.fill
         }
         return commands
     }
