@@ -78,6 +78,19 @@ struct AuditAnchorFileTests {
         #expect(refused?.message.contains("audit reset") == true)
     }
 
+    @Test("an anchor rolled back further than an append's first read of the tail reaches is still told apart, by the whole window")
+    func anchorRolledBackFar() throws {
+        let trail = try trail(entries: 2)
+        let early = try fileBytes(trail.anchorFile.path)
+        for _ in 0..<40 { try trail.record(.sessionRead, outcome: .ok, backend: .memory, detail: String(repeating: "d", count: 200)) }
+        #expect(try fileBytes(trail.path).count > AuditTail.firstWindow * 2)
+        try overwrite(trail.anchorFile.path, with: early)
+        let nextProcess = AuditTrail(appID: appID, directory: trail.directory, backend: trail.backend)
+        let refused = #expect(throws: LatchkeyError.self) { try nextProcess.record(.wipe, outcome: .ok, backend: .memory) }
+        #expect(refused?.code == .tampered)
+        #expect(refused?.message.contains("goes on to seq 42 but the anchor records seq 2") == true, "\(refused?.message ?? "")")
+    }
+
     @Test("a trail whose anchor an earlier version kept in the backend verifies, and the next append moves it beside the trail")
     func legacyAnchorUpgrade() throws {
         let trail = try trail(entries: 2)

@@ -67,6 +67,32 @@ struct AuditTrailTests {
         #expect(throws: LatchkeyError(.tampered, "")) { try AuditEntry(line: Array(spaced.utf8), source: "t") }
     }
 
+    @Test("the start and the MAC of a line, read alone (to judge trimming, to continue the chain), agree with the whole line, and nothing else passes")
+    func lineHead() throws {
+        let mac = String(repeating: "ab", count: 32)
+        for entry in [
+            AuditEntry(sequence: 7, milliseconds: 1_750_000_000_123, event: .logout, outcome: .ok, backend: .file,
+                       account: "0123456789abcdef", detail: "wiped 2 sessions", continuesFrom: nil, mac: mac),
+            AuditEntry(sequence: 12_345_678_901, milliseconds: 0, event: .checkpoint, outcome: .ok, backend: .secretService,
+                       account: nil, detail: "retention dropped seq 1-9", continuesFrom: mac, mac: mac),
+            AuditEntry(sequence: 1, milliseconds: 1_750_000_000_000, event: AuditEvent(rawValue: "audit.checkpoints"), outcome: .ok,
+                       backend: .memory, account: nil, detail: nil, continuesFrom: nil, mac: mac),
+        ] {
+            let line = Array(entry.jsonLine.utf8)
+            let head = try #require(AuditEntry.head(of: line))
+            #expect(head.sequence == entry.sequence && head.milliseconds == entry.milliseconds)
+            #expect(head.isCheckpoint == (entry.event == .checkpoint))
+            #expect(AuditEntry.trailingMAC(of: line) == Hex.decode(entry.mac))
+            #expect(AuditEntry.trailingMAC(of: line.dropLast()) == nil && AuditEntry.trailingMAC(of: line + [32]) == nil)
+        }
+        #expect(AuditEntry.trailingMAC(of: Array(#"{"seq":1,"mac":"\#(String(repeating: "zz", count: 32))"}"#.utf8)) == nil)
+        for line in [#"{"seq": 7,"time":"2025-06-15T15:06:40.123Z","event":"logout"}"#, #"{"time":"2025-06-15T15:06:40.123Z","seq":7}"#,
+                     #"{"seq":7,"time":"2025-06-15 15:06:40.123Z","event":"logout"}"#, #"{"seq":-7,"time":"2025-06-15T15:06:40.123Z","event":"x"}"#,
+                     #"{"seq":99999999999999999999,"time":"2025-06-15T15:06:40.123Z","event":"x"}"#, #"{"seq":7,"time":"2025-06-15T15:06:40.123Z""#, ""] {
+            #expect(AuditEntry.head(of: Array(line.utf8)) == nil, "\(line)")
+        }
+    }
+
     @Test("UTC timestamps round-trip and refuse anything else", arguments: [
         (Int64(0), "1970-01-01T00:00:00.000Z"), (951_782_400_999, "2000-02-29T00:00:00.999Z"),
         (1_750_000_000_123, "2025-06-15T15:06:40.123Z"), (253_402_300_799_000, "9999-12-31T23:59:59.000Z"),

@@ -66,6 +66,40 @@ extension AuditEntry {
         }
     }
 
+    /// What starts a line in the form Latchkey writes (`{"seq":N,"time":"...","event":"..."`),
+    /// read without parsing or checking the rest: enough to judge whether a trail needs
+    /// trimming, which then verifies every line it keeps.
+    /// - Parameter line: The line's bytes.
+    /// - Returns: The sequence number, the time in milliseconds and whether the entry is a
+    ///   checkpoint; nil when the line does not start that way.
+    static func head(of line: some Collection<UInt8>) -> (sequence: UInt64, milliseconds: Int64, isCheckpoint: Bool)? {
+        var rest = line.prefix(128)[...]
+        func take(_ text: String) -> Bool {
+            guard rest.starts(with: text.utf8) else { return false }
+            rest = rest.dropFirst(text.utf8.count)
+            return true
+        }
+        guard take("{\"seq\":") else { return nil }
+        let digits = rest.prefix { (48...57).contains($0) }
+        guard (1...20).contains(digits.count), let sequence = UInt64(String(decoding: digits, as: UTF8.self)) else { return nil }
+        rest = rest.dropFirst(digits.count)
+        guard take(",\"time\":\""), let milliseconds = UTCTimestamp.parse(String(decoding: rest.prefix(24), as: UTF8.self)) else { return nil }
+        rest = rest.dropFirst(24)
+        guard take("\",\"event\":\"") else { return nil }
+        return (sequence, milliseconds, take(AuditEvent.checkpoint.rawValue + "\""))
+    }
+
+    /// The MAC that ends a line in the form Latchkey writes (`,"mac":"<64 hex digits>"}`),
+    /// read without parsing the rest.
+    /// - Parameter line: The line's bytes.
+    /// - Returns: The MAC, or nil when the line does not end that way.
+    static func trailingMAC(of line: some Collection<UInt8>) -> [UInt8]? {
+        let field = Array(",\"mac\":\"".utf8)
+        let end = line.suffix(field.count + macLength * 2 + 2)
+        guard end.count == field.count + macLength * 2 + 2, end.starts(with: field), end.suffix(2).elementsEqual("\"}".utf8) else { return nil }
+        return Hex.decode(String(decoding: end.dropFirst(field.count).dropLast(2), as: UTF8.self))
+    }
+
     /// The bytes the MAC covers (see docs/AUDIT-TRAIL.md): the tag
     /// `latchkey.audit.v1 entry`, a zero byte, then each field in a fixed order
     /// as a presence byte (0 absent, 1 present) followed, when present, by its

@@ -7,9 +7,12 @@ struct AuditTail {
     let appID: AppID
     let key: SecretBytes
 
-    /// How much of the file's end is read; far more than the few lines a
-    /// crash can leave after the anchor.
+    /// How much of the file's end is read at most; far more than the few lines
+    /// a crash can leave after the anchor.
     static let window = 64 * 1024
+    /// How much is read first: the last two lines, whose `detail` is capped at
+    /// 512 bytes, fit with room to spare (an append used to read all of ``window``).
+    static let firstWindow = 4 * 1024
 
     /// The last sequence number and the MAC the next entry chains from.
     ///
@@ -17,20 +20,45 @@ struct AuditTail {
     /// is truncated away first. Call it while holding the lock.
     /// - Throws: `.tampered` when the end does not match `anchor`; file errors.
     func continuation(anchor: AuditAnchor?) throws -> (sequence: UInt64, mac: [UInt8]) {
-        var (start, chunk) = try readEnd()
+        do {
+            return try continuation(anchor: anchor, window: Self.firstWindow)
+        } catch is NarrowWindow {
+            return try continuation(anchor: anchor, window: Self.window)
+        }
+    }
+
+    /// What the first window held did not settle it: the lines that do may lie further back.
+    private struct NarrowWindow: Error {}
+
+    private func continuation(anchor: AuditAnchor?, window: Int) throws -> (sequence: UInt64, mac: [UInt8]) {
+        var (start, chunk) = try readEnd(window)
+        func tampered(_ what: String) -> any Error {
+            start > 0 && window < Self.window ? NarrowWindow() : self.tampered(what)
+        }
         if let last = chunk.last, last != 10 {
             guard let newline = chunk.lastIndex(of: 10) ?? (start == 0 ? -1 : nil) else {
-                throw tampered("its last line is longer than \(Self.window) bytes")
+                throw tampered("its last line is longer than \(window) bytes")
             }
             try file.truncate(to: start + newline + 1)
             try file.sync()
-            (start, chunk) = try readEnd()
+            (start, chunk) = try readEnd(window)
         }
         guard !chunk.isEmpty else {
             guard (anchor?.sequence ?? 0) == 0 else { throw tampered("it is empty but the anchor records seq \(anchor?.sequence ?? 0)") }
             return (0, AuditEntry.genesisMAC)
         }
         guard let anchor else { throw tampered("the anchor is missing or invalid") }
+        // The usual end: the last line is the anchored entry. Its sequence number and MAC, read
+        // where Latchkey writes them, settle that without parsing the line (as below, an
+        // append does not recompute the anchored entry's MAC; `audit verify` does).
+        let newlineBefore = chunk.dropLast().lastIndex(of: 10)
+        if anchor.sequence > 0, newlineBefore != nil || start == 0 {
+            let lastLine = chunk[((newlineBefore ?? -1) + 1)..<(chunk.count - 1)]
+            if let head = AuditEntry.head(of: lastLine), !head.isCheckpoint, head.sequence == anchor.sequence,
+               AuditEntry.trailingMAC(of: lastLine) == anchor.mac {
+                return (anchor.sequence, anchor.mac)
+            }
+        }
         // Parse from the end back to the anchored entry only (usually the last line), finding
         // each line from the end rather than splitting the whole window.
         var entries: [AuditEntry] = []
@@ -76,9 +104,9 @@ struct AuditTail {
         return (last.sequence, previous)
     }
 
-    private func readEnd() throws -> (start: Int, bytes: [UInt8]) {
+    private func readEnd(_ window: Int) throws -> (start: Int, bytes: [UInt8]) {
         let size = try file.status().size
-        let start = max(0, size - Self.window)
+        let start = max(0, size - window)
         return (start, try file.read(upTo: size - start, at: start))
     }
 

@@ -5,9 +5,10 @@ import Foundation
 #endif
 
 extension AuditTrail {
-    /// How many bytes of the file's start are read to judge whether to trim;
-    /// lines are far shorter, so the first two are always inside.
-    static let headWindow = 16 * 1024
+    /// How many bytes of the file's start are read to judge whether to trim:
+    /// its first line is at most about 3.4 KB (a 512-byte `detail` escaped as `\u00XX`),
+    /// so the start of the second is always inside.
+    static let headWindow = 8 * 1024
 
     /// Trims the trail when it has outgrown ``retention``: more lines than
     /// `maxEntries` (trimmed to 90 % of it), or a first entry older than `maxAge`.
@@ -18,10 +19,15 @@ extension AuditTrail {
     /// - Throws: `.tampered` when the trail does not verify; file errors.
     func trimIfNeeded(file: POSIX.File, key: SecretBytes, lastSequence: UInt64, now: Date) throws {
         guard retention.maxEntries != nil || retention.maxAge != nil else { return }
-        let head = try file.read(upTo: Self.headWindow, at: 0).split(separator: 10, maxSplits: 2).prefix(2)
-        let firstLines = try head.map { try AuditEntry(line: $0, source: path) }
-        guard let first = firstLines.first else { return }
-        let oldest = first.event == .checkpoint ? firstLines.dropFirst().first : first
+        // Only the start of the first two lines is read (``AuditEntry/head(of:)``); a line
+        // that does not start as Latchkey writes it is parsed whole, which says what is wrong.
+        let heads = try file.read(upTo: Self.headWindow, at: 0).split(separator: 10, maxSplits: 2).prefix(2).map { line in
+            if let head = AuditEntry.head(of: line) { return head }
+            let entry = try AuditEntry(line: line, source: path)
+            return (entry.sequence, entry.milliseconds, entry.event == .checkpoint)
+        }
+        guard let first = heads.first else { return }
+        let oldest = first.isCheckpoint ? heads.dropFirst().first : first
         let nowMilliseconds = Self.milliseconds(now)
         let cutoff = retention.maxAge.map { nowMilliseconds - Int64($0 * 1_000) }
         let tooMany = retention.maxEntries.map { lastSequence - first.sequence + 1 > UInt64($0) } ?? false
