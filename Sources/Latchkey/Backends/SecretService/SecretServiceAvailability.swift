@@ -13,6 +13,8 @@ import Foundation
 enum SecretServiceAvailability {
     /// The Secret Service's well-known bus name.
     static let busName = "org.freedesktop.secrets"
+    /// The environment variables that locate the session bus: all the check reads.
+    static let busVariables = ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"]
     /// The session bus address the environment names, the way GIO finds it.
     /// - Parameter environment: The process environment.
     /// - Returns: A D-Bus address, or nil when there is no session bus.

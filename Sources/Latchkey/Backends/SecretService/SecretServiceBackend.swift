@@ -60,7 +60,10 @@ package final class SecretServiceBackend: CredentialBackend {
     ///   - appID: The app namespace.
     ///   - deadline: The longest any call may take; 3 seconds by default.
     package convenience init(appID: AppID, deadline: Duration = .seconds(3)) {
-        self.init(appID: appID, deadline: deadline, environment: ProcessInfo.processInfo.environment, isProcessEnvironment: true)
+        // Only what locates the session bus, read one variable at a time rather than decoding the whole environment.
+        var environment: [String: String] = [:]
+        for name in SecretServiceAvailability.busVariables { environment[name] = POSIX.environmentValue(name) }
+        self.init(appID: appID, deadline: deadline, environment: environment, isProcessEnvironment: true)
     }
 
     /// Creates a backend whose availability check reads `environment` (a test seam).
