@@ -226,7 +226,7 @@ package struct GitCredentialHelper: Sendable {
         if index.entries.isEmpty {
             try vault.deleteSession(named: scope.indexItemName, account: "")
         } else {
-            try vault.saveSession(try index.encoded(), name: scope.indexItemName, account: "")
+            try vault.saveSession(index.encoded(), name: scope.indexItemName, account: "")
         }
     }
 }

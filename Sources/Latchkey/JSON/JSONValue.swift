@@ -1,10 +1,10 @@
 /// A parsed JSON document as a small value tree, so that Latchkey's own formats
-/// (policies, audit lines) can be validated key by key with precise messages.
+/// (policies, audit lines, the git helper's index) can be validated key by key with precise messages.
 ///
 /// Integers are kept apart from other numbers so that `3` and `3.5` can be told
 /// apart exactly; objects keep their keys in a dictionary (``JSONParser`` refuses a repeated key,
 /// so no value is ever lost).
-enum JSONValue: Equatable, Sendable {
+package enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -17,7 +17,7 @@ enum JSONValue: Equatable, Sendable {
     /// - Throws: `LatchkeyError` `.invalidInput` naming `source`, the line and
     ///   the column when it is not exactly one RFC 8259 document without
     ///   repeated keys, byte-order mark or trailing comma.
-    static func parse(_ data: some Collection<UInt8>, source: String) throws -> JSONValue {
+    package static func parse(_ data: some Collection<UInt8>, source: String) throws -> JSONValue {
         try JSONParser.parse(data, source: source)
     }
 
