@@ -156,17 +156,16 @@ package enum POSIX {
             return bytes
         }
 
-        /// Reads the whole file from the start (`pread`).
+        /// Reads the whole file from the start (`pread`): as much as `fstat` gives, in one
+        /// allocation, then on in chunks should the file have grown meanwhile.
         func readAll() throws -> [UInt8] {
-            var result: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+            let size = try status().size
+            var result = try read(upTo: size + 1, at: 0)
+            guard result.count > size else { return result }
             while true {
-                let offset = off_t(result.count)
-                let count = try chunk.withUnsafeMutableBytes { buffer in
-                    try POSIX.check("pread", path: path) { pread(descriptor, buffer.baseAddress, buffer.count, offset) }
-                }
-                if count == 0 { return result }
-                result.append(contentsOf: chunk[..<count])
+                let more = try read(upTo: 64 * 1024, at: result.count)
+                if more.isEmpty { return result }
+                result += more
             }
         }
 
@@ -227,19 +226,17 @@ package enum POSIX {
 
         /// Reads up to `count` bytes starting at `offset` (`pread`); fewer only at the end of the file.
         func read(upTo count: Int, at offset: Int) throws -> [UInt8] {
-            var result = [UInt8](repeating: 0, count: count)
-            var filled = 0
-            while filled < count {
-                let got = try result.withUnsafeMutableBytes { buffer in
-                    try POSIX.check("pread", path: path) {
-                        pread(descriptor, buffer.baseAddress! + filled, count - filled, off_t(offset + filled))
+            // Read straight into the array's storage: no zero-filling first.
+            try [UInt8](unsafeUninitializedCapacity: count) { buffer, filled in
+                while filled < count {
+                    let done = filled
+                    let got = try POSIX.check("pread", path: path) {
+                        pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
                     }
+                    if got == 0 { break }
+                    filled += got
                 }
-                if got == 0 { break }
-                filled += got
             }
-            result.removeSubrange(filled...)
-            return result
         }
 
         /// Reads exactly `count` bytes from the start (`pread`) straight into zeroing
