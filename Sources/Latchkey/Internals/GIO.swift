@@ -21,7 +21,7 @@ extension LibSecret {
     ///   cannot be loaded or the bus cannot be reached, `.timedOut`.
     static func busOffers(_ name: String, address: String, isProcessBus: Bool, timeout: Duration) throws -> Bool {
         try load()
-        let cancellation = Cancellation(after: timeout)
+        let cancellation = try Cancellation(after: timeout)
         let function = isProcessBus ? "g_bus_get_sync" : "g_dbus_connection_new_for_address_sync"
         let connection = try check(function, cancellation) { error in
             if isProcessBus { return lk_g_bus_get_sync(LK_G_BUS_TYPE_SESSION, cancellation.pointer, error) }

@@ -176,46 +176,50 @@ enum LibSecret {
     /// and the agent end the process.
     static let neverReturningCall = Mutex<(@Sendable () -> Void)?>(nil)
 
-    /// A `GCancellable` that a timer on another thread cancels at the deadline; if the
-    /// call has still not returned `grace` later, the same timer calls `neverReturning`
-    /// (by default ``neverReturningCall``). Owns both; releasing it stops the timer and
-    /// unrefs the cancellable.
+    /// A `GCancellable` that ``DeadlineWatch`` cancels at the deadline; if the call has
+    /// still not returned `grace` later, the watch calls `neverReturning` (by default
+    /// ``neverReturningCall``). Releasing it stops the watch's entry and unrefs the cancellable.
     final class Cancellation: @unchecked Sendable {
-        // Sendable: the timer's handler calls only g_cancellable_cancel, which GLib
-        // documents as safe to call from any thread, and reschedules the timer;
-        // everything else is immutable.
+        // Sendable: immutable; the watch calls only g_cancellable_is_cancelled and
+        // g_cancellable_cancel, which GLib documents as safe to call from any thread.
         /// The `GCancellable`.
         let pointer: OpaquePointer
-        private let timer: DispatchSourceTimer
+        private let ticket: DeadlineWatch.Ticket
 
+        /// - Throws: `.io` when the watch's thread cannot be started.
         init(after timeout: Duration, grace: Duration = LibSecret.neverReturningGrace,
-             neverReturning: @escaping @Sendable () -> Void = { LibSecret.neverReturningCall.withLock { $0 }?() }) {
-            pointer = lk_g_cancellable_new()
-            timer = DispatchSource.makeTimerSource(queue: .global())
-            timer.schedule(deadline: LibSecret.dispatchTime(after: timeout))
-            let target = pointer
-            // The timer holds a reference of its own, dropped by its cancel handler,
-            // which Dispatch runs only after a running event handler has returned:
-            // a cancellation still emitting its signal when the call it stopped has
-            // returned (and this owner is released) must not meet a freed object.
-            lk_g_object_ref(UnsafeMutableRawPointer(target))
-            timer.setEventHandler { [weak self] in
-                if lk_g_cancellable_is_cancelled(target) == 0 {
-                    lk_g_cancellable_cancel(target)
-                    // Still owned (the call has not returned): look again after the grace.
-                    self?.timer.schedule(deadline: LibSecret.dispatchTime(after: grace))
-                } else if self != nil {
-                    neverReturning()
-                }
+             neverReturning: @escaping @Sendable () -> Void = { LibSecret.neverReturningCall.withLock { $0 }?() }) throws {
+            let target = Cancellable(pointer: lk_g_cancellable_new())
+            // The watch holds a reference of its own, dropped when its entry ends (after a
+            // running action has returned): a cancellation still emitting its signal when the
+            // call it stopped has returned (and this owner is released) must not meet a freed object.
+            lk_g_object_ref(UnsafeMutableRawPointer(target.pointer))
+            do {
+                ticket = try DeadlineWatch.shared.schedule(after: timeout, fire: {
+                    guard lk_g_cancellable_is_cancelled(target.pointer) == 0 else {
+                        neverReturning()
+                        return nil
+                    }
+                    lk_g_cancellable_cancel(target.pointer)
+                    return grace // still owned (the call has not returned): look again after the grace
+                }, end: { lk_g_object_unref(UnsafeMutableRawPointer(target.pointer)) })
+            } catch {
+                lk_g_object_unref(UnsafeMutableRawPointer(target.pointer))
+                throw error
             }
-            timer.setCancelHandler { lk_g_object_unref(UnsafeMutableRawPointer(target)) }
-            timer.resume()
+            pointer = target.pointer
+        }
+
+        /// A `GCancellable` as the watch's actions hold it.
+        private struct Cancellable: @unchecked Sendable {
+            // Sendable: GCancellable's cancel and is-cancelled are thread-safe.
+            let pointer: OpaquePointer
         }
 
         var isCancelled: Bool { lk_g_cancellable_is_cancelled(pointer) != 0 }
 
         deinit {
-            timer.cancel()
+            DeadlineWatch.shared.cancel(ticket)
             lk_g_object_unref(UnsafeMutableRawPointer(pointer))
         }
     }
@@ -249,7 +253,7 @@ enum LibSecret {
     /// Runs `body` with the Secret Service while holding the process-wide gate.
     ///
     /// The gate is waited for with the deadline, so queueing counts too; then one
-    /// `GCancellable`, cancelled by a timer on another thread at the deadline,
+    /// `GCancellable`, cancelled by ``DeadlineWatch``'s thread at the deadline,
     /// stops every call `body` makes, which then fails with `.timedOut`.
     ///
     /// When the kept connection turns out stale (`.unavailable`: the daemon it
@@ -272,7 +276,7 @@ enum LibSecret {
             throw LatchkeyError(.timedOut, "other Secret Service calls did not finish within the deadline")
         }
         defer { gate.signal() }
-        let cancellation = Cancellation(after: deadline - (clock.now - start))
+        let cancellation = try Cancellation(after: deadline - (clock.now - start))
         do {
             if let kept = service.withLock({ $0 }) {
                 do {
