@@ -10,7 +10,7 @@ final class DeadlineWatch: Sendable {
     static let shared = DeadlineWatch()
 
     /// One scheduled action.
-    struct Ticket: Sendable, Equatable {
+    struct Ticket: Sendable {
         fileprivate let id: UInt64
     }
 
