@@ -55,8 +55,8 @@ struct GitCredentialIndex: Equatable, Sendable {
 
     /// Decodes a stored index: `{"version":1,"entries":[{"username":...,"path":...,
     /// "expiry":...,"hasRefreshToken":...}]}`, `path` and `expiry` left out when absent
-    /// (read with Latchkey's own JSON parser: Foundation's `JSONDecoder` cost a `get`
-    /// about 0.5 ms of start-up).
+    /// (read with Latchkey's own JSON parser: with Foundation's `JSONDecoder` a `git
+    /// credential fill` took 0.9 ms longer, 61 runs timed in turn).
     /// - Returns: The index, or nil when it is not one this version reads (it is then rebuilt).
     static func decode(_ value: SecretBytes) -> GitCredentialIndex? {
         guard case .object(let document)? = value.withUnsafeBytes({ try? JSONValue.parse($0, source: "the git credential index") }),

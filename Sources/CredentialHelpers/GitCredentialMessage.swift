@@ -62,10 +62,9 @@ package struct GitCredentialMessage: Sendable {
             var rest = bytes[...]
             // Line by line, without collecting the lines first (an array of slices cost a
             // process about 0.1 ms of Swift runtime set-up, more than the parse).
-            while !rest.isEmpty || lineNumber == 0 {
-                let end = rest.firstIndex(of: UInt8(ascii: "\n")) ?? rest.endIndex
-                var line = rest[..<end]
-                rest = end == rest.endIndex ? rest[end...] : rest[rest.index(after: end)...]
+            while true {
+                let newline = rest.firstIndex(of: UInt8(ascii: "\n"))
+                var line = rest[..<(newline ?? rest.endIndex)]
                 lineNumber += 1
                 if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
                 if line.isEmpty { break }
@@ -86,6 +85,8 @@ package struct GitCredentialMessage: Sendable {
                     throw LatchkeyError(.invalidInput, "credential attribute '\(key)' contains a carriage return")
                 }
                 try message.set(key: key, value: valueBytes, line: lineNumber)
+                guard let newline else { break }
+                rest = rest[rest.index(after: newline)...]
             }
         }
         return message

@@ -82,9 +82,7 @@ final class DeadlineWatch: Sendable {
             }
             guard var entry = next.due else {
                 if let earliest = next.earliest {
-                    // At most an hour at a time, so the conversion cannot overflow.
-                    let (seconds, attoseconds) = min(earliest - .now, .seconds(3_600)).components
-                    _ = wake.wait(timeout: .now() + .nanoseconds(Int(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))))
+                    _ = wake.wait(timeout: .fromNow(earliest - .now))
                 } else {
                     wake.wait()
                 }
@@ -100,5 +98,16 @@ final class DeadlineWatch: Sendable {
             }
             if !rescheduled { entry.end() }
         }
+    }
+}
+
+extension DispatchTime {
+    /// The dispatch time `duration` from now; a negative duration means now, and one
+    /// too long to count in nanoseconds never.
+    static func fromNow(_ duration: Duration) -> DispatchTime {
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !nanoseconds.overflow else { return .distantFuture }
+        return .now() + .nanoseconds(Int(clamping: max(0, nanoseconds.partialValue + attoseconds / 1_000_000_000)))
     }
 }

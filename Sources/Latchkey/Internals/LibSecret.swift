@@ -158,14 +158,6 @@ enum LibSecret {
 
     // MARK: Deadlines
 
-    /// The dispatch time `duration` from now; a negative duration means now.
-    fileprivate static func dispatchTime(after duration: Duration) -> DispatchTime {
-        let (seconds, attoseconds) = duration.components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !nanoseconds.overflow else { return .distantFuture }
-        return .now() + .nanoseconds(Int(clamping: max(0, nanoseconds.partialValue + attoseconds / 1_000_000_000)))
-    }
-
     /// How long after its deadline a libsecret call that has not returned counts as
     /// never returning (see ``neverReturningCall``).
     static let neverReturningGrace: Duration = .seconds(2)
@@ -272,7 +264,7 @@ enum LibSecret {
         try load()
         let clock = ContinuousClock()
         let start = clock.now
-        guard gate.wait(timeout: dispatchTime(after: deadline)) == .success else {
+        guard gate.wait(timeout: .fromNow(deadline)) == .success else {
             throw LatchkeyError(.timedOut, "other Secret Service calls did not finish within the deadline")
         }
         defer { gate.signal() }

@@ -31,6 +31,11 @@ public struct Session: Sendable, Equatable {
         self.created = created
         self.expires = expires
     }
+
+    /// The session a stored item of kind `session` holds.
+    init(_ key: ItemKey, _ item: StoredItem) {
+        self.init(account: key.account, name: key.name, value: item.value, created: item.created, expires: item.expires)
+    }
 }
 
 /// What a session listing shows: everything but the token.

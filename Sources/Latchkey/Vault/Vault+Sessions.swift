@@ -46,7 +46,7 @@ extension Vault {
                 try backend.delete(key)
                 return OperationOutcome(nil, event: .sessionExpired)
             }
-            return OperationOutcome(Session(account: account, name: name, value: item.value, created: item.created, expires: item.expires))
+            return OperationOutcome(Session(key, item))
         }
     }
 
@@ -65,7 +65,7 @@ extension Vault {
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
         guard let item = try backend.read(key), !item.isExpired() else { return nil }
-        return Session(account: account, name: name, value: item.value, created: item.created, expires: item.expires)
+        return Session(key, item)
     }
 
     /// Lists the sessions that have not expired (expired ones are deleted and audited).
