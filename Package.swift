@@ -6,12 +6,12 @@ let package = Package(
     products: [
         .library(name: "Latchkey", targets: ["Latchkey"]),
         .library(name: "LatchkeyTesting", targets: ["LatchkeyTesting"]),
-        .executable(name: "latchkey", targets: ["latchkey"]),
-        .library(name: "LoginFlow", targets: ["LoginFlow"]),
+        .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
+        .library(name: "LatchkeyLoginFlow", targets: ["LatchkeyLoginFlow"]),
     ],
     targets: [
         .systemLibrary(
-            name: "CSodium",
+            name: "CLatchkeySodium",
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]
         ),
@@ -19,15 +19,15 @@ let package = Package(
         // without their headers and never linked, so a process that does not reach
         // the Secret Service does not load them and a host without libsecret still runs.
         .target(
-            name: "CSecret",
+            name: "CLatchkeySecret",
             exclude: ["functions.h"],
             linkerSettings: [.linkedLibrary("dl")]
         ),
         // Linux calls Swift cannot make directly (prctl is variadic): static inline C in a header.
-        .systemLibrary(name: "CLinux"),
+        .systemLibrary(name: "CLatchkeyLinux"),
         .target(
             name: "Latchkey",
-            dependencies: ["CSodium", "CSecret", "CLinux"]
+            dependencies: ["CLatchkeySodium", "CLatchkeySecret", "CLatchkeyLinux"]
         ),
         .target(
             name: "LatchkeyTesting",
@@ -35,12 +35,14 @@ let package = Package(
         ),
         // Adapters for other tools' credential-helper protocols (git), over the public Vault.
         .target(
-            name: "CredentialHelpers",
+            name: "LatchkeyCredentialHelpers",
             dependencies: ["Latchkey"]
         ),
+        // The `latchkey` command (product `latchkey`); also git-credential-latchkey and
+        // docker-credential-latchkey by the name it is run under.
         .executableTarget(
-            name: "latchkey",
-            dependencies: ["Latchkey", "CredentialHelpers"]
+            name: "LatchkeyCLI",
+            dependencies: ["Latchkey", "LatchkeyCredentialHelpers"]
         ),
         // Launched by the encrypted-file tests as a separate process; never installed.
         .executableTarget(
@@ -55,25 +57,25 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchkeyTests",
-            dependencies: ["Latchkey", "LatchkeyTesting", "CredentialHelpers", "LatchkeyTestSupport"]
+            dependencies: ["Latchkey", "LatchkeyTesting", "LatchkeyCredentialHelpers", "LatchkeyTestSupport"]
         ),
         .target(
-            name: "LoginFlow",
+            name: "LatchkeyLoginFlow",
             dependencies: ["Latchkey"]
         ),
         // Runs the built `latchkey` binary as a subprocess (built by `swift build --build-tests`).
         .testTarget(
-            name: "CLITests",
-            dependencies: ["latchkey", "Latchkey", "LatchkeyTestSupport"]
+            name: "LatchkeyCLITests",
+            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyTestSupport"]
         ),
         .testTarget(
-            name: "LoginFlowTests",
-            dependencies: ["LoginFlow", "Latchkey", "LatchkeyTesting", "LatchkeyTestSupport"]
+            name: "LatchkeyLoginFlowTests",
+            dependencies: ["LatchkeyLoginFlow", "Latchkey", "LatchkeyTesting", "LatchkeyTestSupport"]
         ),
         // Benchmarks and the reliability harness (make bench, make stress); never installed.
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["Latchkey", "CredentialHelpers"]
+            dependencies: ["Latchkey", "LatchkeyCredentialHelpers"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -26,7 +26,7 @@ let package = Package(
                 "CGtk",
                 "CGtkShims",
                 .product(name: "Latchkey", package: "Latchkey"),
-                .product(name: "LoginFlow", package: "Latchkey"),
+                .product(name: "LatchkeyLoginFlow", package: "Latchkey"),
             ]
         ),
     ],

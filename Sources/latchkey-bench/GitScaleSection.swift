@@ -1,6 +1,6 @@
 import Foundation
 import Latchkey
-import CredentialHelpers
+import LatchkeyCredentialHelpers
 
 /// Issue 16: what one `git-credential-latchkey get` costs (whole process) with
 /// one git credential stored in the namespace and with 1,000 (each on its own

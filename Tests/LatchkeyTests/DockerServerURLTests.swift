@@ -1,6 +1,6 @@
 import Testing
 @testable import Latchkey
-@testable import CredentialHelpers
+@testable import LatchkeyCredentialHelpers
 
 @Suite("Docker server URLs")
 struct DockerServerURLTests {

@@ -1,7 +1,7 @@
 import Testing
 import Foundation
 import Latchkey
-@testable import CredentialHelpers
+@testable import LatchkeyCredentialHelpers
 
 @Suite("git credential index")
 struct GitCredentialIndexTests {

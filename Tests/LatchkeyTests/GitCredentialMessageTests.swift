@@ -6,7 +6,7 @@ import FoundationEssentials
 import Foundation
 #endif
 @testable import Latchkey
-@testable import CredentialHelpers
+@testable import LatchkeyCredentialHelpers
 
 @Suite("Git credential messages")
 struct GitCredentialMessageTests {

@@ -1,4 +1,4 @@
-internal import CSecret
+internal import CLatchkeySecret
 
 // The GIO calls that talk to the message bus itself rather than to libsecret:
 // finding out, before libsecret is asked anything, whether a Secret Service can

@@ -1,4 +1,4 @@
-internal import CSecret
+internal import CLatchkeySecret
 
 // The calls one Secret Service connection makes (see `LibSecret.swift`).
 

@@ -1,4 +1,4 @@
-internal import CSecret
+internal import CLatchkeySecret
 
 // The GLib values the libsecret calls take (see `LibSecret.swift`), each freed by its owner.
 

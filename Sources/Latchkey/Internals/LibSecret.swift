@@ -1,4 +1,4 @@
-internal import CSecret
+internal import CLatchkeySecret
 import Dispatch
 import Synchronization
 
@@ -7,9 +7,9 @@ import Synchronization
 // `LibSecret+Values.swift` (the GLib values they take) and `GIO.swift` (the
 // message bus). Nothing outside them sees a GLib type, a GError or an unsafe
 // pointer that these libraries produced.
-// libsecret is not linked: `load()` opens it (dlopen, through CSecret's
+// libsecret is not linked: `load()` opens it (dlopen, through CLatchkeySecret's
 // `latchkey_secret_load`) the first time the Secret Service is needed, and every
-// call goes through CSecret's `lk_` wrappers of the functions it resolved. Each
+// call goes through CLatchkeySecret's `lk_` wrappers of the functions it resolved. Each
 // entry point (`withConnection`, `busOffers`, `bareLookup`) loads it first.
 // Calls run one at a time in the process (libsecret and some providers have
 // crashed under concurrent use), each operation under one deadline: see

@@ -3,7 +3,7 @@ internal import Glibc
 #elseif canImport(Musl)
 internal import Musl
 #endif
-internal import CLinux
+internal import CLatchkeyLinux
 import Synchronization
 
 // Every POSIX file-system call lives in this file. Failures become

@@ -1,4 +1,4 @@
-internal import CSodium
+internal import CLatchkeySodium
 import Synchronization
 
 // Every call into libsodium lives in this file. Nothing outside it sees an

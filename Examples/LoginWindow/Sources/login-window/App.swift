@@ -1,6 +1,6 @@
 import Foundation
 import Latchkey
-import LoginFlow
+import LatchkeyLoginFlow
 
 /// `login-window`: a GTK 4 login screen on LoginFlow, keeping what it keeps in a Latchkey `Vault`.
 @main

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Latchkey
-import LoginFlow
+import LatchkeyLoginFlow
 
 /// Signs in over HTTP: `POST <server>` with a JSON body `{"username": ..., "password": ...}`.
 ///

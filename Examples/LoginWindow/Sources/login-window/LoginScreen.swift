@@ -1,5 +1,5 @@
 import Latchkey
-import LoginFlow
+import LatchkeyLoginFlow
 
 /// What the window asks of the controller, in the order the user did it.
 enum ScreenCommand: Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 import Latchkey
-import LoginFlow
+import LatchkeyLoginFlow
 
 /// The command line, resolved against the environment as the `latchkey` CLI
 /// resolves its global options.

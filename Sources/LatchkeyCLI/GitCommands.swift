@@ -1,0 +1,38 @@
+import Latchkey
+import LatchkeyCredentialHelpers
+
+/// `git-credential get|store|erase`, also run when the tool is invoked as
+/// `git-credential-latchkey`: git's input on standard input, the answer on
+/// standard output. The protocol itself is `GitCredentialHelper`'s.
+enum GitCommands {
+    static func run(_ context: Context, _ arguments: CommandArguments) throws {
+        let action = arguments.positionals[0]
+        context.output.set("action", .string(action))
+        guard ["get", "store", "erase"].contains(action) else {
+            // The protocol asks helpers to ignore actions they do not know, so a newer git keeps working.
+            context.output.set("ignored", .bool(true))
+            return
+        }
+        let message = try GitCredentialMessage.parse(SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false))
+        let helper = GitCredentialHelper(vault: try context.openVault())
+        switch action {
+        case "get":
+            let found = try helper.get(message)
+            guard context.output.json else {
+                if let found { try context.output.raw(found.serialized()) }
+                return
+            }
+            context.output.set("credential", found.map { found in .object([
+                ("username", .string(found.username)),
+                ("password", found.password.map { .secret($0) } ?? .null),
+                ("password_expiry_utc", found.passwordExpiry.map { .integer(Int64($0.timeIntervalSince1970)) } ?? .null),
+                ("oauth_refresh_token", found.oauthRefreshToken.map { .secret($0) } ?? .null),
+            ]) } ?? .null)
+        case "store":
+            try helper.store(message)
+        default:
+            let erased = try helper.erase(message)
+            context.output.set("erased", .integer(erased))
+        }
+    }
+}
