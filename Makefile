@@ -2,7 +2,10 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 
-.PHONY: deps build demo test api bench stress fuzz install install-built clean login-window login-window-test interop interop-keepassxc
+# The Swift files the formatter keeps (.swift-format; CONTRIBUTING.md says why these settings).
+FORMATTED = Sources Tests Examples Package.swift
+
+.PHONY: deps build demo test format api bench stress fuzz install install-built clean login-window login-window-test interop interop-keepassxc
 
 deps:
 	@.ci/install-deps
@@ -55,8 +58,13 @@ install-built:
 	@echo "installed latchkey, its manual pages, its bash, zsh and fish completions and the agent's systemd user units under $(DESTDIR)$(PREFIX)"
 
 test: deps
+	$(SWIFT) format lint --strict --parallel --recursive $(FORMATTED)
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) .ci/test
+
+# Rewrites every Swift file as .swift-format says; `make test` fails on any file it would change.
+format:
+	$(SWIFT) format format --in-place --parallel --recursive $(FORMATTED)
 
 # Regenerates api/*.txt, the committed public surface `make test` checks, after an intended API change.
 api: deps

@@ -6,7 +6,7 @@ import PackageDescription
 let package = Package(
     name: "LoginWindow",
     dependencies: [
-        .package(name: "Latchkey", path: "../.."),
+        .package(name: "Latchkey", path: "../..")
     ],
     targets: [
         // GTK 4 itself: headers and flags from pkg-config.

@@ -27,20 +27,31 @@ enum AgentClient {
     ///   - invokedAs: The name the tool was invoked as.
     /// - Throws: What reading a passphrase the agent asked for throws; `.io` when
     ///   the agent's output cannot be written.
-    static func offer(_ command: Command, _ context: Context, _ arguments: CommandArguments, line: [String], invokedAs: String) throws -> Outcome {
+    static func offer(
+        _ command: Command, _ context: Context, _ arguments: CommandArguments, line: [String], invokedAs: String
+    ) throws -> Outcome {
         guard command.viaAgent, context.environment["LATCHKEY_AGENT"] != "off",
-              let runtime = try? AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"]) else { return .inProcess(nil) }
+            let runtime = try? AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
+        else { return .inProcess(nil) }
         // What only this process can do: ask on its terminal, or read a relative path.
         let readsInput = readsInput(command, arguments)
         let inputIsTerminal = SecretInput.standardInputIsTerminal
         if readsInput && inputIsTerminal { return .inProcess(nil) }
-        if command.options.contains(where: { $0.name == "--yes" }) && !arguments.flags.contains("--yes") { return .inProcess(nil) }
+        if command.options.contains(where: { $0.name == "--yes" }) && !arguments.flags.contains("--yes") {
+            return .inProcess(nil)
+        }
         if let policy = context.globals.policy ?? context.environment["LATCHKEY_POLICY"], !policy.isEmpty,
-           !policy.hasPrefix("/"), !policy.hasPrefix("built-in:") { return .inProcess(nil) }
+            !policy.hasPrefix("/"), !policy.hasPrefix("built-in:")
+        {
+            return .inProcess(nil)
+        }
 
         let input = readsInput ? Result { () throws(LatchkeyError) in try SecretInput.readInput() } : nil
         var passphrase: SecretBytes?
-        let inProcess = { CommandLineIO.Redirection(input: input, inputIsTerminal: inputIsTerminal, passphrase: passphrase, capture: nil, unlocked: nil) }
+        let inProcess = {
+            CommandLineIO.Redirection(
+                input: input, inputIsTerminal: inputIsTerminal, passphrase: passphrase, capture: nil, unlocked: nil)
+        }
         // Input that cannot be read fails in-process, where the command reports it its own way (docker's on standard output too).
         guard case .success(let inputBytes)? = input ?? .success(SecretBytes()) else { return .inProcess(inProcess()) }
         guard let connection = connect(runtime, context) else { return .inProcess(inProcess()) }

@@ -21,8 +21,10 @@ enum AgentCommands {
         let values = lines.map { $0.split(separator: "=", maxSplits: 1).map(String.init) }.filter { $0.count == 2 }
         func value(_ key: String) -> String { values.first { $0[0] == key }?[1] ?? "" }
         func fields(_ key: String, _ count: Int) -> [[String]] {
-            values.filter { $0[0] == key }.map { $0[1].split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
-                .filter { $0.count == count }
+            values.filter { $0[0] == key }.map {
+                $0[1].split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            }
+            .filter { $0.count == count }
         }
         let served = fields("served", 4)
         let unlocked = fields("unlocked", 3)
@@ -30,9 +32,24 @@ enum AgentCommands {
         output.set("pid", .integer(Int64(value("pid")) ?? 0))
         output.set("since", .string(value("since")))
         output.set("latchkeyVersion", .string(value("version")))
-        output.set("namespaces", .array(served.map { .object([("app", .string($0[0])), ("storeDirectory", .string($0[1])), ("backend", .string($0[2])), ("lastUsed", .string($0[3]))]) }))
-        output.set("unlocked", .array(unlocked.map { .object([("app", .string($0[0])), ("storeDirectory", .string($0[1])), ("until", .string($0[2]))]) }))
-        try output.line("an agent runs on \(runtime.socketPath): pid \(value("pid")), since \(value("since")), latchkey \(value("version"))")
+        output.set(
+            "namespaces",
+            .array(
+                served.map {
+                    .object([
+                        ("app", .string($0[0])), ("storeDirectory", .string($0[1])), ("backend", .string($0[2])),
+                        ("lastUsed", .string($0[3])),
+                    ])
+                }))
+        output.set(
+            "unlocked",
+            .array(
+                unlocked.map {
+                    .object([("app", .string($0[0])), ("storeDirectory", .string($0[1])), ("until", .string($0[2]))])
+                }))
+        try output.line(
+            "an agent runs on \(runtime.socketPath): pid \(value("pid")), since \(value("since")), latchkey \(value("version"))"
+        )
         for namespace in served {
             try output.line("serves: \(namespace[0]) in \(namespace[1]) (\(namespace[2])), last used \(namespace[3])")
         }
@@ -73,7 +90,8 @@ enum AgentCommands {
     /// Sends `kind` to the running agent; its `key=value` lines, or nil when none answers.
     private static func ask(_ kind: AgentMessage.Kind, _ runtime: AgentRuntimeDirectory) -> [String]? {
         guard let connection = try? POSIX.LocalSocket.connected(to: runtime.socketPath),
-              let answer = AgentClient.exchange(AgentMessage(kind), on: connection), answer.kind == .information else { return nil }
+            let answer = AgentClient.exchange(AgentMessage(kind), on: connection), answer.kind == .information
+        else { return nil }
         return answer.texts(.line)
     }
 }

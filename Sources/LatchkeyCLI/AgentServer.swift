@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Latchkey
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `latchkey agent run`: the per-user service (docs/AGENT.md). It answers only
 /// peers of its own uid on a private socket, reads each request under a
@@ -33,7 +34,10 @@ final class AgentServer: Sendable {
     /// Held while a command runs: one at a time, one writer per namespace.
     private let execution = Mutex<Void>(())
 
-    private init(runtime: AgentRuntimeDirectory, listener: POSIX.LocalSocket, lock: AgentLock, ownSocket: [UInt64]?, idleExit: Duration) {
+    private init(
+        runtime: AgentRuntimeDirectory, listener: POSIX.LocalSocket, lock: AgentLock, ownSocket: [UInt64]?,
+        idleExit: Duration
+    ) {
         self.runtime = runtime
         self.listener = listener
         self.lock = lock
@@ -50,16 +54,23 @@ final class AgentServer: Sendable {
         POSIX.forbidDumps()
         let runtime = try AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
         try runtime.prepare()
-        let activated = context.environment["LISTEN_PID"] == String(POSIX.processID) && Int(context.environment["LISTEN_FDS"] ?? "") ?? 0 >= 1
+        let activated =
+            context.environment["LISTEN_PID"] == String(POSIX.processID)
+            && Int(context.environment["LISTEN_FDS"] ?? "") ?? 0 >= 1
         // Said on the terminal of whoever ran it, before the streams are let go.
-        if !activated, (try? POSIX.LocalSocket.connected(to: runtime.socketPath)).flatMap({ AgentClient.exchange(AgentMessage(.status), on: $0) }) != nil {
+        if !activated,
+            (try? POSIX.LocalSocket.connected(to: runtime.socketPath)).flatMap({
+                AgentClient.exchange(AgentMessage(.status), on: $0)
+            }) != nil
+        {
             Output.message("latchkey agent: an agent already serves \(runtime.socketPath)")
             return
         }
         // Nothing inherited may keep whoever started the agent waiting for its output: the
         // log goes to the journal under systemd (JOURNAL_STREAM), else to agent.log.
-        try POSIX.detachStandardStreams(logPath: context.environment["JOURNAL_STREAM"] == nil ? runtime.logPath : nil,
-                                        closingFrom: activated ? 4 : 3)
+        try POSIX.detachStandardStreams(
+            logPath: context.environment["JOURNAL_STREAM"] == nil ? runtime.logPath : nil,
+            closingFrom: activated ? 4 : 3)
         let policy = try context.policy()
         guard let lock = try runtime.claimAgentLock() else {
             Output.message("latchkey agent: an agent already serves \(runtime.socketPath)")
@@ -78,14 +89,20 @@ final class AgentServer: Sendable {
         // What a long-lived process keeps: derived keys (within the unlock cache time) and open stores.
         DerivedKeyCache.shared.enable()
         BackendReuse.shared.enable()
-        let server = AgentServer(runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket,
-                                 idleExit: .milliseconds(Int64(policy.agent.idleTimeout * 1000)))
+        let server = AgentServer(
+            runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket,
+            idleExit: .milliseconds(Int64(policy.agent.idleTimeout * 1000)))
         // A command stuck in libsecret past its deadline would hold every later one: the agent
         // goes instead (its socket first), and the client retries that command in-process.
         SecretServiceBackend.whenACallNeverReturns {
-            server.abandon(because: "a Secret Service call did not return after its deadline, and libsecret does not stop waiting for it")
+            server.abandon(
+                because:
+                    "a Secret Service call did not return after its deadline, and libsecret does not stop waiting for it"
+            )
         }
-        server.log("serving \(runtime.socketPath) (pid \(POSIX.processID)); idle exit after \(Int(policy.agent.idleTimeout)) s")
+        server.log(
+            "serving \(runtime.socketPath) (pid \(POSIX.processID)); idle exit after \(Int(policy.agent.idleTimeout)) s"
+        )
         try server.run()
     }
 
@@ -119,9 +136,15 @@ final class AgentServer: Sendable {
         while true {
             do {
                 let connection = try listener.accept()
-                activity.withLock { $0.open += 1; $0.last = .now }
+                activity.withLock {
+                    $0.open += 1
+                    $0.last = .now
+                }
                 handle(connection)
-                activity.withLock { $0.open -= 1; $0.last = .now }
+                activity.withLock {
+                    $0.open -= 1
+                    $0.last = .now
+                }
             } catch {
                 log("accepting failed: \(error)")
                 POSIX.sleep(.milliseconds(100))
@@ -167,7 +190,10 @@ final class AgentServer: Sendable {
             guard let received = try connection.receiveMessage(before: .now + Self.requestDeadline) else { return }
             guard let request = received.message else {
                 var declined = AgentMessage(.declined)
-                declined.append(.text, "this agent speaks protocol version \(AgentMessage.protocolVersion), not \(received.header.version)")
+                declined.append(
+                    .text,
+                    "this agent speaks protocol version \(AgentMessage.protocolVersion), not \(received.header.version)"
+                )
                 try connection.send(declined, before: .now + Self.answerDeadline)
                 return
             }
@@ -198,9 +224,14 @@ final class AgentServer: Sendable {
 
     /// What `agent status` shows: never a secret.
     private func status() -> [String] {
-        var lines = ["pid=\(POSIX.processID)", "since=\(formatTime(started))", "socket=\(runtime.socketPath)", "version=\(Tool.version)"]
+        var lines = [
+            "pid=\(POSIX.processID)", "since=\(formatTime(started))", "socket=\(runtime.socketPath)",
+            "version=\(Tool.version)",
+        ]
         for namespace in unlocked.servedNamespaces {
-            lines.append("served=\(namespace.app)\t\(namespace.storeDirectory)\t\(namespace.backend)\t\(formatTime(namespace.last))")
+            lines.append(
+                "served=\(namespace.app)\t\(namespace.storeDirectory)\t\(namespace.backend)\t\(formatTime(namespace.last))"
+            )
         }
         for entry in unlocked.held {
             lines.append("unlocked=\(entry.app)\t\(entry.storeDirectory)\t\(formatTime(entry.untilDate))")
@@ -211,8 +242,11 @@ final class AgentServer: Sendable {
     /// Runs a command for a client.
     private func run(_ request: AgentMessage) throws -> AgentMessage {
         guard let arguments = request.texts(.argument), let variables = request.texts(.environment),
-              let invokedAs = request.text(.invokedAs), let flags = request.value(.flags), flags.count == 1 else {
-            throw LatchkeyError(.invalidInput, "a run request without its arguments, environment, name or flags (or with text that is not UTF-8)")
+            let invokedAs = request.text(.invokedAs), let flags = request.value(.flags), flags.count == 1
+        else {
+            throw LatchkeyError(
+                .invalidInput,
+                "a run request without its arguments, environment, name or flags (or with text that is not UTF-8)")
         }
         var declined = AgentMessage(.declined)
         guard request.text(.toolVersion) == Tool.version else {
@@ -221,8 +255,10 @@ final class AgentServer: Sendable {
         }
         var environment: [String: String] = [:]
         for variable in variables {
-            guard let equals = variable.firstIndex(of: "="), Environment.forwarded.contains(String(variable[..<equals])) else {
-                throw LatchkeyError(.invalidInput, "a run request names an environment variable the agent does not take")
+            guard let equals = variable.firstIndex(of: "="), Environment.forwarded.contains(String(variable[..<equals]))
+            else {
+                throw LatchkeyError(
+                    .invalidInput, "a run request names an environment variable the agent does not take")
             }
             environment[String(variable[..<equals])] = String(variable[variable.index(after: equals)...])
         }
@@ -232,7 +268,8 @@ final class AgentServer: Sendable {
         }
         let capture = CommandLineIO.Capture()
         let redirection = CommandLineIO.Redirection(
-            input: request.value(.standardInput).map { .success($0) }, inputIsTerminal: flags.withUnsafeBytes { $0[0] & 1 == 1 },
+            input: request.value(.standardInput).map { .success($0) },
+            inputIsTerminal: flags.withUnsafeBytes { $0[0] & 1 == 1 },
             passphrase: request.value(.passphrase), capture: capture, unlocked: unlocked)
         let status = execution.withLock { _ in
             CommandLineIO.$redirection.withValue(redirection) {

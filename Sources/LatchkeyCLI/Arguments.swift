@@ -40,8 +40,10 @@ struct GlobalOptions {
     static func backendChoice(_ text: String, from origin: String) throws -> Policy.BackendChoice {
         guard let choice = Policy.BackendChoice(rawValue: text) else {
             let choices = Policy.BackendChoice.allCases.map(\.rawValue)
-            throw LatchkeyError(.usage, "\(origin) must be \(choices.joined(separator: ", ")), not '\(text)'"
-                + Suggestion.didYouMean(text, among: choices))
+            throw LatchkeyError(
+                .usage,
+                "\(origin) must be \(choices.joined(separator: ", ")), not '\(text)'"
+                    + Suggestion.didYouMean(text, among: choices))
         }
         return choice
     }
@@ -61,7 +63,8 @@ struct CommandArguments {
     func integer(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
         guard let text = options[name] else { return nil }
         guard let value = Int64(text), range.contains(value) else {
-            throw LatchkeyError(.usage, "\(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            throw LatchkeyError(
+                .usage, "\(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return value
     }
@@ -71,8 +74,10 @@ struct CommandArguments {
     func duration(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
         guard let text = options[name] else { return nil }
         guard let seconds = Lifetime.seconds(text), range.contains(seconds) else {
-            throw LatchkeyError(.usage, "\(name) needs seconds or a duration such as 90s, 30m, 12h, 7d or 1h30m, "
-                + "from \(range.lowerBound) to \(range.upperBound) seconds, not '\(text)'")
+            throw LatchkeyError(
+                .usage,
+                "\(name) needs seconds or a duration such as 90s, 30m, 12h, 7d or 1h30m, "
+                    + "from \(range.lowerBound) to \(range.upperBound) seconds, not '\(text)'")
         }
         return seconds
     }
@@ -103,7 +108,10 @@ struct Invocation {
         var early: [(Option, String?)] = []
         while let argument = rest.popFirst() {
             guard optionsEnded || !argument.hasPrefix("-") || argument == "-" else {
-                if argument == "--" { optionsEnded = true; continue }
+                if argument == "--" {
+                    optionsEnded = true
+                    continue
+                }
                 let (name, inline) = splitOption(argument)
                 if let option = Tool.globalOptions.first(where: { $0.names.contains(name) }) {
                     try globals.set(option, try value(of: option, inline: inline, from: &rest))
@@ -157,7 +165,10 @@ struct Invocation {
         if count > command.arguments.count {
             // Not quoted: the extra argument may be a username or an account.
             let extra = count - command.arguments.count
-            throw LatchkeyError(.usage, "\(command.name) takes \(command.arguments.count) argument\(command.arguments.count == 1 ? "" : "s"); \(extra) more \(extra == 1 ? "was" : "were") given")
+            throw LatchkeyError(
+                .usage,
+                "\(command.name) takes \(command.arguments.count) argument\(command.arguments.count == 1 ? "" : "s"); \(extra) more \(extra == 1 ? "was" : "were") given"
+            )
         }
     }
 
@@ -169,9 +180,13 @@ struct Invocation {
     private func unknownOption(_ name: String) -> LatchkeyError {
         let candidates = (Tool.globalOptions + (command?.options ?? Invocation.commandOptions)).map(\.name)
         let elsewhere = command == nil ? [] : Command.all.filter { $0.option(named: name) != nil }.map(\.name)
-        let hint = elsewhere.isEmpty ? "" : " (\(elsewhere.joined(separator: ", ")) \(elsewhere.count == 1 ? "takes" : "take") it)"
-        return LatchkeyError(.usage, "unknown option \(name)" + (command.map { " for \($0.name)" } ?? "") + hint
-            + Suggestion.didYouMean(name, among: candidates))
+        let hint =
+            elsewhere.isEmpty
+            ? "" : " (\(elsewhere.joined(separator: ", ")) \(elsewhere.count == 1 ? "takes" : "take") it)"
+        return LatchkeyError(
+            .usage,
+            "unknown option \(name)" + (command.map { " for \($0.name)" } ?? "") + hint
+                + Suggestion.didYouMean(name, among: candidates))
     }
 }
 

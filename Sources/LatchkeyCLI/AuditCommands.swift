@@ -12,11 +12,14 @@ enum AuditCommands {
             if let account = entry.account { text += "\taccount \(account)" }
             if let detail = entry.detail { text += "\t\(TextEscaping.escaped(detail))" }
             try context.output.line(text)
-            objects.append(.object([
-                ("seq", .integer(Int64(entry.sequence))), ("time", .string(entry.timeText)), ("event", .string(entry.event.rawValue)),
-                ("outcome", .string(entry.outcome.name)), ("error", .string(entry.outcome.errorCode?.rawValue)),
-                ("backend", .string(entry.backend.rawValue)), ("account", .string(entry.account)), ("detail", .string(entry.detail)),
-            ]))
+            objects.append(
+                .object([
+                    ("seq", .integer(Int64(entry.sequence))), ("time", .string(entry.timeText)),
+                    ("event", .string(entry.event.rawValue)),
+                    ("outcome", .string(entry.outcome.name)), ("error", .string(entry.outcome.errorCode?.rawValue)),
+                    ("backend", .string(entry.backend.rawValue)), ("account", .string(entry.account)),
+                    ("detail", .string(entry.detail)),
+                ]))
         }
         context.output.set("entries", .array(objects))
     }
@@ -28,15 +31,23 @@ enum AuditCommands {
         for (path, verification) in try vault.verifyAudit() {
             switch verification {
             case .intact(let count, let last):
-                try context.output.line("\(path): intact, \(count) entr\(count == 1 ? "y" : "ies"), last sequence \(last)")
-                trails.append(.object([("path", .string(path)), ("intact", .bool(true)),
-                                       ("entries", .integer(count)), ("lastSequence", .integer(Int64(last)))]))
+                try context.output.line(
+                    "\(path): intact, \(count) entr\(count == 1 ? "y" : "ies"), last sequence \(last)")
+                trails.append(
+                    .object([
+                        ("path", .string(path)), ("intact", .bool(true)),
+                        ("entries", .integer(count)), ("lastSequence", .integer(Int64(last))),
+                    ]))
             case .broken(let sequence, let reason):
                 try context.output.line("\(path): BROKEN at sequence \(sequence): \(reason)")
-                trails.append(.object([("path", .string(path)), ("intact", .bool(false)),
-                                       ("sequence", .integer(Int64(sequence))), ("reason", .string(reason))]))
+                trails.append(
+                    .object([
+                        ("path", .string(path)), ("intact", .bool(false)),
+                        ("sequence", .integer(Int64(sequence))), ("reason", .string(reason)),
+                    ]))
                 if firstBreak == nil {
-                    firstBreak = LatchkeyError(.tampered, "the audit trail \(path) was altered: first bad sequence \(sequence): \(reason)")
+                    firstBreak = LatchkeyError(
+                        .tampered, "the audit trail \(path) was altered: first bad sequence \(sequence): \(reason)")
                 }
             }
         }
@@ -46,8 +57,11 @@ enum AuditCommands {
         let entries = firstBreak == nil ? try vault.auditEntries() : (try? vault.auditEntries()) ?? []
         for entry in entries where entry.event == .auditReset {
             try context.output.line("reset at \(entry.timeText) (\(entry.backend) trail): \(entry.detail ?? "")")
-            resets.append(.object([("time", .string(entry.timeText)), ("backend", .string(entry.backend.rawValue)),
-                                   ("detail", .string(entry.detail ?? ""))]))
+            resets.append(
+                .object([
+                    ("time", .string(entry.timeText)), ("backend", .string(entry.backend.rawValue)),
+                    ("detail", .string(entry.detail ?? "")),
+                ]))
         }
         context.output.set("intact", .bool(firstBreak == nil))
         context.output.set("trails", .array(trails))
@@ -57,8 +71,11 @@ enum AuditCommands {
 
     static func reset(_ context: Context, _ arguments: CommandArguments) throws {
         let appID = try context.appID()
-        guard try Confirmation.confirmed("Set the broken audit trail of \(appID) aside and start a new one?",
-                                         refusal: "audit reset starts a new audit trail for \(appID)", arguments) else {
+        guard
+            try Confirmation.confirmed(
+                "Set the broken audit trail of \(appID) aside and start a new one?",
+                refusal: "audit reset starts a new audit trail for \(appID)", arguments)
+        else {
             try context.output.line("cancelled: nothing was reset")
             context.output.set("reset", .array([]))
             return
@@ -67,9 +84,15 @@ enum AuditCommands {
         if reports.isEmpty { try context.output.line("every audit trail of \(appID) verifies; nothing was reset") }
         var objects: [JSONOutput] = []
         for report in reports {
-            try context.output.line("\(report.trailPath): reset; the old trail is kept as \(report.keptSegment ?? "(there was none)"), last verified sequence \(report.lastVerifiedSequence): \(report.reason)")
-            objects.append(.object([("path", .string(report.trailPath)), ("kept", report.keptSegment.map { .string($0) } ?? .null),
-                                    ("lastVerifiedSequence", .integer(Int64(report.lastVerifiedSequence))), ("reason", .string(report.reason))]))
+            try context.output.line(
+                "\(report.trailPath): reset; the old trail is kept as \(report.keptSegment ?? "(there was none)"), last verified sequence \(report.lastVerifiedSequence): \(report.reason)"
+            )
+            objects.append(
+                .object([
+                    ("path", .string(report.trailPath)), ("kept", report.keptSegment.map { .string($0) } ?? .null),
+                    ("lastVerifiedSequence", .integer(Int64(report.lastVerifiedSequence))),
+                    ("reason", .string(report.reason)),
+                ]))
         }
         context.output.set("reset", .array(objects))
     }
@@ -97,7 +120,10 @@ enum AuditCommands {
             ("backend.kind", .string(policy.backend.rawValue)),
             ("backend.allowFileFallback", .bool(policy.allowsFileFallback)),
             ("backend.migrateToSecretService", .bool(policy.migratesToSecretService)),
-            ("backend.secretServiceTimeoutMilliseconds", .integer(Int64((policy.secretServiceTimeout * 1000).rounded()))),
+            (
+                "backend.secretServiceTimeoutMilliseconds",
+                .integer(Int64((policy.secretServiceTimeout * 1000).rounded()))
+            ),
             ("file.keySource", .string(policy.fileKeySource?.rawValue)),
         ]
         if let kdf = policy.kdf {
@@ -111,7 +137,10 @@ enum AuditCommands {
         fields += [
             ("audit.enabled", .bool(policy.audit.isEnabled)),
             ("audit.maxEntries", policy.audit.retention.maxEntries.map { .integer($0) } ?? .null),
-            ("audit.maxAgeDays", policy.audit.retention.maxAge.map { .integer(Int64(($0 / 86_400).rounded())) } ?? .null),
+            (
+                "audit.maxAgeDays",
+                policy.audit.retention.maxAge.map { .integer(Int64(($0 / 86_400).rounded())) } ?? .null
+            ),
             ("audit.onFailure", .string(policy.audit.failureMode.rawValue)),
             ("agent.autostart", .bool(policy.agent.autostarts)),
             ("agent.unlockCacheSeconds", .integer(Int64(policy.agent.unlockCacheDuration.rounded()))),

@@ -4,87 +4,154 @@
 extension Command {
     /// Every command, in the order `--help` and the manual page list them.
     static let all: [Command] = [
-        Command(words: ["status"],
-                summary: "show the store in use and why, its protection, the policy, where each setting came from, and counts",
-                viaAgent: true, run: VaultCommands.status),
-        Command(words: ["username", "get"], summary: "print the remembered username",
-                exits: [ExitStatus(status: 1, meaning: "no username is remembered")], viaAgent: true, run: VaultCommands.usernameGet),
-        Command(words: ["username", "set"], arguments: [Argument(name: "NAME")],
-                summary: "remember NAME for the next login, if the policy and the user allow it",
-                exits: [ExitStatus(status: 77, meaning: "the policy or the user's opt-out refuses it")], viaAgent: true, run: VaultCommands.usernameSet),
-        Command(words: ["username", "forget"], summary: "forget the remembered username", viaAgent: true, run: VaultCommands.usernameForget),
-        Command(words: ["remember", "on"], summary: "allow remembering the username", viaAgent: true, run: VaultCommands.rememberOn),
-        Command(words: ["remember", "off"], summary: "opt out of remembering the username; erases it at once", viaAgent: true, run: VaultCommands.rememberOff),
-        Command(words: ["remember", "show"], summary: "show whether the username is remembered", viaAgent: true, run: VaultCommands.rememberShow),
-        Command(words: ["session", "put"], arguments: [Argument(name: "NAME")],
-                summary: "save a session token read from standard input (one trailing newline stripped)",
-                options: [account, expiresIn], readsStandardInput: true,
-                exits: [ExitStatus(status: 65, meaning: "the token read is empty")], viaAgent: true, run: SessionCommands.put),
-        Command(words: ["session", "get"], arguments: [Argument(name: "NAME")],
-                summary: "print a session token followed by a newline",
-                options: [account, Option(name: "--no-newline", short: "-n", help: "write the token's exact bytes and nothing else")],
-                exits: [ExitStatus(status: 1, meaning: "the session is missing or expired")], viaAgent: true, run: SessionCommands.get),
-        Command(words: ["session", "list"], summary: "list sessions: names, accounts and times, never tokens",
-                options: [everyAccount], viaAgent: true, run: SessionCommands.list),
-        Command(words: ["session", "delete"], arguments: [Argument(name: "NAME")], summary: "delete a session",
-                options: [account], viaAgent: true, run: SessionCommands.delete),
-        Command(words: ["logout"], summary: "log out as the policy says: wipe sessions, keep or forget the username",
-                options: [everyAccount], viaAgent: true, run: VaultCommands.logout),
-        Command(words: ["wipe"], summary: "erase every credential of the app (asks on a terminal unless --yes)",
-                options: [yes],
-                exits: [ExitStatus(status: 64, meaning: "standard input is not a terminal and --yes is missing")], viaAgent: true, run: VaultCommands.wipe),
-        Command(words: ["migrate"], summary: "move a leftover encrypted file vault into the Secret Service",
-                exits: [ExitStatus(status: 69, meaning: "the encrypted file is the store in use")], viaAgent: true, run: VaultCommands.migrate),
-        Command(words: ["audit", "show"], summary: "print the audit trail",
-                options: [Option(name: "--since", value: "SEQ", help: "only the entries after sequence number SEQ")], viaAgent: true, run: AuditCommands.show),
-        Command(words: ["audit", "verify"], summary: "verify the audit trail, read-only; names every reset and the segment it kept",
-                exits: [ExitStatus(status: 65, meaning: "a trail was altered (the first bad sequence is named)")], viaAgent: true, run: AuditCommands.verify),
-        Command(words: ["audit", "reset"],
-                summary: "set a broken audit trail aside (kept, renamed) and start a new chain that records the reset (asks on a terminal unless --yes)",
-                options: [yes],
-                exits: [ExitStatus(status: 64, meaning: "standard input is not a terminal and --yes is missing")], viaAgent: true, run: AuditCommands.reset),
+        Command(
+            words: ["status"],
+            summary:
+                "show the store in use and why, its protection, the policy, where each setting came from, and counts",
+            viaAgent: true, run: VaultCommands.status),
+        Command(
+            words: ["username", "get"], summary: "print the remembered username",
+            exits: [ExitStatus(status: 1, meaning: "no username is remembered")], viaAgent: true,
+            run: VaultCommands.usernameGet),
+        Command(
+            words: ["username", "set"], arguments: [Argument(name: "NAME")],
+            summary: "remember NAME for the next login, if the policy and the user allow it",
+            exits: [ExitStatus(status: 77, meaning: "the policy or the user's opt-out refuses it")], viaAgent: true,
+            run: VaultCommands.usernameSet),
+        Command(
+            words: ["username", "forget"], summary: "forget the remembered username", viaAgent: true,
+            run: VaultCommands.usernameForget),
+        Command(
+            words: ["remember", "on"], summary: "allow remembering the username", viaAgent: true,
+            run: VaultCommands.rememberOn),
+        Command(
+            words: ["remember", "off"], summary: "opt out of remembering the username; erases it at once",
+            viaAgent: true, run: VaultCommands.rememberOff),
+        Command(
+            words: ["remember", "show"], summary: "show whether the username is remembered", viaAgent: true,
+            run: VaultCommands.rememberShow),
+        Command(
+            words: ["session", "put"], arguments: [Argument(name: "NAME")],
+            summary: "save a session token read from standard input (one trailing newline stripped)",
+            options: [account, expiresIn], readsStandardInput: true,
+            exits: [ExitStatus(status: 65, meaning: "the token read is empty")], viaAgent: true,
+            run: SessionCommands.put),
+        Command(
+            words: ["session", "get"], arguments: [Argument(name: "NAME")],
+            summary: "print a session token followed by a newline",
+            options: [
+                account,
+                Option(name: "--no-newline", short: "-n", help: "write the token's exact bytes and nothing else"),
+            ],
+            exits: [ExitStatus(status: 1, meaning: "the session is missing or expired")], viaAgent: true,
+            run: SessionCommands.get),
+        Command(
+            words: ["session", "list"], summary: "list sessions: names, accounts and times, never tokens",
+            options: [everyAccount], viaAgent: true, run: SessionCommands.list),
+        Command(
+            words: ["session", "delete"], arguments: [Argument(name: "NAME")], summary: "delete a session",
+            options: [account], viaAgent: true, run: SessionCommands.delete),
+        Command(
+            words: ["logout"], summary: "log out as the policy says: wipe sessions, keep or forget the username",
+            options: [everyAccount], viaAgent: true, run: VaultCommands.logout),
+        Command(
+            words: ["wipe"], summary: "erase every credential of the app (asks on a terminal unless --yes)",
+            options: [yes],
+            exits: [ExitStatus(status: 64, meaning: "standard input is not a terminal and --yes is missing")],
+            viaAgent: true, run: VaultCommands.wipe),
+        Command(
+            words: ["migrate"], summary: "move a leftover encrypted file vault into the Secret Service",
+            exits: [ExitStatus(status: 69, meaning: "the encrypted file is the store in use")], viaAgent: true,
+            run: VaultCommands.migrate),
+        Command(
+            words: ["audit", "show"], summary: "print the audit trail",
+            options: [Option(name: "--since", value: "SEQ", help: "only the entries after sequence number SEQ")],
+            viaAgent: true, run: AuditCommands.show),
+        Command(
+            words: ["audit", "verify"],
+            summary: "verify the audit trail, read-only; names every reset and the segment it kept",
+            exits: [ExitStatus(status: 65, meaning: "a trail was altered (the first bad sequence is named)")],
+            viaAgent: true, run: AuditCommands.verify),
+        Command(
+            words: ["audit", "reset"],
+            summary:
+                "set a broken audit trail aside (kept, renamed) and start a new chain that records the reset (asks on a terminal unless --yes)",
+            options: [yes],
+            exits: [ExitStatus(status: 64, meaning: "standard input is not a terminal and --yes is missing")],
+            viaAgent: true, run: AuditCommands.reset),
         Command(words: ["policy", "show"], summary: "print the policy in force", run: AuditCommands.policyShow),
-        Command(words: ["policy", "check"], arguments: [Argument(name: "FILE", completion: .file())],
-                summary: "validate a policy file without using it",
-                exits: [ExitStatus(status: 65, meaning: "the policy is invalid (the key is named)")], run: AuditCommands.policyCheck),
-        Command(words: ["git-credential"], arguments: [Argument(name: "ACTION", completion: .choices(["get", "store", "erase"]))],
-                summary: "speak git's credential-helper protocol on standard input and output",
-                readsStandardInput: true, viaAgent: true, run: GitCommands.run),
-        Command(words: ["docker-credential"],
-                arguments: [Argument(name: "ACTION", completion: .choices(["store", "get", "erase", "list", "version"]))],
-                summary: "speak docker's credential-helper protocol on standard input and output (as docker-credential-latchkey)",
-                readsStandardInput: true,
-                exits: [ExitStatus(status: 1, meaning: "get: no credential for the registry (\"credentials not found in native keychain\")")],
-                viaAgent: true, run: DockerCommands.run),
-        Command(words: ["agent", "run"],
-                summary: "serve the command line and the credential helpers in the foreground, for a service manager (also `latchkey agent` alone)",
-                isGroupDefault: true, run: AgentCommands.run),
-        Command(words: ["agent", "status"], summary: "say whether an agent runs, since when, which namespaces it serves and which vaults it holds unlocked (never a secret)",
-                exits: [ExitStatus(status: 1, meaning: "no agent runs")], run: AgentCommands.status),
-        Command(words: ["agent", "stop"], summary: "stop the agent; it forgets every passphrase it holds", run: AgentCommands.stop),
-        Command(words: ["lock"], summary: "make the agent forget every passphrase it holds: the next use of a passphrase vault asks again",
-                run: AgentCommands.lock),
+        Command(
+            words: ["policy", "check"], arguments: [Argument(name: "FILE", completion: .file())],
+            summary: "validate a policy file without using it",
+            exits: [ExitStatus(status: 65, meaning: "the policy is invalid (the key is named)")],
+            run: AuditCommands.policyCheck),
+        Command(
+            words: ["git-credential"],
+            arguments: [Argument(name: "ACTION", completion: .choices(["get", "store", "erase"]))],
+            summary: "speak git's credential-helper protocol on standard input and output",
+            readsStandardInput: true, viaAgent: true, run: GitCommands.run),
+        Command(
+            words: ["docker-credential"],
+            arguments: [Argument(name: "ACTION", completion: .choices(["store", "get", "erase", "list", "version"]))],
+            summary:
+                "speak docker's credential-helper protocol on standard input and output (as docker-credential-latchkey)",
+            readsStandardInput: true,
+            exits: [
+                ExitStatus(
+                    status: 1,
+                    meaning: "get: no credential for the registry (\"credentials not found in native keychain\")")
+            ],
+            viaAgent: true, run: DockerCommands.run),
+        Command(
+            words: ["agent", "run"],
+            summary:
+                "serve the command line and the credential helpers in the foreground, for a service manager (also `latchkey agent` alone)",
+            isGroupDefault: true, run: AgentCommands.run),
+        Command(
+            words: ["agent", "status"],
+            summary:
+                "say whether an agent runs, since when, which namespaces it serves and which vaults it holds unlocked (never a secret)",
+            exits: [ExitStatus(status: 1, meaning: "no agent runs")], run: AgentCommands.status),
+        Command(
+            words: ["agent", "stop"], summary: "stop the agent; it forgets every passphrase it holds",
+            run: AgentCommands.stop),
+        Command(
+            words: ["lock"],
+            summary: "make the agent forget every passphrase it holds: the next use of a passphrase vault asks again",
+            run: AgentCommands.lock),
         Command(words: ["demo"], summary: "a narrated walk-through in a throw-away store", run: DemoCommand.run),
-        Command(words: ["help"], arguments: [Argument(name: "COMMAND", optional: true, completion: .command),
-                                             Argument(name: "SUBCOMMAND", optional: true)],
-                summary: "describe the tool, or one command (like COMMAND --help)",
-                exits: [ExitStatus(status: 64, meaning: "there is no such command")], run: ToolCommands.help),
+        Command(
+            words: ["help"],
+            arguments: [
+                Argument(name: "COMMAND", optional: true, completion: .command),
+                Argument(name: "SUBCOMMAND", optional: true),
+            ],
+            summary: "describe the tool, or one command (like COMMAND --help)",
+            exits: [ExitStatus(status: 64, meaning: "there is no such command")], run: ToolCommands.help),
         Command(words: ["version"], summary: "print the version (like --version and -V)", run: ToolCommands.version),
-        Command(words: ["completion"], arguments: [Argument(name: "SHELL", completion: .choices(ShellCompletion.shells))],
-                summary: "print the completion script for a shell (make install installs all three)", run: ToolCommands.completion),
-        Command(words: ["manpage"], arguments: [Argument(name: "PAGE", optional: true, completion: .choices(Tool.manualPages))],
-                summary: "print the manual page latchkey(1) in roff, or the page that points another name to it",
-                run: ToolCommands.manualPage),
+        Command(
+            words: ["completion"], arguments: [Argument(name: "SHELL", completion: .choices(ShellCompletion.shells))],
+            summary: "print the completion script for a shell (make install installs all three)",
+            run: ToolCommands.completion),
+        Command(
+            words: ["manpage"],
+            arguments: [Argument(name: "PAGE", optional: true, completion: .choices(Tool.manualPages))],
+            summary: "print the manual page latchkey(1) in roff, or the page that points another name to it",
+            run: ToolCommands.manualPage),
     ]
 
     /// `--yes` of the commands that ask for confirmation.
-    private static let yes = Option(name: "--yes", help: "do not ask for confirmation (needed when standard input is not a terminal)")
+    private static let yes = Option(
+        name: "--yes", help: "do not ask for confirmation (needed when standard input is not a terminal)")
     /// `--account A` of one session.
-    private static let account = Option(name: "--account", value: "A", help: "the account the session belongs to (default: the empty account)")
+    private static let account = Option(
+        name: "--account", value: "A", help: "the account the session belongs to (default: the empty account)")
     /// `--account A` of commands that otherwise cover every account.
-    private static let everyAccount = Option(name: "--account", value: "A", help: "only this account (default: every account)")
+    private static let everyAccount = Option(
+        name: "--account", value: "A", help: "only this account (default: every account)")
     /// `--expires-in DURATION`.
-    private static let expiresIn = Option(name: "--expires-in", value: "DURATION",
-                                          help: "the session's life: seconds, or a duration such as 90s, 30m, 12h, 7d or 1h30m "
-                                              + "(capped by the policy's sessions.maxAgeSeconds)")
+    private static let expiresIn = Option(
+        name: "--expires-in", value: "DURATION",
+        help: "the session's life: seconds, or a duration such as 90s, 30m, 12h, 7d or 1h30m "
+            + "(capped by the policy's sessions.maxAgeSeconds)")
 }

@@ -61,13 +61,16 @@ struct Command: Sendable {
     static func resolve(_ words: [String]) throws -> Command? {
         let commands = group(words[0])
         guard !commands.isEmpty else {
-            throw LatchkeyError(.usage, "unknown command '\(words[0])'" + Suggestion.didYouMean(words[0], among: groups))
+            throw LatchkeyError(
+                .usage, "unknown command '\(words[0])'" + Suggestion.didYouMean(words[0], among: groups))
         }
         if commands.count == 1 && commands[0].words.count == 1 { return commands[0] }
         guard words.count > 1 else { return nil }
         if let command = commands.first(where: { $0.words[1] == words[1] }) { return command }
         let choices = commands.map { $0.words[1] }
-        throw LatchkeyError(.usage, "unknown command '\(words[0]) \(words[1])': \(words[0]) takes \(choices.joined(separator: ", "))"
-            + Suggestion.didYouMean(words[1], among: choices, showing: { "\(words[0]) \($0)" }))
+        throw LatchkeyError(
+            .usage,
+            "unknown command '\(words[0]) \(words[1])': \(words[0]) takes \(choices.joined(separator: ", "))"
+                + Suggestion.didYouMean(words[1], among: choices, showing: { "\(words[0]) \($0)" }))
     }
 }

@@ -71,7 +71,10 @@ extension CommandLineIO {
         /// The prompt to show when the command needed a passphrase the agent does not hold.
         let passphraseNeeded = Mutex<String?>(nil)
 
-        init(input: Result<SecretBytes, LatchkeyError>?, inputIsTerminal: Bool, passphrase: SecretBytes?, capture: Capture?, unlocked: UnlockCache?) {
+        init(
+            input: Result<SecretBytes, LatchkeyError>?, inputIsTerminal: Bool, passphrase: SecretBytes?,
+            capture: Capture?, unlocked: UnlockCache?
+        ) {
             self.input = Mutex(input)
             self.inputIsTerminal = inputIsTerminal
             self.passphrase = passphrase

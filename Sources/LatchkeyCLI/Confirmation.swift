@@ -13,7 +13,8 @@ enum Confirmation {
     static func confirmed(_ question: String, refusal: String, _ arguments: CommandArguments) throws -> Bool {
         if arguments.flags.contains("--yes") { return true }
         guard SecretInput.standardInputIsTerminal else {
-            throw LatchkeyError(.usage, "\(refusal); confirm with --yes (standard input is not a terminal, so it cannot ask)")
+            throw LatchkeyError(
+                .usage, "\(refusal); confirm with --yes (standard input is not a terminal, so it cannot ask)")
         }
         try CommandLineIO.write("\(question) Type 'yes' to confirm: ", to: .error)
         return readLine() == "yes"

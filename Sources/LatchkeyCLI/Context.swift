@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Latchkey
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What every command works with: the global options resolved against the
 /// environment (app id, policy, store directory, passphrase), and the output.
@@ -39,8 +40,12 @@ struct Context {
     ///   when there is no default (`HOME` missing or relative), saying which.
     func storeDirectory() throws -> String {
         do {
-            if let given = globals.storeDirectory { return try StoreDirectory.requireAbsolute(given, origin: "--store-dir") }
-            if let home = environment["LATCHKEY_HOME"], !home.isEmpty { return try StoreDirectory.requireAbsolute(home, origin: "LATCHKEY_HOME") }
+            if let given = globals.storeDirectory {
+                return try StoreDirectory.requireAbsolute(given, origin: "--store-dir")
+            }
+            if let home = environment["LATCHKEY_HOME"], !home.isEmpty {
+                return try StoreDirectory.requireAbsolute(home, origin: "LATCHKEY_HOME")
+            }
             return try StoreDirectory.standard(environment: environment.subset(["XDG_DATA_HOME", "HOME"]))
         } catch let error as LatchkeyError where error.code == .invalidInput {
             throw LatchkeyError(.usage, error.message)
@@ -66,8 +71,10 @@ struct Context {
             if path.hasPrefix("built-in:") {
                 let name = String(path.dropFirst("built-in:".count))
                 guard let policy = Policy.builtIn(named: name) else {
-                    throw LatchkeyError(.usage, "\(origin): there is no built-in policy '\(name)' (default, strict, shared-device)"
-                        + Suggestion.didYouMean(path, among: Tool.builtInPolicies))
+                    throw LatchkeyError(
+                        .usage,
+                        "\(origin): there is no built-in policy '\(name)' (default, strict, shared-device)"
+                            + Suggestion.didYouMean(path, among: Tool.builtInPolicies))
                 }
                 return policy
             }
@@ -97,23 +104,30 @@ struct Context {
     /// - Returns: The four settings.
     /// - Throws: `LatchkeyError` `.usage` for a `LATCHKEY_BACKEND` that names no store.
     func settings(policy: Policy, storeDirectory directory: String) throws -> Settings {
-        let app = globals.app.map { Setting(value: $0, source: .flag, origin: "--app") }
+        let app =
+            globals.app.map { Setting(value: $0, source: .flag, origin: "--app") }
             ?? environment["LATCHKEY_APP"].map { Setting(value: $0, source: .environment, origin: "LATCHKEY_APP") }
             ?? Setting(value: "default", source: .builtInDefault, origin: nil)
         let builtIn = policy.source.hasPrefix("built-in:")
-        let fromPolicy: (SettingSource, String?) = builtIn ? (.builtInDefault, policy.source) : (.policyFile, policy.source)
+        let fromPolicy: (SettingSource, String?) =
+            builtIn ? (.builtInDefault, policy.source) : (.policyFile, policy.source)
         let named = namedPolicy
-        let policySetting = Setting(value: policy.name, source: named?.source ?? fromPolicy.0, origin: named?.origin ?? fromPolicy.1)
+        let policySetting = Setting(
+            value: policy.name, source: named?.source ?? fromPolicy.0, origin: named?.origin ?? fromPolicy.1)
         let backend: Setting
         if let choice = globals.backend {
             backend = Setting(value: choice.rawValue, source: .flag, origin: "--backend")
         } else if let choice = try backendChoice() {
             backend = Setting(value: choice.rawValue, source: .environment, origin: "LATCHKEY_BACKEND")
         } else {
-            backend = Setting(value: policy.backend.rawValue, source: fromPolicy.0, origin: fromPolicy.1.map { "\($0): backend.kind" })
+            backend = Setting(
+                value: policy.backend.rawValue, source: fromPolicy.0, origin: fromPolicy.1.map { "\($0): backend.kind" }
+            )
         }
-        let store = globals.storeDirectory.map { _ in Setting(value: directory, source: .flag, origin: "--store-dir") }
-            ?? (environment["LATCHKEY_HOME"]?.isEmpty == false ? Setting(value: directory, source: .environment, origin: "LATCHKEY_HOME") : nil)
+        let store =
+            globals.storeDirectory.map { _ in Setting(value: directory, source: .flag, origin: "--store-dir") }
+            ?? (environment["LATCHKEY_HOME"]?.isEmpty == false
+                ? Setting(value: directory, source: .environment, origin: "LATCHKEY_HOME") : nil)
             ?? Setting(value: directory, source: .builtInDefault, origin: nil)
         return Settings(app: app, policy: policySetting, backend: backend, storeDirectory: store)
     }
@@ -123,10 +137,14 @@ struct Context {
     /// nil when `HOME` is not set.
     /// - Throws: `LatchkeyError` `.usage` when `HOME` is relative.
     private func userPolicyPath() throws -> String? {
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/latchkey/policy.json" }
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+            return config + "/latchkey/policy.json"
+        }
         guard environment["HOME"]?.isEmpty == false else { return nil }
         do {
-            return try StoreDirectory.home(environment.subset(["HOME"]), instead: "XDG_CONFIG_HOME", purpose: "user policy file") + "/.config/latchkey/policy.json"
+            return try StoreDirectory.home(
+                environment.subset(["HOME"]), instead: "XDG_CONFIG_HOME", purpose: "user policy file")
+                + "/.config/latchkey/policy.json"
         } catch let error as LatchkeyError {
             throw LatchkeyError(.usage, error.message)
         }
@@ -147,14 +165,18 @@ struct Context {
         let redirection = CommandLineIO.redirection
         let unlocked = redirection?.unlocked
         let given = needsPassphrase ? try suppliedPassphrase() : nil
-        let supplied = given ?? (needsPassphrase ? unlocked?.passphrase(app: appID, storeDirectory: storeDirectory) : nil)
+        let supplied =
+            given ?? (needsPassphrase ? unlocked?.passphrase(app: appID, storeDirectory: storeDirectory) : nil)
         let prompt = "Passphrase for \(appID): "
         do {
-            let vault = try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: supplied)
+            let vault = try Vault.open(
+                appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: supplied)
             if let unlocked {
-                unlocked.noteServed(app: appID, storeDirectory: storeDirectory, backend: vault.openReport.backend.rawValue)
+                unlocked.noteServed(
+                    app: appID, storeDirectory: storeDirectory, backend: vault.openReport.backend.rawValue)
                 if let given, vault.openReport.backend == .file {
-                    unlocked.remember(given, app: appID, storeDirectory: storeDirectory, for: policy.agent.unlockCacheDuration)
+                    unlocked.remember(
+                        given, app: appID, storeDirectory: storeDirectory, for: policy.agent.unlockCacheDuration)
                 }
             }
             return Context.opened(vault)
@@ -166,10 +188,16 @@ struct Context {
                 throw error
             }
             guard SecretInput.standardInputIsTerminal && !readsStandardInput else {
-                throw LatchkeyError(.wrongKey, error.message + "; give it with --passphrase-fd N or --passphrase-file PATH (a 0600 file), or run on a terminal to be asked")
+                throw LatchkeyError(
+                    .wrongKey,
+                    error.message
+                        + "; give it with --passphrase-fd N or --passphrase-file PATH (a 0600 file), or run on a terminal to be asked"
+                )
             }
             let typed = try SecretInput.readFromTerminal(prompt: prompt)
-            return Context.opened(try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: typed))
+            return Context.opened(
+                try Vault.open(
+                    appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: typed))
         }
     }
 
@@ -183,7 +211,8 @@ struct Context {
         }
         if let descriptor = globals.passphraseDescriptor {
             if descriptor == 0 && readsStandardInput {
-                throw LatchkeyError(.usage, "this command reads standard input, so the passphrase cannot come from --passphrase-fd 0")
+                throw LatchkeyError(
+                    .usage, "this command reads standard input, so the passphrase cannot come from --passphrase-fd 0")
             }
             return try SecretInput.read(fromDescriptor: descriptor)
         }

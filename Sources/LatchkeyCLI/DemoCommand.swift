@@ -1,16 +1,19 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `demo`: a narrated, non-interactive walk through the main job, on the
 /// encrypted file in a throw-away store directory, so the user's real data is
 /// never touched. Each step prints one line.
 enum DemoCommand {
     static func run(_ context: Context, _ arguments: CommandArguments) throws {
-        let directory = FileManager.default.temporaryDirectory.path + "/latchkey-demo-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let directory =
+            FileManager.default.temporaryDirectory.path + "/latchkey-demo-"
+            + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         var steps: [String] = []
         func step(_ text: String) throws {
             steps.append(text)
@@ -28,23 +31,32 @@ enum DemoCommand {
         let status = try vault.status()
         try step("Status: backend \(status.backend), policy '\(status.policyName)'; protection: \(status.protection).")
         let token = SecretBytes(utf8: "demo-access-token-0123456789")
-        let expires = try vault.saveSession(token, name: "access", account: "alice", expires: Date().addingTimeInterval(3_600))
+        let expires = try vault.saveSession(
+            token, name: "access", account: "alice", expires: Date().addingTimeInterval(3_600))
         try step("Saved the session token 'access' for alice, expiring \(formatTime(expires)) (in one hour).")
         let readBack = try vault.session(named: "access", account: "alice")
-        try step("Read it back: \(readBack?.value == token ? "the same \(token.count) bytes" : "NOT the token that was saved").")
+        try step(
+            "Read it back: \(readBack?.value == token ? "the same \(token.count) bytes" : "NOT the token that was saved")."
+        )
         try vault.setRemembersUsername(false)
-        try step("Opted out of username memory: the remembered username is now \(try vault.rememberedUsername().map { "\"\($0)\"" } ?? "gone").")
+        try step(
+            "Opted out of username memory: the remembered username is now \(try vault.rememberedUsername().map { "\"\($0)\"" } ?? "gone")."
+        )
         try vault.setRemembersUsername(true)
         try vault.rememberUsername("alice")
         try vault.saveSession(SecretBytes(utf8: "demo-refresh-token"), name: "refresh", account: "alice")
         try step("Opted back in, remembered alice again, and saved a second token 'refresh'.")
         let report = try vault.logout(account: "alice")
         let left = try vault.sessions(account: "alice").count
-        try step("Logged out under policy '\(vault.policy.name)': \(report.summary); \(left) sessions left, username \(try vault.rememberedUsername().map { "\"\($0)\" kept" } ?? "gone").")
+        try step(
+            "Logged out under policy '\(vault.policy.name)': \(report.summary); \(left) sessions left, username \(try vault.rememberedUsername().map { "\"\($0)\" kept" } ?? "gone")."
+        )
         let entries = try vault.auditEntries()
         try step("The audit trail holds \(entries.count) entries (no secret, accounts as pseudonyms):")
         for entry in entries {
-            try context.output.line("     \(entry.sequence) \(entry.timeText) \(entry.event) \(entry.outcome.name)\(entry.detail.map { " \($0)" } ?? "")")
+            try context.output.line(
+                "     \(entry.sequence) \(entry.timeText) \(entry.event) \(entry.outcome.name)\(entry.detail.map { " \($0)" } ?? "")"
+            )
         }
         let verdicts = try vault.verifyAudit()
         let intact = verdicts.allSatisfy { $0.verification.isIntact }

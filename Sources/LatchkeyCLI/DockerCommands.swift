@@ -25,7 +25,8 @@ enum DockerCommands {
         do {
             try perform(action, context)
         } catch let error as LatchkeyError {
-            if !context.output.json { try? CommandLineIO.write(error.message + "\n", to: .output) } // the error itself is what matters
+            // the error itself is what matters
+            if !context.output.json { try? CommandLineIO.write(error.message + "\n", to: .output) }
             throw error
         }
     }
@@ -40,11 +41,13 @@ enum DockerCommands {
         case "store", "get", "erase", "list":
             break
         default:
-            throw LatchkeyError(.usage, "unknown docker credential action '\(action)': one of store, get, erase, list, version")
+            throw LatchkeyError(
+                .usage, "unknown docker credential action '\(action)': one of store, get, erase, list, version")
         }
         var context = context
         if context.globals.app == nil && context.environment["LATCHKEY_APP"] == nil { context.globals.app = defaultApp }
-        let input = action == "list" ? SecretBytes() : try SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false)
+        let input =
+            action == "list" ? SecretBytes() : try SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false)
         switch action {
         case "store":
             let credential = try DockerCredential.parse(input)
@@ -56,16 +59,22 @@ enum DockerCommands {
                 throw LatchkeyError(.notFound, DockerCredentialHelper.notFoundMessage)
             }
             try output.raw(try found.json(answering: serverURL.original))
-            output.set("credential", .object([
-                ("ServerURL", .string(serverURL.original)), ("Username", .string(found.username)), ("Secret", .secret(found.secret)),
-            ]))
+            output.set(
+                "credential",
+                .object([
+                    ("ServerURL", .string(serverURL.original)), ("Username", .string(found.username)),
+                    ("Secret", .secret(found.secret)),
+                ]))
         case "erase":
             let serverURL = try DockerServerURL(try text(input))
             let erased = try DockerCredentialHelper(vault: try context.openVault()).erase(serverURL)
             output.set("erased", .integer(erased))
         default:
             let listed = try DockerCredentialHelper(vault: try context.openVault()).list()
-            let map = "{" + listed.map { JSONText.quoted($0.serverURL) + ":" + JSONText.quoted($0.username) }.joined(separator: ",") + "}\n"
+            let map =
+                "{"
+                + listed.map { JSONText.quoted($0.serverURL) + ":" + JSONText.quoted($0.username) }.joined(
+                    separator: ",") + "}\n"
             try output.raw(SecretBytes(utf8: map))
             output.set("credentials", .object(listed.map { ($0.serverURL, .string($0.username)) }))
         }
@@ -73,7 +82,9 @@ enum DockerCommands {
 
     /// Input that must be UTF-8 text (a server URL).
     private static func text(_ input: SecretBytes) throws -> String {
-        guard let text = input.utf8String() else { throw LatchkeyError(.invalidInput, "the server URL is not UTF-8 text") }
+        guard let text = input.utf8String() else {
+            throw LatchkeyError(.invalidInput, "the server URL is not UTF-8 text")
+        }
         return text
     }
 }

@@ -13,7 +13,8 @@ enum GitCommands {
             context.output.set("ignored", .bool(true))
             return
         }
-        let message = try GitCredentialMessage.parse(SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false))
+        let message = try GitCredentialMessage.parse(
+            SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false))
         let helper = GitCredentialHelper(vault: try context.openVault())
         switch action {
         case "get":
@@ -22,12 +23,19 @@ enum GitCommands {
                 if let found { try context.output.raw(found.serialized()) }
                 return
             }
-            context.output.set("credential", found.map { found in .object([
-                ("username", .string(found.username)),
-                ("password", found.password.map { .secret($0) } ?? .null),
-                ("password_expiry_utc", found.passwordExpiry.map { .integer(Int64($0.timeIntervalSince1970)) } ?? .null),
-                ("oauth_refresh_token", found.oauthRefreshToken.map { .secret($0) } ?? .null),
-            ]) } ?? .null)
+            context.output.set(
+                "credential",
+                found.map { found in
+                    .object([
+                        ("username", .string(found.username)),
+                        ("password", found.password.map { .secret($0) } ?? .null),
+                        (
+                            "password_expiry_utc",
+                            found.passwordExpiry.map { .integer(Int64($0.timeIntervalSince1970)) } ?? .null
+                        ),
+                        ("oauth_refresh_token", found.oauthRefreshToken.map { .secret($0) } ?? .null),
+                    ])
+                } ?? .null)
         case "store":
             try helper.store(message)
         default:

@@ -10,25 +10,25 @@ enum Help {
     static var tool: String {
         let commands = Command.all.map { ($0.synopsis, $0.summary) }
         return """
-        latchkey \(Tool.version): \(Tool.summary).
+            latchkey \(Tool.version): \(Tool.summary).
 
-        Usage: latchkey [global options] COMMAND [arguments]
-               git-credential-latchkey [global options] get|store|erase
+            Usage: latchkey [global options] COMMAND [arguments]
+                   git-credential-latchkey [global options] get|store|erase
 
-        Commands:
-        \(table(commands))
+            Commands:
+            \(table(commands))
 
-        \(globalOptionsText)
+            \(globalOptionsText)
 
-        \(environmentText)
+            \(environmentText)
 
-        \(wrap("Secrets (tokens, passphrases) are read from standard input, a file descriptor or a no-echo prompt, never from arguments or the environment. `session get` prints the token followed by a newline (--no-newline: the bytes alone). Errors go to standard error as \"latchkey: <message>\"."))
+            \(wrap("Secrets (tokens, passphrases) are read from standard input, a file descriptor or a no-echo prompt, never from arguments or the environment. `session get` prints the token followed by a newline (--no-newline: the bytes alone). Errors go to standard error as \"latchkey: <message>\"."))
 
-        \(exitStatusText)
+            \(exitStatusText)
 
-        `latchkey help COMMAND` or `latchkey COMMAND --help` describes one command;
-        the manual page is latchkey(1).
-        """
+            `latchkey help COMMAND` or `latchkey COMMAND --help` describes one command;
+            the manual page is latchkey(1).
+            """
     }
 
     /// `latchkey help WORD` and `latchkey WORD --help`: every command named by `word`.
@@ -44,7 +44,9 @@ enum Help {
     /// The usage lines of the commands named by `word`, or the tool's, for usage errors.
     static func usage(_ word: String?) -> String {
         let commands = Command.all.filter { $0.words[0] == word }
-        guard !commands.isEmpty else { return "Usage: latchkey [global options] COMMAND [arguments] (see latchkey --help)" }
+        guard !commands.isEmpty else {
+            return "Usage: latchkey [global options] COMMAND [arguments] (see latchkey --help)"
+        }
         return commands.map { "Usage: \($0.usage)" }.joined(separator: "\n")
     }
 
@@ -56,7 +58,10 @@ enum Help {
             ("summary", .string(Tool.summary)),
             ("commands", .array(commands.map(json))),
             ("globalOptions", .array(Tool.globalOptions.map(json))),
-            ("environment", .array(Tool.environment.map { .object([("name", .string($0.name)), ("help", .string($0.help))]) })),
+            (
+                "environment",
+                .array(Tool.environment.map { .object([("name", .string($0.name)), ("help", .string($0.help))]) })
+            ),
             ("exitStatuses", .array(Tool.exitStatuses.map(json))),
         ])
     }
@@ -70,12 +75,15 @@ enum Help {
     private static func text(_ command: Command) -> String {
         var rows = command.options.map { ($0.synopsis, $0.help) }
         rows += command.exits.map { ("exit \($0.status)", $0.meaning) }
-        let lines = ["Usage: \(command.usage)", wrap(command.summary, indent: 2)] + (rows.isEmpty ? [] : [table(rows, indent: 4)])
+        let lines =
+            ["Usage: \(command.usage)", wrap(command.summary, indent: 2)]
+            + (rows.isEmpty ? [] : [table(rows, indent: 4)])
         return lines.joined(separator: "\n")
     }
 
     private static var globalOptionsText: String {
-        "Global options (anywhere on the line; -- ends the options):\n" + table(Tool.globalOptions.map { ($0.synopsis, $0.help) })
+        "Global options (anywhere on the line; -- ends the options):\n"
+            + table(Tool.globalOptions.map { ($0.synopsis, $0.help) })
     }
 
     private static var environmentText: String {
@@ -91,7 +99,11 @@ enum Help {
             ("command", .string(command.name)),
             ("usage", .string(command.usage)),
             ("summary", .string(command.summary)),
-            ("arguments", .array(command.arguments.map { .object([("name", .string($0.name)), ("optional", .bool($0.optional))]) })),
+            (
+                "arguments",
+                .array(
+                    command.arguments.map { .object([("name", .string($0.name)), ("optional", .bool($0.optional))]) })
+            ),
             ("options", .array(command.options.map(json))),
             ("readsStandardInput", .bool(command.readsStandardInput)),
             ("exitStatuses", .array(command.exits.map(json))),
@@ -100,7 +112,10 @@ enum Help {
     }
 
     private static func json(_ option: Option) -> JSONOutput {
-        .object([("name", .string(option.name)), ("short", .string(option.short)), ("value", .string(option.valueText)), ("help", .string(option.help))])
+        .object([
+            ("name", .string(option.name)), ("short", .string(option.short)), ("value", .string(option.valueText)),
+            ("help", .string(option.help)),
+        ])
     }
 
     private static func json(_ exit: ExitStatus) -> JSONOutput {

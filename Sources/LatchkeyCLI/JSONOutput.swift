@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A JSON value of the command's `--json` output; keys keep their order.
 indirect enum JSONOutput {
@@ -64,7 +65,11 @@ indirect enum JSONOutput {
         for (key, value) in fields {
             let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
             if !order.contains(parts[0]) { order.append(parts[0]) }
-            if parts.count == 2 { groups[parts[0], default: []].append((parts[1], value)) } else { leaves[parts[0]] = value }
+            if parts.count == 2 {
+                groups[parts[0], default: []].append((parts[1], value))
+            } else {
+                leaves[parts[0]] = value
+            }
         }
         return .object(order.map { ($0, groups[$0].map(nested) ?? leaves[$0] ?? .null) })
     }

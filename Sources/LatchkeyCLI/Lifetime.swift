@@ -18,7 +18,8 @@ enum Lifetime {
                 digits.append(character)
                 continue
             }
-            guard let unit = units.firstIndex(where: { $0.0 == character }), unit > lastUnit, let number = Int64(digits) else { return nil }
+            guard let unit = units.firstIndex(where: { $0.0 == character }), unit > lastUnit, let number = Int64(digits)
+            else { return nil }
             let (product, overflowed) = number.multipliedReportingOverflow(by: units[unit].1)
             let (sum, overflowedAgain) = total.addingReportingOverflow(product)
             guard !overflowed && !overflowedAgain else { return nil }

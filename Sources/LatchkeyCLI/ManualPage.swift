@@ -15,15 +15,23 @@ enum ManualPage {
             ".SH NAME",
             escape((["latchkey"] + Tool.otherNames).joined(separator: ", ") + " - " + Tool.summary),
             ".SH SYNOPSIS",
-            bold("latchkey") + " [" + italic("global options") + "] " + italic("COMMAND") + " [" + italic("arguments") + "]",
+            bold("latchkey") + " [" + italic("global options") + "] " + italic("COMMAND") + " [" + italic("arguments")
+                + "]",
             ".br",
-            bold("git-credential-latchkey") + " [" + italic("global options") + "] " + bold("get") + "|" + bold("store") + "|" + bold("erase"),
+            bold("git-credential-latchkey") + " [" + italic("global options") + "] " + bold("get") + "|" + bold("store")
+                + "|" + bold("erase"),
             ".SH DESCRIPTION",
-            escape("latchkey keeps an app's credentials (the remembered username, session tokens) in the Secret Service through libsecret, or in a libsodium-encrypted file where no Secret Service runs, unless the policy forbids that fallback. It wipes them as the policy says on logout and records every credential event in an audit trail that holds no secret and detects tampering. Each app has its own namespace (--app)."),
+            escape(
+                "latchkey keeps an app's credentials (the remembered username, session tokens) in the Secret Service through libsecret, or in a libsodium-encrypted file where no Secret Service runs, unless the policy forbids that fallback. It wipes them as the policy says on logout and records every credential event in an audit trail that holds no secret and detects tampering. Each app has its own namespace (--app)."
+            ),
             ".PP",
-            escape("Secrets (tokens, passphrases) are read from standard input, a file descriptor or a no-echo prompt, never from arguments or the environment. Errors go to standard error as \"latchkey: <message>\"; with --json, standard output holds exactly one JSON document with \"version\": 1, for every command, help included."),
+            escape(
+                "Secrets (tokens, passphrases) are read from standard input, a file descriptor or a no-echo prompt, never from arguments or the environment. Errors go to standard error as \"latchkey: <message>\"; with --json, standard output holds exactly one JSON document with \"version\": 1, for every command, help included."
+            ),
             ".PP",
-            escape("Invoked as git-credential-latchkey, the binary speaks git's credential-helper protocol, as latchkey git-credential does."),
+            escape(
+                "Invoked as git-credential-latchkey, the binary speaks git's credential-helper protocol, as latchkey git-credential does."
+            ),
             ".SH COMMANDS",
         ]
         for word in Command.groups {
@@ -33,24 +41,39 @@ enum ManualPage {
             }
             for command in commands {
                 lines += [".PP", synopsis(command), ".RS 4", escape(capitalized(command.summary) + ".")]
-                for option in command.options { lines += [".TP", synopsis(option), escape(capitalized(option.help) + ".")] }
-                for exit in command.exits { lines += [".TP", bold("exit \(exit.status)"), escape(capitalized(exit.meaning) + ".")] }
+                for option in command.options {
+                    lines += [".TP", synopsis(option), escape(capitalized(option.help) + ".")]
+                }
+                for exit in command.exits {
+                    lines += [".TP", bold("exit \(exit.status)"), escape(capitalized(exit.meaning) + ".")]
+                }
                 lines.append(".RE")
             }
             if let details = Tool.details[word] { lines += [".IP", escape(details)] }
         }
         lines.append(".SH GLOBAL OPTIONS")
-        lines.append(escape("Global options may come anywhere on the line, before or after the command; -- ends the options. --name value and --name=value are the same."))
+        lines.append(
+            escape(
+                "Global options may come anywhere on the line, before or after the command; -- ends the options. --name value and --name=value are the same."
+            ))
         for option in Tool.globalOptions { lines += [".TP", synopsis(option), escape(capitalized(option.help) + ".")] }
         lines.append(".SH ENVIRONMENT")
-        for variable in Tool.environment { lines += [".TP", bold(variable.name), escape(capitalized(variable.help) + ".")] }
+        for variable in Tool.environment {
+            lines += [".TP", bold(variable.name), escape(capitalized(variable.help) + ".")]
+        }
         lines += [
             ".SH FILES",
-            ".TP", italic("$XDG_CONFIG_HOME/latchkey/policy.json"), escape("The user's policy, when --policy and LATCHKEY_POLICY are not given."),
-            ".TP", italic("$XDG_DATA_HOME/latchkey/"), escape("One directory per app, APP.d/, holding its encrypted vault (credentials.vault and its key file), its audit trails (audit.KIND.jsonl) with their anchor files (audit.KIND.anchor), and the audit keys (audit-keys.vault)."),
+            ".TP", italic("$XDG_CONFIG_HOME/latchkey/policy.json"),
+            escape("The user's policy, when --policy and LATCHKEY_POLICY are not given."),
+            ".TP", italic("$XDG_DATA_HOME/latchkey/"),
+            escape(
+                "One directory per app, APP.d/, holding its encrypted vault (credentials.vault and its key file), its audit trails (audit.KIND.jsonl) with their anchor files (audit.KIND.anchor), and the audit keys (audit-keys.vault)."
+            ),
             ".SH EXIT STATUS",
         ]
-        for exit in Tool.exitStatuses { lines += [".TP", bold(String(exit.status)), escape(capitalized(exit.meaning) + ".")] }
+        for exit in Tool.exitStatuses {
+            lines += [".TP", bold(String(exit.status)), escape(capitalized(exit.meaning) + ".")]
+        }
         lines += [
             ".SH EXAMPLES",
             ".nf",
@@ -60,7 +83,8 @@ enum ManualPage {
             escape("git config --global credential.helper 'latchkey --backend file'"),
             ".fi",
             ".SH SEE ALSO",
-            [("secret-tool", "1"), ("git-credential", "1"), ("gitcredentials", "7")].map { bold($0.0) + "(\($0.1))" }.joined(separator: ", "),
+            [("secret-tool", "1"), ("git-credential", "1"), ("gitcredentials", "7")].map { bold($0.0) + "(\($0.1))" }
+                .joined(separator: ", "),
         ]
         return lines.joined(separator: "\n") + "\n"
     }
@@ -72,7 +96,10 @@ enum ManualPage {
             let text = choicesOrPlaceholder(argument.completion, argument.name)
             return argument.optional ? "[" + text + "]" : text
         }
-        let options = command.options.map { option in "[" + bold(option.name) + (option.value.map { " " + choicesOrPlaceholder(option.completion, $0) } ?? "") + "]" }
+        let options = command.options.map { option in
+            "[" + bold(option.name) + (option.value.map { " " + choicesOrPlaceholder(option.completion, $0) } ?? "")
+                + "]"
+        }
         return (words + arguments + options).joined(separator: " ")
     }
 

@@ -17,11 +17,16 @@ enum SecretInput {
     ///   ``maximumLength``; `.io` when reading fails (`read`).
     static func read(fromDescriptor descriptor: Int32, stripOneTrailingNewline: Bool = true) throws -> SecretBytes {
         if descriptor == 0, let redirection = CommandLineIO.redirection,
-           let input = redirection.input.withLock({ input in defer { input = .success(SecretBytes()) }; return input }) {
+            let input = redirection.input.withLock({ input in
+                defer { input = .success(SecretBytes()) }
+                return input
+            })
+        {
             let bytes = try input.get()
             return stripOneTrailingNewline ? droppingOneTrailingNewline(bytes) : bytes
         }
-        let (secret, _) = try POSIX.readSecretLine(from: descriptor, limit: maximumLength, echoOff: false, untilEnd: true)
+        let (secret, _) = try POSIX.readSecretLine(
+            from: descriptor, limit: maximumLength, echoOff: false, untilEnd: true)
         return stripOneTrailingNewline ? droppingOneTrailingNewline(secret) : secret
     }
 
@@ -61,7 +66,8 @@ enum SecretInput {
         guard standardInputIsTerminal, CommandLineIO.redirection?.capture == nil else {
             throw LatchkeyError(.unavailable, "standard input is not a terminal, so no prompt can be shown")
         }
-        let (secret, atEnd) = try POSIX.readSecretLine(from: 0, limit: maximumLength, echoOff: true, untilEnd: false, prompt: prompt)
+        let (secret, atEnd) = try POSIX.readSecretLine(
+            from: 0, limit: maximumLength, echoOff: true, untilEnd: false, prompt: prompt)
         if atEnd { throw LatchkeyError(.invalidInput, "input ended before anything was entered") }
         return secret
     }

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `session put|get|list|delete`. Without `--account`, a session belongs to the empty account.
 enum SessionCommands {
@@ -18,8 +19,11 @@ enum SessionCommands {
         } else {
             token = try SecretInput.read(fromDescriptor: 0)
         }
-        guard !token.isEmpty else { throw LatchkeyError(.invalidInput, "the token read from standard input is empty; nothing was saved") }
-        let expires = try vault.saveSession(token, name: name, account: account, expires: lifetime.map { Date().addingTimeInterval(TimeInterval($0)) })
+        guard !token.isEmpty else {
+            throw LatchkeyError(.invalidInput, "the token read from standard input is empty; nothing was saved")
+        }
+        let expires = try vault.saveSession(
+            token, name: name, account: account, expires: lifetime.map { Date().addingTimeInterval(TimeInterval($0)) })
         try context.output.line("saved session \(TextEscaping.escaped(name)), expires \(formatTime(expires))")
         context.output.set("saved", info(name: name, account: account, created: nil, expires: expires))
     }
@@ -29,9 +33,13 @@ enum SessionCommands {
         let account = arguments.options["--account"] ?? ""
         guard let session = try context.openVault().session(named: name, account: account) else {
             // The account is never named in an error (docs/THREAT-MODEL.md).
-            throw LatchkeyError(.notFound, "no session \(TextEscaping.escaped(name))\(account.isEmpty ? "" : " for the given account") (it was never saved, was deleted, or expired)")
+            throw LatchkeyError(
+                .notFound,
+                "no session \(TextEscaping.escaped(name))\(account.isEmpty ? "" : " for the given account") (it was never saved, was deleted, or expired)"
+            )
         }
-        context.output.set("session", info(name: name, account: account, created: session.created, expires: session.expires))
+        context.output.set(
+            "session", info(name: name, account: account, created: session.created, expires: session.expires))
         try context.output.secret(session.value, key: "secret", newline: !arguments.flags.contains("--no-newline"))
     }
 
@@ -39,11 +47,16 @@ enum SessionCommands {
         let sessions = try context.openVault().sessions(account: arguments.options["--account"])
         for session in sessions {
             let expires = session.expires.map { "expires \(formatTime($0))" } ?? "no expiry"
-            try context.output.line("\(TextEscaping.escaped(session.name))\taccount \(session.account.isEmpty ? "-" : TextEscaping.escaped(session.account))\tsaved \(formatTime(session.created))\t\(expires)")
+            try context.output.line(
+                "\(TextEscaping.escaped(session.name))\taccount \(session.account.isEmpty ? "-" : TextEscaping.escaped(session.account))\tsaved \(formatTime(session.created))\t\(expires)"
+            )
         }
-        context.output.set("sessions", .array(sessions.map {
-            info(name: $0.name, account: $0.account, created: $0.created, expires: $0.expires)
-        }))
+        context.output.set(
+            "sessions",
+            .array(
+                sessions.map {
+                    info(name: $0.name, account: $0.account, created: $0.created, expires: $0.expires)
+                }))
     }
 
     static func delete(_ context: Context, _ arguments: CommandArguments) throws {
@@ -51,7 +64,10 @@ enum SessionCommands {
         let account = arguments.options["--account"] ?? ""
         let existed = try context.openVault().deleteSession(named: name, account: account)
         let shown = TextEscaping.escaped(name)
-        try context.output.line(existed ? "deleted session \(shown)" : "there was no session \(shown)\(account.isEmpty ? "" : " for the account given"); nothing to delete")
+        try context.output.line(
+            existed
+                ? "deleted session \(shown)"
+                : "there was no session \(shown)\(account.isEmpty ? "" : " for the account given"); nothing to delete")
         context.output.set("deleted", .bool(existed))
     }
 

@@ -11,12 +11,15 @@ extension ShellCompletion {
             "    [[ $cur == = ]] && cur=",
         ]
         // `--app=x` reaches bash as three words: `--app`, `=`, `x`.
-        lines += walk(indent: "    ", declare: "local key= word i count=0 ended=0", from: "1", to: "COMP_CWORD", words: "COMP_WORDS",
-                      skipValue: "[[ ${COMP_WORDS[i+1]} == = ]] && ((i++)); ((i++))", offer: reply)
-        lines += dispatch(indent: "    ", options: "local options=\(quoted(global))",
-                          adding: { "options+=\(quoted(" " + $0.options.flatMap(\.names).joined(separator: " ")))" },
-                          offerOptions: "COMPREPLY=($(compgen -W \"$options\" -- \"$cur\"))", stop: "return",
-                          offer: { $0.completion == .none ? list($0.words.map(\.0)) : reply($0.completion) })
+        lines += walk(
+            indent: "    ", declare: "local key= word i count=0 ended=0", from: "1", to: "COMP_CWORD",
+            words: "COMP_WORDS",
+            skipValue: "[[ ${COMP_WORDS[i+1]} == = ]] && ((i++)); ((i++))", offer: reply)
+        lines += dispatch(
+            indent: "    ", options: "local options=\(quoted(global))",
+            adding: { "options+=\(quoted(" " + $0.options.flatMap(\.names).joined(separator: " ")))" },
+            offerOptions: "COMPREPLY=($(compgen -W \"$options\" -- \"$cur\"))", stop: "return",
+            offer: { $0.completion == .none ? list($0.words.map(\.0)) : reply($0.completion) })
         lines += [
             "}",
             "complete -F _latchkey latchkey",

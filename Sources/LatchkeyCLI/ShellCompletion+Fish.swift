@@ -49,14 +49,17 @@ extension ShellCompletion {
         }
         for command in Command.all {
             for option in command.options {
-                lines.append("complete -c latchkey -n \(quoted("__latchkey_in \(quoted(command.name))"))" + flags(option))
+                lines.append(
+                    "complete -c latchkey -n \(quoted("__latchkey_in \(quoted(command.name))"))" + flags(option))
             }
         }
         for state in states {
             let condition = " -n \(quoted("__latchkey_at \(quoted(state.key))"))"
             if state.completion == .none || state.completion == .command {
                 for (word, description) in state.words {
-                    lines.append("complete -c latchkey\(condition) -a \(quoted(word))" + (description.isEmpty ? "" : " -d \(quoted(description))"))
+                    lines.append(
+                        "complete -c latchkey\(condition) -a \(quoted(word))"
+                            + (description.isEmpty ? "" : " -d \(quoted(description))"))
                 }
             } else {
                 lines.append("complete -c latchkey\(condition)" + arguments(state.completion))

@@ -9,15 +9,18 @@ extension ShellCompletion {
             "_latchkey() {",
             "  local cur=${words[CURRENT]} option=${words[CURRENT-1]}",
         ]
-        lines += walk(indent: "  ", declare: "local key= word; local -i i count=0 ended=0; local -a items", from: "2", to: "CURRENT", words: "words",
-                      skipValue: "(( i++ ))", offer: offer)
-        lines += dispatch(indent: "  ", options: "items=(\(described(Tool.globalOptions.flatMap(describedNames))))",
-                          adding: { "items+=(\(described($0.options.flatMap(describedNames))))" },
-                          offerOptions: "_describe -t options option items", stop: "return 1",
-                          offer: { state in
-                              state.completion == .none || state.completion == .command
-                                  ? "items=(\(described(state.words))); _describe -t commands command items" : offer(state.completion)
-                          })
+        lines += walk(
+            indent: "  ", declare: "local key= word; local -i i count=0 ended=0; local -a items", from: "2",
+            to: "CURRENT", words: "words",
+            skipValue: "(( i++ ))", offer: offer)
+        lines += dispatch(
+            indent: "  ", options: "items=(\(described(Tool.globalOptions.flatMap(describedNames))))",
+            adding: { "items+=(\(described($0.options.flatMap(describedNames))))" },
+            offerOptions: "_describe -t options option items", stop: "return 1",
+            offer: { state in
+                state.completion == .none || state.completion == .command
+                    ? "items=(\(described(state.words))); _describe -t commands command items" : offer(state.completion)
+            })
         lines += [
             "}",
             "if [[ $funcstack[1] == _latchkey ]]; then",
@@ -44,8 +47,10 @@ extension ShellCompletion {
         switch completion {
         case .none: return ":"
         case .directory: return "_files -/"
-        case .file(let also): return "_files" + (also.isEmpty ? "" : "; compadd -- " + also.map(quoted).joined(separator: " "))
-        case .choices, .command: return "compadd -- " + words(of: completion).map { quoted($0.0) }.joined(separator: " ")
+        case .file(let also):
+            return "_files" + (also.isEmpty ? "" : "; compadd -- " + also.map(quoted).joined(separator: " "))
+        case .choices, .command:
+            return "compadd -- " + words(of: completion).map { quoted($0.0) }.joined(separator: " ")
         }
     }
 }

@@ -33,11 +33,13 @@ enum ShellCompletion {
     static var states: [State] {
         var states = [State(key: "", words: Command.groups.map { ($0, Tool.summary(ofGroup: $0)) }, completion: .none)]
         for group in groupsWithSubcommands {
-            states.append(State(key: group, words: Command.group(group).map { ($0.words[1], $0.summary) }, completion: .none))
+            states.append(
+                State(key: group, words: Command.group(group).map { ($0.words[1], $0.summary) }, completion: .none))
         }
         for command in Command.all {
             guard let argument = command.arguments.first, argument.completion != .none else { continue }
-            states.append(State(key: command.name, words: words(of: argument.completion), completion: argument.completion))
+            states.append(
+                State(key: command.name, words: words(of: argument.completion), completion: argument.completion))
         }
         return states
     }
@@ -62,27 +64,30 @@ enum ShellCompletion {
     ///   - skipValue: The statements that step over an option's value.
     ///   - offer: The statements that offer what completes a value.
     /// - Returns: The lines.
-    static func walk(indent: String, declare: String, from: String, to: String, words: String, skipValue: String,
-                     offer: (Completion) -> String) -> [String] {
+    static func walk(
+        indent: String, declare: String, from: String, to: String, words: String, skipValue: String,
+        offer: (Completion) -> String
+    ) -> [String] {
         let values = valuedOptions.map { "  \($0.names.joined(separator: "|"))) \(offer($0.completion)); return ;;" }
-        return (["case $option in"] + values + ["esac"] + [
-            declare,
-            "for (( i = \(from); i < \(to); i++ )); do",
-            "  word=${\(words)[i]}",
-            "  if (( ! ended )); then",
-            "    case $word in",
-            "      --) ended=1; continue ;;",
-            "      \(valuedOptionNames.joined(separator: "|"))) \(skipValue); continue ;;",
-            "      -*) continue ;;",
-            "    esac",
-            "  fi",
-            "  case $key in",
-            "    '') key=$word ;;",
-            "    \(groupsWithSubcommands.joined(separator: "|"))) key=\"$key $word\" ;;",
-            "    *) (( count++ )) ;;",
-            "  esac",
-            "done",
-        ]).map { indent + $0 }
+        return
+            (["case $option in"] + values + ["esac"] + [
+                declare,
+                "for (( i = \(from); i < \(to); i++ )); do",
+                "  word=${\(words)[i]}",
+                "  if (( ! ended )); then",
+                "    case $word in",
+                "      --) ended=1; continue ;;",
+                "      \(valuedOptionNames.joined(separator: "|"))) \(skipValue); continue ;;",
+                "      -*) continue ;;",
+                "    esac",
+                "  fi",
+                "  case $key in",
+                "    '') key=$word ;;",
+                "    \(groupsWithSubcommands.joined(separator: "|"))) key=\"$key $word\" ;;",
+                "    *) (( count++ )) ;;",
+                "  esac",
+                "done",
+            ]).map { indent + $0 }
     }
 
     /// What bash and zsh do after the walk: when the word at the cursor starts
@@ -97,12 +102,16 @@ enum ShellCompletion {
     ///   - stop: The statement that offers nothing past the first argument.
     ///   - offer: The statement that offers what a state offers.
     /// - Returns: The lines.
-    static func dispatch(indent: String, options: String, adding: (Command) -> String, offerOptions: String, stop: String,
-                         offer: (State) -> String) -> [String] {
+    static func dispatch(
+        indent: String, options: String, adding: (Command) -> String, offerOptions: String, stop: String,
+        offer: (State) -> String
+    ) -> [String] {
         let commands = Command.all.filter { !$0.options.isEmpty }.map { "    \(quoted($0.name))) \(adding($0)) ;;" }
         let offers = states.map { "  \(quoted($0.key))) \(offer($0)) ;;" }
-        let lines = ["if [[ $cur == -* ]] && (( ! ended )); then", "  " + options, "  case $key in"] + commands
-            + ["  esac", "  " + offerOptions, "  return", "fi", "(( count == 0 )) || \(stop)", "case $key in"] + offers + ["esac"]
+        let lines =
+            ["if [[ $cur == -* ]] && (( ! ended )); then", "  " + options, "  case $key in"] + commands
+            + ["  esac", "  " + offerOptions, "  return", "fi", "(( count == 0 )) || \(stop)", "case $key in"] + offers
+            + ["esac"]
         return lines.map { indent + $0 }
     }
 

@@ -6,7 +6,8 @@ enum Tool {
     static let version = "0.1.0"
 
     /// What the tool does, in one line.
-    static let summary = "keep an app's credentials in the Secret Service or an encrypted file, wipe them by policy, audit every event"
+    static let summary =
+        "keep an app's credentials in the Secret Service or an encrypted file, wipe them by policy, audit every event"
 
     /// The built-in policies `--policy built-in:NAME` names.
     static let builtInPolicies = ["built-in:default", "built-in:strict", "built-in:shared-device"]
@@ -20,17 +21,28 @@ enum Tool {
     /// The options every command takes, anywhere on the line.
     static let globalOptions: [Option] = [
         Option(name: "--app", value: "ID", help: "the app namespace (default: $LATCHKEY_APP, else \"default\")"),
-        Option(name: "--policy", value: "FILE",
-               help: "the policy file, or built-in:default, built-in:strict or built-in:shared-device "
-                   + "(default: $LATCHKEY_POLICY, else $XDG_CONFIG_HOME/latchkey/policy.json when it exists, else the built-in default policy)",
-               completion: .file(also: builtInPolicies)),
-        Option(name: "--backend", value: "KIND", help: "the store: auto, secret-service or file (default: $LATCHKEY_BACKEND, else the policy's backend.kind)",
-               completion: .choices(["auto", "secret-service", "file"])),
-        Option(name: "--store-dir", value: "DIR", help: "where the file vault and the audit trails live (default: $LATCHKEY_HOME, else $XDG_DATA_HOME/latchkey)",
-               completion: .directory),
-        Option(name: "--passphrase-fd", value: "N", help: "read the file vault's passphrase from file descriptor N, up to its end"),
-        Option(name: "--passphrase-file", value: "PATH", help: "read the file vault's passphrase from a private (0600) file",
-               completion: .file()),
+        Option(
+            name: "--policy", value: "FILE",
+            help: "the policy file, or built-in:default, built-in:strict or built-in:shared-device "
+                + "(default: $LATCHKEY_POLICY, else $XDG_CONFIG_HOME/latchkey/policy.json when it exists, else the built-in default policy)",
+            completion: .file(also: builtInPolicies)),
+        Option(
+            name: "--backend", value: "KIND",
+            help:
+                "the store: auto, secret-service or file (default: $LATCHKEY_BACKEND, else the policy's backend.kind)",
+            completion: .choices(["auto", "secret-service", "file"])),
+        Option(
+            name: "--store-dir", value: "DIR",
+            help:
+                "where the file vault and the audit trails live (default: $LATCHKEY_HOME, else $XDG_DATA_HOME/latchkey)",
+            completion: .directory),
+        Option(
+            name: "--passphrase-fd", value: "N",
+            help: "read the file vault's passphrase from file descriptor N, up to its end"),
+        Option(
+            name: "--passphrase-file", value: "PATH",
+            help: "read the file vault's passphrase from a private (0600) file",
+            completion: .file()),
         Option(name: "--json", help: "write one JSON document with \"version\": 1 to standard output, help included"),
         Option(name: "--help", short: "-h", help: "describe the tool, or the command on the line, and exit"),
         Option(name: "--version", short: "-V", help: "print the version and exit"),
@@ -39,13 +51,23 @@ enum Tool {
     /// The environment variables the tool reads; a flag always wins over them.
     static let environment: [EnvironmentVariable] = [
         EnvironmentVariable(name: "LATCHKEY_APP", help: "the app namespace when --app is not given"),
-        EnvironmentVariable(name: "LATCHKEY_POLICY", help: "the policy file (or built-in:NAME) when --policy is not given"),
-        EnvironmentVariable(name: "LATCHKEY_BACKEND", help: "the store (auto, secret-service or file) when --backend is not given"),
+        EnvironmentVariable(
+            name: "LATCHKEY_POLICY", help: "the policy file (or built-in:NAME) when --policy is not given"),
+        EnvironmentVariable(
+            name: "LATCHKEY_BACKEND", help: "the store (auto, secret-service or file) when --backend is not given"),
         EnvironmentVariable(name: "LATCHKEY_HOME", help: "the store directory when --store-dir is not given"),
-        EnvironmentVariable(name: "XDG_CONFIG_HOME", help: "the user's policy is $XDG_CONFIG_HOME/latchkey/policy.json (else ~/.config/latchkey/policy.json)"),
-        EnvironmentVariable(name: "XDG_DATA_HOME", help: "the default store directory is $XDG_DATA_HOME/latchkey (else ~/.local/share/latchkey)"),
-        EnvironmentVariable(name: "XDG_RUNTIME_DIR", help: "the agent's socket is $XDG_RUNTIME_DIR/latchkey/agent.sock; without it every command runs in-process"),
-        EnvironmentVariable(name: "LATCHKEY_AGENT", help: "off: never use or start the agent; every command runs in-process"),
+        EnvironmentVariable(
+            name: "XDG_CONFIG_HOME",
+            help: "the user's policy is $XDG_CONFIG_HOME/latchkey/policy.json (else ~/.config/latchkey/policy.json)"),
+        EnvironmentVariable(
+            name: "XDG_DATA_HOME",
+            help: "the default store directory is $XDG_DATA_HOME/latchkey (else ~/.local/share/latchkey)"),
+        EnvironmentVariable(
+            name: "XDG_RUNTIME_DIR",
+            help: "the agent's socket is $XDG_RUNTIME_DIR/latchkey/agent.sock; without it every command runs in-process"
+        ),
+        EnvironmentVariable(
+            name: "LATCHKEY_AGENT", help: "off: never use or start the agent; every command runs in-process"),
     ]
 
     /// Every exit status, from the one table of ``LatchkeyError/Code/exitStatusTable``.

@@ -38,8 +38,10 @@ enum ToolCommands {
     static func completion(_ context: Context, _ arguments: CommandArguments) throws {
         let shell = arguments.positionals[0]
         guard let script = ShellCompletion.script(for: shell) else {
-            throw LatchkeyError(.usage, "completion takes \(ShellCompletion.shells.joined(separator: ", ")), not '\(shell)'"
-                + Suggestion.didYouMean(shell, among: ShellCompletion.shells))
+            throw LatchkeyError(
+                .usage,
+                "completion takes \(ShellCompletion.shells.joined(separator: ", ")), not '\(shell)'"
+                    + Suggestion.didYouMean(shell, among: ShellCompletion.shells))
         }
         try emit(script, key: "completion", context.output)
     }
@@ -48,8 +50,10 @@ enum ToolCommands {
     static func manualPage(_ context: Context, _ arguments: CommandArguments) throws {
         let page = arguments.positionals.first ?? "latchkey"
         guard Tool.manualPages.contains(page) else {
-            throw LatchkeyError(.usage, "there is no manual page '\(page)' (\(Tool.manualPages.joined(separator: ", ")))"
-                + Suggestion.didYouMean(page, among: Tool.manualPages))
+            throw LatchkeyError(
+                .usage,
+                "there is no manual page '\(page)' (\(Tool.manualPages.joined(separator: ", ")))"
+                    + Suggestion.didYouMean(page, among: Tool.manualPages))
         }
         try emit(page == "latchkey" ? ManualPage.roff : ManualPage.pointer, key: "manpage", context.output)
     }

@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Latchkey
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The passphrases of the vaults the agent holds unlocked, each until the end
 /// of its policy's `agent.unlockCacheSeconds`; with them, the keys Argon2id
@@ -33,7 +34,9 @@ final class UnlockCache: Sendable {
 
     /// The namespaces commands used through the agent, for `agent status` (never a secret).
     var servedNamespaces: [(app: AppID, storeDirectory: String, backend: String, last: Date)] {
-        served.withLock { Array($0.values) }.sorted { ($0.storeDirectory, $0.app.rawValue) < ($1.storeDirectory, $1.app.rawValue) }
+        served.withLock { Array($0.values) }.sorted {
+            ($0.storeDirectory, $0.app.rawValue) < ($1.storeDirectory, $1.app.rawValue)
+        }
     }
 
     private static func address(_ app: AppID, _ storeDirectory: String) -> String {
@@ -52,8 +55,9 @@ final class UnlockCache: Sendable {
             forget(app: app, storeDirectory: storeDirectory)
             return
         }
-        let entry = Entry(app: app, storeDirectory: storeDirectory, passphrase: passphrase,
-                          until: .now + .milliseconds(Int64(seconds * 1000)))
+        let entry = Entry(
+            app: app, storeDirectory: storeDirectory, passphrase: passphrase,
+            until: .now + .milliseconds(Int64(seconds * 1000)))
         entries.withLock { $0[Self.address(app, storeDirectory)] = entry }
     }
 
@@ -89,7 +93,9 @@ final class UnlockCache: Sendable {
     /// The namespaces held, for `agent status` (never a passphrase).
     var held: [Entry] {
         expire()
-        return entries.withLock { Array($0.values) }.sorted { ($0.storeDirectory, $0.app.rawValue) < ($1.storeDirectory, $1.app.rawValue) }
+        return entries.withLock { Array($0.values) }.sorted {
+            ($0.storeDirectory, $0.app.rawValue) < ($1.storeDirectory, $1.app.rawValue)
+        }
     }
 
     /// Drops the derived keys of passphrases no longer held.

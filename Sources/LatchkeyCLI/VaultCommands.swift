@@ -14,11 +14,16 @@ enum VaultCommands {
         try out.line("why: \(status.reason)")
         try out.line("protection: \(status.protection)")
         try out.line("policy: \(status.policyName) (\(settings.policy.provenance))")
-        try out.line("store directory: \(TextEscaping.escaped(status.storeDirectory)) (\(settings.storeDirectory.provenance))")
+        try out.line(
+            "store directory: \(TextEscaping.escaped(status.storeDirectory)) (\(settings.storeDirectory.provenance))")
         if let path = status.fileVaultPath {
-            try out.line("vault file: \(path)\(status.leftoverFileVault ? " (left over from a fallback; `latchkey migrate` moves it)" : "")")
+            try out.line(
+                "vault file: \(path)\(status.leftoverFileVault ? " (left over from a fallback; `latchkey migrate` moves it)" : "")"
+            )
         }
-        try out.line("remember username: \(status.remembersUsername ? "on" : "off"); a username is \(status.usernameRemembered ? "" : "not ")remembered")
+        try out.line(
+            "remember username: \(status.remembersUsername ? "on" : "off"); a username is \(status.usernameRemembered ? "" : "not ")remembered"
+        )
         try out.line("sessions: \(status.sessionCount) in \(accounts)")
         try out.line("audit trails: \(status.auditTrails.isEmpty ? "off" : status.auditTrails.joined(separator: ", "))")
         out.set("app", .string(status.appID.rawValue))
@@ -34,9 +39,18 @@ enum VaultCommands {
         out.set("sessions", .integer(status.sessionCount))
         out.set("accounts", .integer(status.accountCount))
         out.set("auditTrails", .array(status.auditTrails.map { .string($0) }))
-        out.set("settings", .object(settings.all.map { key, setting in
-            (key, .object([("value", .string(setting.value)), ("source", .string(setting.source.rawValue)), ("origin", .string(setting.origin))]))
-        }))
+        out.set(
+            "settings",
+            .object(
+                settings.all.map { key, setting in
+                    (
+                        key,
+                        .object([
+                            ("value", .string(setting.value)), ("source", .string(setting.source.rawValue)),
+                            ("origin", .string(setting.origin)),
+                        ])
+                    )
+                }))
     }
 
     static func usernameGet(_ context: Context, _ arguments: CommandArguments) throws {
@@ -70,7 +84,10 @@ enum VaultCommands {
 
     private static func setRemember(_ remembers: Bool, _ context: Context) throws {
         try context.openVault().setRemembersUsername(remembers)
-        try context.output.line(remembers ? "remembering the username is on" : "remembering the username is off; the remembered username was erased")
+        try context.output.line(
+            remembers
+                ? "remembering the username is on"
+                : "remembering the username is off; the remembered username was erased")
         context.output.set("remember", .bool(remembers))
     }
 
@@ -78,7 +95,9 @@ enum VaultCommands {
         let vault = try context.openVault()
         let remembers = try vault.remembersUsername()
         let policyAllows = vault.policy.remembersUsernames
-        try context.output.line("\(remembers ? "on" : "off")\(policyAllows ? "" : " (but policy '\(vault.policy.name)' never remembers usernames)")")
+        try context.output.line(
+            "\(remembers ? "on" : "off")\(policyAllows ? "" : " (but policy '\(vault.policy.name)' never remembers usernames)")"
+        )
         context.output.set("remember", .bool(remembers))
         context.output.set("policyAllows", .bool(policyAllows))
     }
@@ -87,14 +106,18 @@ enum VaultCommands {
         let account = arguments.options["--account"]
         let report = try context.openVault().logout(account: account)
         let summary = report.summary
-        try context.output.line(TextEscaping.escaped("logged out \(account == nil ? "every account" : "the account given"): \(summary)"))
+        try context.output.line(
+            TextEscaping.escaped("logged out \(account == nil ? "every account" : "the account given"): \(summary)"))
         setReport(report, summary: summary, context.output)
     }
 
     static func wipe(_ context: Context, _ arguments: CommandArguments) throws {
         let appID = try context.appID()
-        guard try Confirmation.confirmed("Erase every credential of \(appID) (sessions and the remembered username)?",
-                                         refusal: "wipe erases every credential of \(appID)", arguments) else {
+        guard
+            try Confirmation.confirmed(
+                "Erase every credential of \(appID) (sessions and the remembered username)?",
+                refusal: "wipe erases every credential of \(appID)", arguments)
+        else {
             try context.output.line("cancelled: nothing was wiped")
             context.output.set("wiped", .bool(false))
             return
@@ -115,9 +138,12 @@ enum VaultCommands {
     }
 
     private static func setReport(_ report: LogoutReport, summary: String, _ out: Output) {
-        out.set("wipedSessions", .array(report.wipedSessions.map {
-            .object([("account", .string($0.account)), ("name", .string($0.name))])
-        }))
+        out.set(
+            "wipedSessions",
+            .array(
+                report.wipedSessions.map {
+                    .object([("account", .string($0.account)), ("name", .string($0.name))])
+                }))
         out.set("forgotUsername", .bool(report.forgotUsername))
         out.set("keptSessions", .integer(report.keptSessions))
         out.set("wipedLeftoverFileVault", .bool(report.wipedLeftoverFileVault))

@@ -1,12 +1,13 @@
+import Latchkey
+
 // The `latchkey` command (and `git-credential-latchkey` and
 // `docker-credential-latchkey`, the same binary under other names): parsing and
 // printing only; every behaviour is the library's.
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
-import Latchkey
 
 /// Runs the command line and returns the exit status.
 /// - Parameters:
@@ -48,7 +49,8 @@ func runTool(_ line: [String], invokedAs: String, environment: Environment, viaA
             try CommandLineIO.$redirection.withValue(redirection) { try command.run(context, invocation.arguments) }
         }
         for warning in Context.openedVaults.withLock({ $0 }).flatMap(\.auditWarnings) {
-            Output.message("latchkey: warning: an audit entry was not written (policy audit.onFailure \"warn\"): \(warning)")
+            Output.message(
+                "latchkey: warning: an audit entry was not written (policy audit.onFailure \"warn\"): \(warning)")
         }
         try output.finish(error: nil)
         return 0
@@ -71,7 +73,11 @@ let invokedAs = CommandLine.arguments.first.map { String($0.split(separator: "/"
 // A command stuck in a libsecret call that ignores its deadline ends as a timeout (75),
 // like one the service did not answer, rather than waiting forever.
 SecretServiceBackend.whenACallNeverReturns {
-    Output.message("latchkey: the Secret Service did not answer within the deadline, and libsecret did not stop waiting for it (exit 75)")
+    Output.message(
+        "latchkey: the Secret Service did not answer within the deadline, and libsecret did not stop waiting for it (exit 75)"
+    )
     POSIX.exitImmediately(LatchkeyError.Code.timedOut.exitStatus)
 }
-CommandLineIO.exit(status: runTool(Array(CommandLine.arguments.dropFirst()), invokedAs: invokedAs, environment: .process, viaAgent: true))
+CommandLineIO.exit(
+    status: runTool(
+        Array(CommandLine.arguments.dropFirst()), invokedAs: invokedAs, environment: .process, viaAgent: true))

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One credential of docker's credential-helper protocol: what docker sends to
 /// `store` and receives from `get`, the JSON object
@@ -49,7 +50,8 @@ package struct DockerCredential: Sendable {
         let serverURL = try DockerServerURL(fields.serverURL)
         guard !fields.username.isEmpty else { throw LatchkeyError(.invalidInput, "no credentials username") }
         guard !fields.secret.isEmpty else { throw LatchkeyError(.invalidInput, "no credentials secret") }
-        return DockerCredential(serverURL: serverURL, username: fields.username, secret: SecretBytes(utf8: fields.secret))
+        return DockerCredential(
+            serverURL: serverURL, username: fields.username, secret: SecretBytes(utf8: fields.secret))
     }
 
     /// The fields docker sends.
@@ -91,7 +93,10 @@ package struct DockerCredential: Sendable {
     /// - Throws: `LatchkeyError` `.invalidInput` when the secret is not UTF-8 (JSON cannot carry it).
     package func json(answering serverURL: String) throws -> SecretBytes {
         SecretBytes(concatenating: [
-            SecretBytes(utf8: "{\"ServerURL\":\(JSONText.quoted(serverURL)),\"Username\":\(JSONText.quoted(username)),\"Secret\":"),
+            SecretBytes(
+                utf8:
+                    "{\"ServerURL\":\(JSONText.quoted(serverURL)),\"Username\":\(JSONText.quoted(username)),\"Secret\":"
+            ),
             try JSONText.quoted(secret),
             SecretBytes(utf8: "}\n"),
         ])

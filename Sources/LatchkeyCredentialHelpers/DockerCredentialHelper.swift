@@ -34,7 +34,8 @@ package struct DockerCredentialHelper: Sendable {
     package func store(_ credential: DockerCredential) throws {
         let name = Self.namePrefix + credential.serverURL.original
         try vault.saveSession(credential.secret, name: name, account: credential.username)
-        for stored in try stored(matching: credential.serverURL) where stored.name != name || stored.account != credential.username {
+        for stored in try stored(matching: credential.serverURL)
+        where stored.name != name || stored.account != credential.username {
             try vault.deleteSession(named: stored.name, account: stored.account)
         }
     }

@@ -29,7 +29,11 @@ package struct DockerServerURL: Sendable, Hashable {
         guard original.utf8.count <= Self.maximumLength else {
             throw LatchkeyError(.invalidInput, "the server URL is longer than \(Self.maximumLength) bytes")
         }
-        guard !original.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) else {
+        guard
+            !original.unicodeScalars.contains(where: {
+                $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F
+            })
+        else {
             throw LatchkeyError(.invalidInput, "the server URL holds white space or a control character")
         }
         var rest = Substring(original)

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// git's credential-helper protocol (see the gitcredentials and git-credential
 /// manual pages) over a ``Vault``, so the policy, the backend fallback and the
@@ -79,17 +80,22 @@ package struct GitCredentialHelper: Sendable {
     /// - Throws: `LatchkeyError` when the vault cannot store it.
     package func store(_ credential: GitCredentialMessage) throws {
         guard let scope = GitCredentialScope(credential), let target = GitCredentialTarget(credential),
-              let username = credential.username, let password = credential.password else { return }
+            let username = credential.username, let password = credential.password
+        else { return }
         var index = try index(of: scope)
         let previous = index.entry(username: username, path: target.path)
-        try vault.saveSession(password, name: target.passwordItemName, account: username, expires: credential.passwordExpiry)
+        try vault.saveSession(
+            password, name: target.passwordItemName, account: username, expires: credential.passwordExpiry)
         if let refreshToken = credential.oauthRefreshToken {
             try vault.saveSession(refreshToken, name: target.refreshTokenItemName, account: username)
         } else if previous?.hasRefreshToken == true {
             try vault.deleteSession(named: target.refreshTokenItemName, account: username)
         }
         let expiry = credential.passwordExpiry.flatMap { Int64(exactly: $0.timeIntervalSince1970.rounded(.down)) }
-        index.insert(.init(username: username, path: target.path, expiry: expiry, hasRefreshToken: credential.oauthRefreshToken != nil))
+        index.insert(
+            .init(
+                username: username, path: target.path, expiry: expiry,
+                hasRefreshToken: credential.oauthRefreshToken != nil))
         try save(index, of: scope)
     }
 
@@ -102,7 +108,9 @@ package struct GitCredentialHelper: Sendable {
     /// - Throws: `LatchkeyError` when the vault cannot answer.
     @discardableResult
     package func erase(_ request: GitCredentialMessage) throws -> Int {
-        let named = [request.protocolName, request.host, request.path, request.username].contains { !($0 ?? "").isEmpty }
+        let named = [request.protocolName, request.host, request.path, request.username].contains {
+            !($0 ?? "").isEmpty
+        }
         guard named else { return 0 }
         var erased = 0
         for scope in try scopes(matching: request) {
@@ -140,9 +148,11 @@ package struct GitCredentialHelper: Sendable {
         var credential = GitCredentialMessage()
         credential.username = entry.username
         credential.password = password?.value
-        credential.passwordExpiry = password == nil ? nil : entry.expiry.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+        credential.passwordExpiry =
+            password == nil ? nil : entry.expiry.map { Date(timeIntervalSince1970: TimeInterval($0)) }
         if entry.hasRefreshToken {
-            credential.oauthRefreshToken = try vault.session(named: target.refreshTokenItemName, account: entry.username)?.value
+            credential.oauthRefreshToken = try vault.session(
+                named: target.refreshTokenItemName, account: entry.username)?.value
         }
         return credential
     }
@@ -201,10 +211,18 @@ package struct GitCredentialHelper: Sendable {
             if let at = list.firstIndex(where: { $0.entry.username == info.account && $0.entry.path == target.path }) {
                 list[at].created = max(list[at].created, info.created)
                 list[at].entry.hasRefreshToken = list[at].entry.hasRefreshToken || isRefreshToken
-                if !isRefreshToken { list[at].entry.expiry = previous[scope]?.entry(username: info.account, path: target.path)?.expiry }
+                if !isRefreshToken {
+                    list[at].entry.expiry = previous[scope]?.entry(username: info.account, path: target.path)?.expiry
+                }
             } else {
-                let expiry = isRefreshToken ? nil : previous[scope]?.entry(username: info.account, path: target.path)?.expiry
-                list.append((info.created, .init(username: info.account, path: target.path, expiry: expiry, hasRefreshToken: isRefreshToken)))
+                let expiry =
+                    isRefreshToken ? nil : previous[scope]?.entry(username: info.account, path: target.path)?.expiry
+                list.append(
+                    (
+                        info.created,
+                        .init(
+                            username: info.account, path: target.path, expiry: expiry, hasRefreshToken: isRefreshToken)
+                    ))
             }
             found[scope] = list
         }

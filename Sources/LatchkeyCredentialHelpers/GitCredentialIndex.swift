@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The git credentials stored for one protocol and host, so that `get` reads
 /// the few candidates of that host by name instead of listing every session.
@@ -59,12 +60,17 @@ struct GitCredentialIndex: Equatable, Sendable {
     /// credential fill` took 0.9 ms longer, 61 runs timed in turn).
     /// - Returns: The index, or nil when it is not one this version reads (it is then rebuilt).
     static func decode(_ value: SecretBytes) -> GitCredentialIndex? {
-        guard case .object(let document)? = value.withUnsafeBytes({ try? JSONValue.parse($0, source: "the git credential index") }),
-              document["version"] == .integer(1), case .array(let items)? = document["entries"] else { return nil }
+        guard
+            case .object(let document)? = value.withUnsafeBytes({
+                try? JSONValue.parse($0, source: "the git credential index")
+            }),
+            document["version"] == .integer(1), case .array(let items)? = document["entries"]
+        else { return nil }
         var entries: [Entry] = []
         for item in items {
             guard case .object(let fields) = item, case .string(let username)? = fields["username"],
-                  case .bool(let hasRefreshToken)? = fields["hasRefreshToken"] else { return nil }
+                case .bool(let hasRefreshToken)? = fields["hasRefreshToken"]
+            else { return nil }
             var entry = Entry(username: username, path: nil, expiry: nil, hasRefreshToken: hasRefreshToken)
             switch fields["path"] {
             case nil, .null?: break

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One message of git's credential-helper protocol: `key=value` lines ended by
 /// a blank line or the end of input (see the git-credential manual page).
@@ -145,7 +146,8 @@ package struct GitCredentialMessage: Sendable {
         }
         if let at = rest.lastIndex(of: "@") {
             let user = rest[..<at]
-            username = try Self.percentDecoded(user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? user)
+            username = try Self.percentDecoded(
+                user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? user)
             rest = rest[rest.index(after: at)...]
         }
         // Set even when empty, as git does: an empty host matches only an empty host.
@@ -160,16 +162,22 @@ package struct GitCredentialMessage: Sendable {
         var bytes: [UInt8] = []
         var rest = Array(text.utf8)[...]
         while let byte = rest.popFirst() {
-            if byte == UInt8(ascii: "%"), rest.prefix(2).count == 2, rest.prefix(2).allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
-               let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16) {
+            if byte == UInt8(ascii: "%"), rest.prefix(2).count == 2,
+                rest.prefix(2).allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
+                let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
+            {
                 bytes.append(value)
                 rest = rest.dropFirst(2)
             } else {
                 bytes.append(byte)
             }
         }
-        guard let decoded = String(validating: bytes, as: UTF8.self), !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-            throw LatchkeyError(.invalidInput, "credential attribute 'url' holds an escaped control character or bytes that are not UTF-8")
+        guard let decoded = String(validating: bytes, as: UTF8.self),
+            !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F })
+        else {
+            throw LatchkeyError(
+                .invalidInput,
+                "credential attribute 'url' holds an escaped control character or bytes that are not UTF-8")
         }
         return decoded
     }
@@ -194,8 +202,9 @@ package struct GitCredentialMessage: Sendable {
         if let passwordExpiry, let seconds = Int64(exactly: passwordExpiry.timeIntervalSince1970.rounded(.down)) {
             add("password_expiry_utc", String(seconds))
         }
-        return SecretBytes(concatenating: lines.flatMap { key, value in
-            [SecretBytes(utf8: key + "="), value, SecretBytes(utf8: "\n")]
-        })
+        return SecretBytes(
+            concatenating: lines.flatMap { key, value in
+                [SecretBytes(utf8: key + "="), value, SecretBytes(utf8: "\n")]
+            })
     }
 }

@@ -7,15 +7,18 @@ struct GitCredentialScope: Hashable, Sendable {
 
     /// The scope a request names, or nil when it lacks a protocol or a host.
     init?(_ message: GitCredentialMessage) {
-        guard let protocolName = message.protocolName, !protocolName.isEmpty, let host = message.host else { return nil }
+        guard let protocolName = message.protocolName, !protocolName.isEmpty, let host = message.host else {
+            return nil
+        }
         self.init(protocolName: protocolName, host: host)
     }
 
     /// The scope of an index's session name, or nil for any other name.
     init?(indexItemName name: String) {
         guard name.hasPrefix(GitCredentialIndex.itemPrefix),
-              let target = GitCredentialTarget.parse(location: name.dropFirst(GitCredentialIndex.itemPrefix.count)),
-              target.path == nil else { return nil }
+            let target = GitCredentialTarget.parse(location: name.dropFirst(GitCredentialIndex.itemPrefix.count)),
+            target.path == nil
+        else { return nil }
         self.init(protocolName: target.protocolName, host: target.host)
     }
 
@@ -37,6 +40,7 @@ struct GitCredentialScope: Hashable, Sendable {
     /// Whether a request that leaves out its protocol or host matches this scope:
     /// what the request sets must be equal.
     func matches(_ request: GitCredentialMessage) -> Bool {
-        (request.protocolName.map { $0.isEmpty || $0 == protocolName } ?? true) && (request.host.map { $0 == host } ?? true)
+        (request.protocolName.map { $0.isEmpty || $0 == protocolName } ?? true)
+            && (request.host.map { $0 == host } ?? true)
     }
 }

@@ -16,7 +16,9 @@ struct GitCredentialTarget: Hashable, Sendable {
 
     /// The target of a message, or nil when it lacks a protocol or a host.
     init?(_ message: GitCredentialMessage) {
-        guard let protocolName = message.protocolName, !protocolName.isEmpty, let host = message.host else { return nil }
+        guard let protocolName = message.protocolName, !protocolName.isEmpty, let host = message.host else {
+            return nil
+        }
         self.init(protocolName: protocolName, host: host, path: message.path.flatMap { $0.isEmpty ? nil : $0 })
     }
 

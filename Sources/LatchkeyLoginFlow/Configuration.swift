@@ -13,7 +13,9 @@ extension Login {
         /// Creates a configuration.
         /// - Parameter validator: A pure check of the input; accepts all
         ///   non-empty input by default.
-        public init(validator: @escaping @Sendable (_ username: String, _ password: SecretBytes) -> Bool = { _, _ in true }) {
+        public init(
+            validator: @escaping @Sendable (_ username: String, _ password: SecretBytes) -> Bool = { _, _ in true }
+        ) {
             self.validator = validator
         }
     }

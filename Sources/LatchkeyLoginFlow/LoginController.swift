@@ -132,19 +132,19 @@ public actor LoginController {
 
     private func run(_ effect: Login.Effect) async {
         switch effect {
-        case let .sendLoginRequest(request):
+        case .sendLoginRequest(let request):
             let authenticator = authenticator
             requests[request.generation] = Task {
                 let result = await authenticator.authenticate(username: request.username, password: request.password)
                 await self.finish(request.generation, result)
             }
-        case let .cancelLoginRequest(generation):
+        case .cancelLoginRequest(let generation):
             requests[generation]?.cancel()
-        case let .rememberUsername(username):
+        case .rememberUsername(let username):
             await perform(.rememberUsername) { try await $0.rememberUsername(username) }
-        case let .setRemembersUsername(remembers):
+        case .setRemembersUsername(let remembers):
             await perform(.setRemembersUsername) { try await $0.setRemembersUsername(remembers) }
-        case let .saveSession(tokens, account):
+        case .saveSession(let tokens, let account):
             let saved = await perform(.saveSession) { try await $0.saveSession(tokens, account: account) }
             if !saved {
                 // Already inside the effect queue: the event's own effects (none,
@@ -153,9 +153,9 @@ public actor LoginController {
                     await run(effect)
                 }
             }
-        case let .logout(account):
+        case .logout(let account):
             await perform(.logout) { try await $0.logout(account: account) }
-        case let .focus(field):
+        case .focus(let field):
             output(.focus(field))
         }
     }

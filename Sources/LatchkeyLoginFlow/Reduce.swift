@@ -14,7 +14,7 @@ extension Login {
     public static func reduce(_ state: State, _ event: Event) -> (State, [Effect]) {
         var next = state
         switch event {
-        case let .appeared(rememberedUsername, remembersUsername):
+        case .appeared(let rememberedUsername, let remembersUsername):
             var effects = next.abandonRequest()
             next.isVisible = true
             next.remembersUsername = remembersUsername
@@ -30,12 +30,12 @@ extension Login {
             next.password = SecretBytes()
             return (next, effects)
 
-        case let .usernameChanged(username):
+        case .usernameChanged(let username):
             guard state.acceptsInput else { return (state, []) }
             next.username = username
             return (next, [])
 
-        case let .passwordChanged(password):
+        case .passwordChanged(let password):
             guard state.acceptsInput else { return (state, []) }
             next.password = password
             return (next, [])
@@ -56,13 +56,13 @@ extension Login {
             let request = Request(generation: next.lastGeneration, username: next.username, password: next.password)
             return (next, [.sendLoginRequest(request)])
 
-        case let .responseReceived(generation, result, time):
+        case .responseReceived(let generation, let result, let time):
             guard state.pendingGeneration == generation else { return (state, []) }
             next.pendingGeneration = nil
             next.advanceClock(to: time)
             return next.apply(result)
 
-        case let .rememberUsernameChanged(remembers):
+        case .rememberUsernameChanged(let remembers):
             guard state.acceptsInput, remembers != state.remembersUsername else { return (state, []) }
             next.remembersUsername = remembers
             return (next, [.setRemembersUsername(remembers)])
@@ -75,11 +75,11 @@ extension Login {
             next.message = next.isRateLimited ? .rateLimited : nil
             return (next, effects)
 
-        case let .tick(now):
+        case .tick(let now):
             next.advanceClock(to: now)
             return (next, [])
 
-        case let .sessionSaveFailed(account):
+        case .sessionSaveFailed(let account):
             // A failure reported for an account that has since logged out is stale.
             guard state.signedInAccount == account else { return (state, []) }
             next.message = .sessionNotSaved
@@ -113,7 +113,7 @@ extension Login.State {
     /// Applies the accepted response to the request that was in flight.
     fileprivate mutating func apply(_ result: AuthenticationResult) -> (Login.State, [Login.Effect]) {
         switch result {
-        case let .success(tokens):
+        case .success(let tokens):
             password = SecretBytes()
             message = nil
             retryDeadline = nil
@@ -123,12 +123,12 @@ extension Login.State {
                 effects.append(.rememberUsername(username))
             }
             return (self, effects)
-        case let .failure(failure):
+        case .failure(let failure):
             message = failure.messageKey
             if failure.clearsPassword {
                 password = SecretBytes()
             }
-            if case let .rateLimited(retryAfter) = failure, retryAfter > .zero, let now {
+            if case .rateLimited(let retryAfter) = failure, retryAfter > .zero, let now {
                 retryDeadline = now.advanced(by: retryAfter)
             }
             return (self, [])

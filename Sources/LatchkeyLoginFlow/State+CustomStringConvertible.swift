@@ -11,17 +11,19 @@ extension Login.State: CustomStringConvertible, CustomDebugStringConvertible, Cu
     /// A mirror whose password child is a placeholder, so `dump` and
     /// debuggers never show the password.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "isVisible": isVisible,
-            "username": username,
-            "password": "<redacted>",
-            "remembersUsername": remembersUsername,
-            "pendingGeneration": pendingGeneration as Any,
-            "lastGeneration": lastGeneration,
-            "message": message as Any,
-            "signedInAccount": signedInAccount as Any,
-            "retryRemaining": retryRemaining as Any,
-            "canSubmit": canSubmit,
-        ], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "isVisible": isVisible,
+                "username": username,
+                "password": "<redacted>",
+                "remembersUsername": remembersUsername,
+                "pendingGeneration": pendingGeneration as Any,
+                "lastGeneration": lastGeneration,
+                "message": message as Any,
+                "signedInAccount": signedInAccount as Any,
+                "retryRemaining": retryRemaining as Any,
+                "canSubmit": canSubmit,
+            ], displayStyle: .struct)
     }
 }

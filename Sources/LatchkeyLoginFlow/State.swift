@@ -80,7 +80,8 @@ extension Login {
             precondition(pendingGeneration.map { $0 == last } ?? true, "the request in flight is the latest sent")
             precondition(pendingGeneration == nil || isVisible, "a request is in flight only while the screen shows")
             precondition(retryDeadline == nil || now != nil, "a rate limit needs the time it started from")
-            precondition(message != .sessionNotSaved || signedInAccount != nil, "sessionNotSaved is shown only while signed in")
+            precondition(
+                message != .sessionNotSaved || signedInAccount != nil, "sessionNotSaved is shown only while signed in")
             self.configuration = configuration
             self.isVisible = isVisible
             self.username = username

@@ -1,11 +1,12 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Dispatch
 import Latchkey
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The rules every ``Latchkey/CredentialBackend`` keeps, as checks an app can
 /// run against a store of its own (Latchkey runs them against each of its
@@ -105,7 +106,9 @@ public struct CredentialBackendContract: Sendable {
             try first.write(item, for: Self.access)
             try checker.expectSame(first.read(Self.access), item)
         case .valuesAreOpaqueBytes:
-            let values: [[UInt8]] = [[], [0, 0, 0], Array(0...255), (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) }]
+            let values: [[UInt8]] = [
+                [], [0, 0, 0], Array(0...255), (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) },
+            ]
             for (index, bytes) in values.enumerated() {
                 let key = ItemKey(kind: .session, account: "alice", name: "opaque-\(index)")
                 let item = StoredItem(value: SecretBytes(bytes), created: Self.created)
@@ -128,15 +131,21 @@ public struct CredentialBackendContract: Sendable {
             ]
             for (index, key) in keys.enumerated() { try first.write(Self.item("value-\(index)"), for: key) }
             for (index, key) in keys.enumerated() {
-                try checker.expect(first.read(key)?.value == SecretBytes(utf8: "value-\(index)"), "\(key) did not keep its own value")
+                try checker.expect(
+                    first.read(key)?.value == SecretBytes(utf8: "value-\(index)"), "\(key) did not keep its own value")
             }
         case .listsWhatIsStored:
             let sessions = [Self.access, ItemKey(kind: .session, account: "bob", name: "refresh")]
             let username = ItemKey(kind: .username, name: "last")
             for key in sessions + [username] { try first.write(Self.item("v"), for: key) }
-            try checker.expect(Set(try first.list(kind: .session)) == Set(sessions), "list(kind: .session) differs from the sessions stored")
-            try checker.expect(try first.list(kind: .username) == [username], "list(kind: .username) differs from the username stored")
-            try checker.expect(Set(try first.list(kind: nil)) == Set(sessions + [username]), "list(kind: nil) differs from everything stored")
+            try checker.expect(
+                Set(try first.list(kind: .session)) == Set(sessions),
+                "list(kind: .session) differs from the sessions stored")
+            try checker.expect(
+                try first.list(kind: .username) == [username], "list(kind: .username) differs from the username stored")
+            try checker.expect(
+                Set(try first.list(kind: nil)) == Set(sessions + [username]),
+                "list(kind: nil) differs from everything stored")
         case .deleteRemovesOnlyThatItem:
             let other = ItemKey(kind: .session, account: "alice", name: "refresh")
             try first.write(Self.item("a"), for: Self.access)
@@ -146,13 +155,17 @@ public struct CredentialBackendContract: Sendable {
             try checker.expect(first.read(other)?.value == SecretBytes(utf8: "b"), "deleting one item lost another")
             try checker.expect(first.list(kind: nil) == [other], "list after a delete differs")
         case .deleteAllEmptiesTheNamespace:
-            for name in ["a", "b", "c"] { try first.write(Self.item(name), for: ItemKey(kind: .session, account: "alice", name: name)) }
+            for name in ["a", "b", "c"] {
+                try first.write(Self.item(name), for: ItemKey(kind: .session, account: "alice", name: name))
+            }
             try first.write(Self.item("alice"), for: ItemKey(kind: .username, name: "last"))
             try first.deleteAll()
             try checker.expect(first.list(kind: nil).isEmpty, "deleteAll left items")
             try first.deleteAll()
             try first.write(Self.item("again"), for: Self.access)
-            try checker.expect(first.read(Self.access)?.value == SecretBytes(utf8: "again"), "the namespace is unusable after deleteAll")
+            try checker.expect(
+                first.read(Self.access)?.value == SecretBytes(utf8: "again"),
+                "the namespace is unusable after deleteAll")
         case .namespacesAreIsolated:
             let second = try open(Self.freshAppID())
             defer { try? second.deleteAll() }
@@ -161,7 +174,9 @@ public struct CredentialBackendContract: Sendable {
             try checker.expect(second.list(kind: nil).isEmpty, "another namespace lists the item")
             try second.write(Self.item("theirs"), for: Self.access)
             try second.deleteAll()
-            try checker.expect(first.read(Self.access)?.value == SecretBytes(utf8: "mine"), "another namespace's writes or deleteAll reached this one")
+            try checker.expect(
+                first.read(Self.access)?.value == SecretBytes(utf8: "mine"),
+                "another namespace's writes or deleteAll reached this one")
         case .writesAreVisibleToANewInstance:
             let appID = try Self.freshAppID()
             let writer = try open(appID)
@@ -187,7 +202,8 @@ public struct CredentialBackendContract: Sendable {
                 }
             }
             try checker.expect(failures.all.isEmpty, failures.all.joined(separator: "; "))
-            try checker.expect(first.list(kind: .session).count == 8, "expected 8 items after concurrent writes and deletes")
+            try checker.expect(
+                first.list(kind: .session).count == 8, "expected 8 items after concurrent writes and deletes")
         }
     }
 
@@ -195,7 +211,9 @@ public struct CredentialBackendContract: Sendable {
     private static let created = Date(timeIntervalSince1970: 1_700_000_000.123)
 
     private static func item(_ value: String, expires: Date? = nil) -> StoredItem {
-        StoredItem(value: SecretBytes(utf8: value), created: created, expires: expires.map { Date(timeIntervalSince1970: ($0.timeIntervalSince1970 * 1_000).rounded() / 1_000) })
+        StoredItem(
+            value: SecretBytes(utf8: value), created: created,
+            expires: expires.map { Date(timeIntervalSince1970: ($0.timeIntervalSince1970 * 1_000).rounded() / 1_000) })
     }
 
     private static func freshAppID() throws -> AppID {
@@ -221,13 +239,17 @@ private struct Checker {
     /// `read` holds `expected`'s value and times (to the millisecond, the precision stores keep).
     func expectSame(_ read: StoredItem?, _ expected: StoredItem, _ context: String = "") throws {
         let suffix = context.isEmpty ? "" : " (\(context))"
-        guard let read else { throw CredentialBackendContract.Violation(rule: rule, finding: "the item is missing\(suffix)") }
+        guard let read else {
+            throw CredentialBackendContract.Violation(rule: rule, finding: "the item is missing\(suffix)")
+        }
         try expect(read.value == expected.value, "the value differs\(suffix)")
         try expect(abs(read.created.timeIntervalSince(expected.created)) < 0.001, "the creation time differs\(suffix)")
         switch (read.expires, expected.expires) {
         case (nil, nil): break
-        case let (got?, want?): try expect(abs(got.timeIntervalSince(want)) < 0.001, "the expiry differs\(suffix)")
-        default: try expect(false, "the expiry is \(read.expires == nil ? "missing" : "present where none was written")\(suffix)")
+        case (let got?, let want?): try expect(abs(got.timeIntervalSince(want)) < 0.001, "the expiry differs\(suffix)")
+        default:
+            try expect(
+                false, "the expiry is \(read.expires == nil ? "missing" : "present where none was written")\(suffix)")
         }
     }
 }

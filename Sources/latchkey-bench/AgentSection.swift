@@ -21,36 +21,54 @@ struct AgentSection {
     func commands(secretServiceRunning: Bool, into report: inout Report) -> [TimedCommand] {
         var commands: [TimedCommand] = []
         do {
-            try FileManager.default.createDirectory(atPath: directory + "/agent-runtime", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: directory + "/agent-runtime", withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             report.skip(Self.section, "agent", "\(error)")
             return commands
         }
         let secretTool = WholeProcessSection.secretToolName
-        for (backend, factor) in [("secret-service", 0.35), ("file", 0.25)] where backend == "file" || secretServiceRunning {
-            TimedCommand.prepare("latchkey session get, \(backend) backend, through the agent", in: Self.section,
-                                 target: (secretTool, factor, "secret-tool"), into: &commands, &report) {
+        for (backend, factor) in [("secret-service", 0.35), ("file", 0.25)]
+        where backend == "file" || secretServiceRunning {
+            TimedCommand.prepare(
+                "latchkey session get, \(backend) backend, through the agent", in: Self.section,
+                target: (secretTool, factor, "secret-tool"), into: &commands, &report
+            ) {
                 let app = "agent-bench-\(backend)"
                 let token = String(decoding: FileBackendSection.token().copyBytes(), as: UTF8.self)
-                let stored = try Spawn.capture([latchkey, "--app", app, "--backend", backend, "session", "put", "access"], input: token, environment: environment)
+                let stored = try Spawn.capture(
+                    [latchkey, "--app", app, "--backend", backend, "session", "put", "access"], input: token,
+                    environment: environment)
                 let get = [latchkey, "--app", app, "--backend", backend, "session", "get", "access"]
                 let read = try Spawn.capture(get, environment: environment)
                 guard stored.status == 0, read.output.contains(token) else {
-                    throw Spawn.Failure(description: "the agent did not round-trip a session (exit \(stored.status)/\(read.status)): \(stored.error)\(read.error)")
+                    throw Spawn.Failure(
+                        description:
+                            "the agent did not round-trip a session (exit \(stored.status)/\(read.status)): \(stored.error)\(read.error)"
+                    )
                 }
                 return Spawn.Command(arguments: get, stdin: nil, environment: environment)
             }
         }
-        TimedCommand.prepare("latchkey session get, passphrase vault unlocked in the agent", in: Self.section,
-                             target: (secretTool, 0.3, "secret-tool"), into: &commands, &report) {
+        TimedCommand.prepare(
+            "latchkey session get, passphrase vault unlocked in the agent", in: Self.section,
+            target: (secretTool, 0.3, "secret-tool"), into: &commands, &report
+        ) {
             try unlockedPassphraseVault()
         }
-        TimedCommand.prepare("git credential fill, git-credential-latchkey through the agent", in: Self.section,
-                             target: (WholeProcessSection.gitLibsecretName, 0.6, "git's libsecret helper"), into: &commands, &report) {
+        TimedCommand.prepare(
+            "git credential fill, git-credential-latchkey through the agent", in: Self.section,
+            target: (WholeProcessSection.gitLibsecretName, 0.6, "git's libsecret helper"), into: &commands, &report
+        ) {
             let helper = directory + "/agent-git-helper/git-credential-latchkey"
-            try FileManager.default.createDirectory(atPath: directory + "/agent-git-helper", withIntermediateDirectories: true)
-            if !FileManager.default.fileExists(atPath: helper) { try FileManager.default.createSymbolicLink(atPath: helper, withDestinationPath: latchkey) }
-            let git = try GitCredential(directory: directory + "/agent-git-state", helper: helper, extraEnvironment: environment)
+            try FileManager.default.createDirectory(
+                atPath: directory + "/agent-git-helper", withIntermediateDirectories: true)
+            if !FileManager.default.fileExists(atPath: helper) {
+                try FileManager.default.createSymbolicLink(atPath: helper, withDestinationPath: latchkey)
+            }
+            let git = try GitCredential(
+                directory: directory + "/agent-git-state", helper: helper, extraEnvironment: environment)
             try git.approve()
             return git.fill
         }
@@ -67,16 +85,25 @@ struct AgentSection {
     /// any passphrase, which the agent answers with the key it holds.
     private func unlockedPassphraseVault() throws -> Spawn.Command {
         let policy = directory + "/agent-passphrase-policy.json"
-        try Data(#"{"version": 1, "name": "agent-bench", "backend": {"kind": "file"}, "file": {"keySource": "passphrase"}, "agent": {"unlockCacheSeconds": 900}}"#.utf8)
-            .write(to: URL(fileURLWithPath: policy))
+        try Data(
+            #"{"version": 1, "name": "agent-bench", "backend": {"kind": "file"}, "file": {"keySource": "passphrase"}, "agent": {"unlockCacheSeconds": 900}}"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: policy))
         let passphrase = directory + "/agent-passphrase"
-        _ = FileManager.default.createFile(atPath: passphrase, contents: Data("bench passphrase".utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(
+            atPath: passphrase, contents: Data("bench passphrase".utf8), attributes: [.posixPermissions: 0o600])
         let common = [latchkey, "--app", "agent-bench-passphrase", "--policy", policy]
-        let stored = try Spawn.capture(common + ["--passphrase-file", passphrase, "session", "put", "access"], input: "token", environment: environment)
+        let stored = try Spawn.capture(
+            common + ["--passphrase-file", passphrase, "session", "put", "access"], input: "token",
+            environment: environment)
         let get = common + ["session", "get", "access"]
         let read = try Spawn.capture(get, environment: environment)
         guard stored.status == 0, read.output == "token\n" else {
-            throw Spawn.Failure(description: "the agent did not keep the passphrase vault unlocked (exit \(stored.status)/\(read.status)): \(stored.error)\(read.error)")
+            throw Spawn.Failure(
+                description:
+                    "the agent did not keep the passphrase vault unlocked (exit \(stored.status)/\(read.status)): \(stored.error)\(read.error)"
+            )
         }
         return Spawn.Command(arguments: get, stdin: nil, environment: environment)
     }

@@ -17,7 +17,8 @@ struct AgentStress {
         let runtime = directory + "/agent-stress-runtime"
         let store = directory + "/agent-stress-store"
         for path in [runtime, store] {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         let agent = ["XDG_RUNTIME_DIR": runtime, "LATCHKEY_AGENT": "on"]
         let inProcess = ["XDG_RUNTIME_DIR": runtime, "LATCHKEY_AGENT": "off"]
@@ -28,7 +29,8 @@ struct AgentStress {
             return ("agent-stress-\(backend)", backend, "client\(index)")
         }
         let deadline = ContinuousClock.now + .seconds(seconds)
-        let state = Mutex<(acknowledged: [Int], sent: [Int], kills: Int, failures: [String])>((Array(repeating: 0, count: 4), Array(repeating: 0, count: 4), 0, []))
+        let state = Mutex<(acknowledged: [Int], sent: [Int], kills: Int, failures: [String])>(
+            (Array(repeating: 0, count: 4), Array(repeating: 0, count: 4), 0, []))
         let group = DispatchGroup()
         for (index, client) in clients.enumerated() {
             group.enter()
@@ -38,12 +40,19 @@ struct AgentStress {
                 while ContinuousClock.now < deadline {
                     value += 1
                     state.withLock { $0.sent[index] = value }
-                    let arguments = [latchkey, "--store-dir", store, "--app", client.app, "--backend", client.backend, "session", "put", client.name]
-                    guard let put = try? Spawn.capture(arguments, input: "value-\(value)", environment: agent) else { continue }
+                    let arguments = [
+                        latchkey, "--store-dir", store, "--app", client.app, "--backend", client.backend, "session",
+                        "put", client.name,
+                    ]
+                    guard let put = try? Spawn.capture(arguments, input: "value-\(value)", environment: agent) else {
+                        continue
+                    }
                     if put.status == 0 {
                         state.withLock { $0.acknowledged[index] = value }
                     } else {
-                        state.withLock { $0.failures.append("\(client.name) put \(value) exited \(put.status): \(put.error)") }
+                        state.withLock {
+                            $0.failures.append("\(client.name) put \(value) exited \(put.status): \(put.error)")
+                        }
                     }
                 }
             }
@@ -52,8 +61,10 @@ struct AgentStress {
         while ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: Double.random(in: 0.02...0.3, using: &generator))
             let status = try? Spawn.capture([latchkey, "--json", "agent", "status"], environment: agent)
-            if let data = status?.output.data(using: .utf8), let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-               let pid = (document["pid"] as? NSNumber)?.int32Value, pid > 0 {
+            if let data = status?.output.data(using: .utf8),
+                let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let pid = (document["pid"] as? NSNumber)?.int32Value, pid > 0
+            {
                 Spawn.killNow(pid)
                 state.withLock { $0.kills += 1 }
             }
@@ -61,9 +72,12 @@ struct AgentStress {
         group.wait()
         _ = try? Spawn.capture([latchkey, "agent", "stop"], environment: agent)
 
-        var passed = 0, failed = 0
+        var passed = 0
+        var failed = 0
         func check(_ ok: Bool, _ problem: @autoclosure () -> String) {
-            if ok { passed += 1 } else {
+            if ok {
+                passed += 1
+            } else {
                 failed += 1
                 FileHandle.standardError.write(Data("agent: \(problem())\n".utf8))
             }
@@ -71,18 +85,29 @@ struct AgentStress {
         let final = state.withLock { $0 }
         for failure in final.failures { check(false, failure) }
         for (index, client) in clients.enumerated() {
-            let read = try Spawn.capture([latchkey, "--store-dir", store, "--app", client.app, "--backend", client.backend, "session", "get", client.name], environment: inProcess)
-            let stored = Int(read.output.trimmingCharacters(in: .whitespacesAndNewlines).dropFirst("value-".count)) ?? -1
-            check(read.status == 0 && stored >= final.acknowledged[index] && stored <= final.sent[index],
-                  "\(client.name) holds \(read.output.debugDescription) (exit \(read.status)); last acknowledged \(final.acknowledged[index]), last sent \(final.sent[index])")
+            let read = try Spawn.capture(
+                [
+                    latchkey, "--store-dir", store, "--app", client.app, "--backend", client.backend, "session", "get",
+                    client.name,
+                ], environment: inProcess)
+            let stored =
+                Int(read.output.trimmingCharacters(in: .whitespacesAndNewlines).dropFirst("value-".count)) ?? -1
+            check(
+                read.status == 0 && stored >= final.acknowledged[index] && stored <= final.sent[index],
+                "\(client.name) holds \(read.output.debugDescription) (exit \(read.status)); last acknowledged \(final.acknowledged[index]), last sent \(final.sent[index])"
+            )
         }
         for app in Set(clients.map(\.app)) {
             let backend = clients.first { $0.app == app }!.backend
-            let verify = try Spawn.capture([latchkey, "--store-dir", store, "--app", app, "--backend", backend, "audit", "verify"], environment: inProcess)
+            let verify = try Spawn.capture(
+                [latchkey, "--store-dir", store, "--app", app, "--backend", backend, "audit", "verify"],
+                environment: inProcess)
             check(verify.status == 0, "the audit trail of \(app) does not verify: \(verify.output)\(verify.error)")
         }
-        print("agent: 4 clients for \(seconds) s, \(final.acknowledged.reduce(0, +)) acknowledged writes, agent killed \(final.kills) times; "
-            + "every session holds its last acknowledged value or a later one sent, and every audit trail verifies: \(failed == 0)")
+        print(
+            "agent: 4 clients for \(seconds) s, \(final.acknowledged.reduce(0, +)) acknowledged writes, agent killed \(final.kills) times; "
+                + "every session holds its last acknowledged value or a later one sent, and every audit trail verifies: \(failed == 0)"
+        )
         return (passed, failed)
     }
 }

@@ -40,10 +40,13 @@ final class ChildProcess {
 
     /// The helper executables built next to this one.
     static func sibling(_ name: String) throws -> String {
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0] // argv[0] is the fallback without /proc
+        // argv[0] is the fallback without /proc
+        let me =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let path = URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent(name).path
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw Spawn.Failure(description: "\(path) is missing; make stress builds it (swift build -c release --product \(name))")
+            throw Spawn.Failure(
+                description: "\(path) is missing; make stress builds it (swift build -c release --product \(name))")
         }
         return path
     }

@@ -15,20 +15,27 @@ struct ConcurrencyStress {
         let store = directory + "/concurrency"
         let appID = try AppID(FileBackendSection.appID)
         let started = ContinuousClock.now
-        let writers = try (0..<processes).map { try ChildProcess(helper, ["write-many-audited", store, appID.rawValue, "p\($0)", "\(writes)"]) }
+        let writers = try (0..<processes).map {
+            try ChildProcess(helper, ["write-many-audited", store, appID.rawValue, "p\($0)", "\(writes)"])
+        }
         let acknowledged = writers.map { $0.remainingNumbers().count }
-        writers.forEach { $0.process.waitUntilExit() }
+        for writer in writers { writer.process.waitUntilExit() }
         let elapsed = (ContinuousClock.now - started).seconds
-        var passed = 0, failed = 0
+        var passed = 0
+        var failed = 0
         func check(_ ok: Bool, _ problem: @autoclosure () -> String) {
-            if ok { passed += 1 } else {
+            if ok {
+                passed += 1
+            } else {
                 failed += 1
                 FileHandle.standardError.write(Data("concurrency: \(problem())\n".utf8))
             }
         }
         for (index, writer) in writers.enumerated() {
-            check(writer.process.terminationStatus == 0 && acknowledged[index] == writes,
-                  "writer p\(index) exited with \(writer.process.terminationStatus) after \(acknowledged[index]) acknowledged writes")
+            check(
+                writer.process.terminationStatus == 0 && acknowledged[index] == writes,
+                "writer p\(index) exited with \(writer.process.terminationStatus) after \(acknowledged[index]) acknowledged writes"
+            )
         }
         let backend = EncryptedFileBackend(appID: appID, directory: store, keySource: .keyFile)
         for index in 0..<processes {
@@ -40,8 +47,12 @@ struct ConcurrencyStress {
         }
         let verdict = try AuditTrail(appID: appID, directory: store, backend: backend).verify()
         let total = processes * writes
-        check(verdict == .intact(entryCount: total, lastSequence: UInt64(total)), "the audit chain gave \(verdict), expected \(total) intact entries")
-        print("concurrency: \(processes) processes x \(writes) audited writes to one namespace in \(String(format: "%.1f", elapsed)) s; audit chain: \(verdict)")
+        check(
+            verdict == .intact(entryCount: total, lastSequence: UInt64(total)),
+            "the audit chain gave \(verdict), expected \(total) intact entries")
+        print(
+            "concurrency: \(processes) processes x \(writes) audited writes to one namespace in \(String(format: "%.1f", elapsed)) s; audit chain: \(verdict)"
+        )
         return (passed, failed)
     }
 }

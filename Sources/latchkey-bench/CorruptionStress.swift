@@ -13,15 +13,18 @@ struct CorruptionStress {
         let appID = try AppID(FileBackendSection.appID)
         let backend = EncryptedFileBackend(appID: appID, directory: store, keySource: .keyFile)
         try backend.write(StoredItem(value: SecretBytes(utf8: "alice")), for: ItemKey(kind: .username, name: "last"))
-        try backend.write(StoredItem(value: FileBackendSection.token(), expires: Date() + 3_600),
-                          for: ItemKey(kind: .session, account: "alice", name: "access"))
+        try backend.write(
+            StoredItem(value: FileBackendSection.token(), expires: Date() + 3_600),
+            for: ItemKey(kind: .session, account: "alice", name: "access"))
         let trail = AuditTrail(appID: appID, directory: store, backend: backend)
         let events: [AuditEvent] = [.usernameRemembered, .sessionSaved, .sessionRead, .logout, .wipe]
         for index in 0..<10 {
-            try trail.record(events[index % events.count], outcome: .ok, backend: .file,
-                             account: index % 2 == 0 ? "alice" : nil, detail: index % 3 == 0 ? "entry \(index)" : nil)
+            try trail.record(
+                events[index % events.count], outcome: .ok, backend: .file,
+                account: index % 2 == 0 ? "alice" : nil, detail: index % 3 == 0 ? "entry \(index)" : nil)
         }
-        var passed = 0, failed = 0
+        var passed = 0
+        var failed = 0
 
         let vault = try BenchmarkProbe.contents(of: backend.vaultPath)
         var codes: [String: Int] = [:]
@@ -35,13 +38,17 @@ struct CorruptionStress {
                 code = "\(error.code)"
             }
             codes[code, default: 0] += 1
-            if code == "tampered" || code == "wrongKey" { passed += 1 } else {
+            if code == "tampered" || code == "wrongKey" {
+                passed += 1
+            } else {
                 failed += 1
                 FileHandle.standardError.write(Data("corruption: vault bit \(bit) gave \(code)\n".utf8))
             }
         }
         try BenchmarkProbe.overwrite(backend.vaultPath, with: vault)
-        print("corruption: \(vault.count)-byte vault, \(vault.count * 8) single-bit flips: \(codes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+        print(
+            "corruption: \(vault.count)-byte vault, \(vault.count * 8) single-bit flips: \(codes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))"
+        )
 
         let audit = try BenchmarkProbe.contents(of: trail.path)
         guard try trail.verify() == .intact(entryCount: 10, lastSequence: 10) else {
@@ -56,13 +63,19 @@ struct CorruptionStress {
             } catch {
                 broken = true // refusing to read the trail at all also detects the change
             }
-            if broken { passed += 1; detected += 1 } else {
+            if broken {
+                passed += 1
+                detected += 1
+            } else {
                 failed += 1
-                FileHandle.standardError.write(Data("corruption: audit trail bit \(bit) (byte \(bit / 8)) was not detected\n".utf8))
+                FileHandle.standardError.write(
+                    Data("corruption: audit trail bit \(bit) (byte \(bit / 8)) was not detected\n".utf8))
             }
         }
         try BenchmarkProbe.overwrite(trail.path, with: audit)
-        print("corruption: \(audit.count)-byte audit trail (10 entries), \(audit.count * 8) single-bit flips: \(detected) detected")
+        print(
+            "corruption: \(audit.count)-byte audit trail (10 entries), \(audit.count * 8) single-bit flips: \(detected) detected"
+        )
         try backend.deleteAll()
         return (passed, failed)
     }

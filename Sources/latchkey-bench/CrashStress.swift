@@ -16,7 +16,10 @@ struct CrashStress {
         let appID = try AppID(FileBackendSection.appID)
         var expected: [Int: Int] = [:] // slot -> last acknowledged value
         var next = 0
-        var passed = 0, failed = 0, acknowledged = 0, landed = 0
+        var passed = 0
+        var failed = 0
+        var acknowledged = 0
+        var landed = 0
         for round in 0..<kills {
             let writer = try ChildProcess(helper, ["write-loop", store, appID.rawValue, "\(next)", "\(Self.slots)"])
             var numbers: [Int] = []
@@ -26,7 +29,9 @@ struct CrashStress {
             numbers += writer.remainingNumbers()
             writer.process.waitUntilExit()
             var problems: [String] = []
-            if writer.process.terminationReason != .uncaughtSignal { problems.append("the writer exited by itself (status \(writer.process.terminationStatus))") }
+            if writer.process.terminationReason != .uncaughtSignal {
+                problems.append("the writer exited by itself (status \(writer.process.terminationStatus))")
+            }
             if numbers != Array(next..<(next + numbers.count)) { problems.append("acknowledgements out of order") }
             for value in numbers { expected[value % Self.slots] = value }
             acknowledged += numbers.count
@@ -40,7 +45,9 @@ struct CrashStress {
                         expected[slot] = next // the in-flight write landed whole
                         landed += 1
                     } else if stored != expected[slot] {
-                        problems.append("slot \(slot) holds \(text ?? "nothing"), expected \(expected[slot].map(String.init) ?? "nothing")")
+                        problems.append(
+                            "slot \(slot) holds \(text ?? "nothing"), expected \(expected[slot].map(String.init) ?? "nothing")"
+                        )
                     }
                 }
             } catch {
@@ -51,10 +58,13 @@ struct CrashStress {
                 passed += 1
             } else {
                 failed += 1
-                FileHandle.standardError.write(Data("crash round \(round + 1): \(problems.joined(separator: "; "))\n".utf8))
+                FileHandle.standardError.write(
+                    Data("crash round \(round + 1): \(problems.joined(separator: "; "))\n".utf8))
             }
         }
-        print("crash: \(kills) SIGKILLs of latchkey-testhelper write-loop; \(acknowledged) acknowledged writes checked; the in-flight write had landed \(landed) times")
+        print(
+            "crash: \(kills) SIGKILLs of latchkey-testhelper write-loop; \(acknowledged) acknowledged writes checked; the in-flight write had landed \(landed) times"
+        )
         return (passed, failed)
     }
 }

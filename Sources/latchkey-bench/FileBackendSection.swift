@@ -12,8 +12,12 @@ struct FileBackendSection {
     static let appID = "com.example.bench"
 
     func run(into report: inout Report) throws {
-        report.notes.append("file backend: key-file source, so no KDF runs per operation; values are random base64url text of 64-200 bytes (token-sized), accounts user<i mod 50>@example.com, names token-<i>, kind session")
-        report.notes.append("read = a read on an open backend (it checks the file's header and nonce with one open+fstat+pread, then serves the decrypted table); read, fresh instance = a new backend's first read (reads the key file, decrypts and decodes the whole vault)")
+        report.notes.append(
+            "file backend: key-file source, so no KDF runs per operation; values are random base64url text of 64-200 bytes (token-sized), accounts user<i mod 50>@example.com, names token-<i>, kind session"
+        )
+        report.notes.append(
+            "read = a read on an open backend (it checks the file's header and nonce with one open+fstat+pread, then serves the decrypted table); read, fresh instance = a new backend's first read (reads the key file, decrypts and decodes the whole vault)"
+        )
         for size in sizes {
             try measure(entries: size, into: &report)
         }
@@ -42,9 +46,11 @@ struct FileBackendSection {
         let floorPath = "\(store)/floor.bin"
         let floorBytes = [UInt8](repeating: 0xA5, count: vaultSize)
         let replaceName = "floor: write+fsync+rename+fsync dir, \(sizeText)"
-        report.add(section, replaceName, try Stopwatch.sample(samples) {
-            try BenchmarkProbe.durablyReplace(floorPath, with: floorBytes)
-        })
+        report.add(
+            section, replaceName,
+            try Stopwatch.sample(samples) {
+                try BenchmarkProbe.durablyReplace(floorPath, with: floorBytes)
+            })
         let aead = BenchmarkProbe.AEAD(size: vaultSize)
         let batch = max(1, min(200, 200_000 / max(1, vaultSize)))
         let sealName = "floor: XChaCha20-Poly1305 seal, \(sizeText)"
@@ -60,38 +66,51 @@ struct FileBackendSection {
                 throw LatchkeyError(.internal, "a stored entry was not found")
             }
         }
-        report.add(Self.compare(Measurement(section: section, name: "read", summary: read),
-                                with: openFloor,
-                                target: count == 10_000 ? ("<= 20 us", read.median <= 20e-6) : nil))
+        report.add(
+            Self.compare(
+                Measurement(section: section, name: "read", summary: read),
+                with: openFloor,
+                target: count == 10_000 ? ("<= 20 us", read.median <= 20e-6) : nil))
         let fresh = try Stopwatch.sample(samples) {
             let opened = EncryptedFileBackend(appID: backend.appID, directory: store, keySource: .keyFile)
             guard try opened.read(keys.randomElement(using: &random)!) != nil else {
                 throw LatchkeyError(.internal, "a stored entry was not found")
             }
         }
-        report.add(Self.compare(Measurement(section: section, name: "read, fresh instance", summary: fresh), with: openFloor, target: nil))
+        report.add(
+            Self.compare(
+                Measurement(section: section, name: "read, fresh instance", summary: fresh), with: openFloor,
+                target: nil))
 
         // Durable writes replacing an existing entry (the vault keeps its size).
         let write = try Stopwatch.sample(samples) {
             try backend.write(StoredItem(value: Self.token()), for: keys.randomElement(using: &random)!)
         }
-        let writeTarget: (String, Double)? = switch count {
-        case 10: ("<= 1.5x floor", 1.5)
-        case 10_000: ("<= 3x floor", 3)
-        default: nil
-        }
-        let writeMeasurement = Self.compare(Measurement(section: section, name: "write (durable)", summary: write), with: replaceFloor, target: nil)
+        let writeTarget: (String, Double)? =
+            switch count {
+            case 10: ("<= 1.5x floor", 1.5)
+            case 10_000: ("<= 3x floor", 3)
+            default: nil
+            }
+        let writeMeasurement = Self.compare(
+            Measurement(section: section, name: "write (durable)", summary: write), with: replaceFloor, target: nil)
         report.add(Self.withRatioTarget(writeMeasurement, writeTarget))
 
         // Deletes of an existing entry; it is written back, untimed, after each sample.
         var victim = keys[0]
-        let delete = try Stopwatch.sample(samples, {
-            victim = keys.randomElement(using: &random)!
-            try backend.delete(victim)
-        }, between: {
-            try backend.write(items[victim]!, for: victim)
-        })
-        report.add(Self.compare(Measurement(section: section, name: "delete (durable)", summary: delete), with: replaceFloor, target: nil))
+        let delete = try Stopwatch.sample(
+            samples,
+            {
+                victim = keys.randomElement(using: &random)!
+                try backend.delete(victim)
+            },
+            between: {
+                try backend.write(items[victim]!, for: victim)
+            })
+        report.add(
+            Self.compare(
+                Measurement(section: section, name: "delete (durable)", summary: delete), with: replaceFloor,
+                target: nil))
         try backend.deleteAll()
     }
 

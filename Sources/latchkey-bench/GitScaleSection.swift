@@ -38,7 +38,8 @@ struct GitScaleSection {
         for backend in [Policy.BackendChoice.secretService, .file] {
             let label = backend == .file ? "file" : "secret-service"
             if backend == .secretService && !secretServiceRunning {
-                report.skip(Self.section, "git-credential-latchkey get, \(label)", "no Secret Service on the session bus")
+                report.skip(
+                    Self.section, "git-credential-latchkey get, \(label)", "no Secret Service on the session bus")
                 continue
             }
             do {
@@ -49,21 +50,29 @@ struct GitScaleSection {
                 let small = try store(helper, backend: backend, label: label, count: 1, noAuditPolicy: policy)
                 let alone = try Spawn.timeInTurn(runs, [small.audited, small.unaudited] + (peer.map { [$0] } ?? []))
                 let large = try store(helper, backend: backend, label: label, count: largeCount, noAuditPolicy: policy)
-                let inTurn = try Spawn.timeInTurn(runs, [small.audited, large.audited, small.unaudited, large.unaudited] + (peer.map { [$0] } ?? []))
+                let inTurn = try Spawn.timeInTurn(
+                    runs, [small.audited, large.audited, small.unaudited, large.unaudited] + (peer.map { [$0] } ?? []))
                 let many = "\(largeCount.formatted()) credentials stored"
                 if peer != nil {
-                    let before = report.add(Self.section, "secret-tool lookup, before the \(many) (the keyring's own cost)", alone[2])
-                    let after = Measurement(section: Self.section, name: "secret-tool lookup, after the \(many), in turn with them", summary: inTurn[4])
+                    let before = report.add(
+                        Self.section, "secret-tool lookup, before the \(many) (the keyring's own cost)", alone[2])
+                    let after = Measurement(
+                        section: Self.section, name: "secret-tool lookup, after the \(many), in turn with them",
+                        summary: inTurn[4])
                     report.add(FileBackendSection.compare(after, with: before, target: nil))
                 }
                 for (offset, suffix) in [(0, ""), (1, ", auditing off")] {
                     let one = report.add(Self.section, "get, 1 credential stored, \(label)\(suffix)", alone[offset])
-                    let oneAgain = Measurement(section: Self.section, name: "get, 1 stored, again, in turn with \(many), \(label)\(suffix)",
-                                               summary: inTurn[2 * offset])
+                    let oneAgain = Measurement(
+                        section: Self.section, name: "get, 1 stored, again, in turn with \(many), \(label)\(suffix)",
+                        summary: inTurn[2 * offset])
                     report.add(FileBackendSection.compare(oneAgain, with: one, target: nil))
-                    let large = Measurement(section: Self.section, name: "get, \(many), \(label)\(suffix)", summary: inTurn[2 * offset + 1])
-                    report.add(FileBackendSection.withRatioTarget(FileBackendSection.compare(large, with: one, target: nil),
-                                                                  ("<= 1.5x with 1 stored", 1.5)))
+                    let large = Measurement(
+                        section: Self.section, name: "get, \(many), \(label)\(suffix)", summary: inTurn[2 * offset + 1])
+                    report.add(
+                        FileBackendSection.withRatioTarget(
+                            FileBackendSection.compare(large, with: one, target: nil),
+                            ("<= 1.5x with 1 stored", 1.5)))
                     var sameState = large
                     sameState.name = "get, \(many), against 1 stored timed in turn, \(label)\(suffix)"
                     report.add(FileBackendSection.compare(sameState, with: oneAgain, target: nil))
@@ -102,10 +111,14 @@ struct GitScaleSection {
     /// writes) and checks that `get` finds the middle one, with the default
     /// policy and with auditing off.
     /// - Returns: The two `get` commands to time, each with its request on standard input.
-    private func store(_ helper: String, backend: Policy.BackendChoice, label: String, count: Int, noAuditPolicy: String)
-        throws -> (audited: Spawn.Command, unaudited: Spawn.Command) {
+    private func store(
+        _ helper: String, backend: Policy.BackendChoice, label: String, count: Int, noAuditPolicy: String
+    )
+        throws -> (audited: Spawn.Command, unaudited: Spawn.Command)
+    {
         let app = "latchkey-bench-git-\(label)-\(count)"
-        let vault = try Vault.open(appID: try AppID(app), policy: try Policy(contentsOfFile: noAuditPolicy), backend: backend)
+        let vault = try Vault.open(
+            appID: try AppID(app), policy: try Policy(contentsOfFile: noAuditPolicy), backend: backend)
         let git = GitCredentialHelper(vault: vault)
         progress("git scale: storing \(count) credential(s) on the \(label) backend")
         for number in 0..<count {
@@ -118,15 +131,22 @@ struct GitScaleSection {
         }
         let wanted = count / 2
         let request = directory + "/git-scale/request-\(label)-\(count)"
-        try Data("protocol=https\nhost=host-\(wanted).bench.latchkey.example\n\n".utf8).write(to: URL(fileURLWithPath: request))
+        try Data("protocol=https\nhost=host-\(wanted).bench.latchkey.example\n\n".utf8).write(
+            to: URL(fileURLWithPath: request))
         let arguments = [helper, "--app", app, "--backend", label]
         for policy in [[], ["--policy", noAuditPolicy]] {
-            let check = try Spawn.capture(arguments + policy + ["get"], input: "protocol=https\nhost=host-\(wanted).bench.latchkey.example\n\n")
+            let check = try Spawn.capture(
+                arguments + policy + ["get"], input: "protocol=https\nhost=host-\(wanted).bench.latchkey.example\n\n")
             guard check.status == 0, check.output == "username=user-\(wanted)\npassword=password-\(wanted)\n" else {
-                throw Spawn.Failure(description: "git-credential-latchkey get did not find the stored credential (exit \(check.status)): \(check.error)")
+                throw Spawn.Failure(
+                    description:
+                        "git-credential-latchkey get did not find the stored credential (exit \(check.status)): \(check.error)"
+                )
             }
         }
-        return (Spawn.Command(arguments: arguments + ["get"], stdin: request),
-                Spawn.Command(arguments: arguments + ["--policy", noAuditPolicy, "get"], stdin: request))
+        return (
+            Spawn.Command(arguments: arguments + ["get"], stdin: request),
+            Spawn.Command(arguments: arguments + ["--policy", noAuditPolicy, "get"], stdin: request)
+        )
     }
 }

@@ -13,7 +13,9 @@ struct KeyDerivationSection {
         let bounds = Policy.KDFBounds.standard
         // Exactly as a Vault calibrates a new passphrase vault under the default bounds.
         let (parameters, calibration) = try Stopwatch.timed { try bounds.calibration.resolve() }
-        report.notes.append("key derivation: calibrated for the policy's standard target \(Report.time(bounds.targetUnlockTime)) from \(bounds.minimumMemoryKiB / 1_024) MiB in \(Report.time(calibration)): \(parameters)")
+        report.notes.append(
+            "key derivation: calibrated for the policy's standard target \(Report.time(bounds.targetUnlockTime)) from \(bounds.minimumMemoryKiB / 1_024) MiB in \(Report.time(calibration)): \(parameters)"
+        )
 
         let derive = try Stopwatch.sample(samples, warmup: 0) { try BenchmarkProbe.deriveKey(parameters) }
         let deriveMeasurement = report.add(Self.section, "Argon2id crypto_pwhash (\(parameters))", derive)
@@ -21,16 +23,19 @@ struct KeyDerivationSection {
         let store = "\(directory)/passphrase"
         let passphrase = SecretBytes(utf8: "correct horse battery staple")
         let appID = try AppID(FileBackendSection.appID)
-        let writer = EncryptedFileBackend(appID: appID, directory: store, keySource: .passphrase(passphrase, newVault: .fixed(parameters)))
+        let writer = EncryptedFileBackend(
+            appID: appID, directory: store, keySource: .passphrase(passphrase, newVault: .fixed(parameters)))
         let key = ItemKey(kind: .session, account: "user@example.com", name: "access")
         try writer.write(StoredItem(value: FileBackendSection.token()), for: key)
         let unlock = try Stopwatch.sample(samples, warmup: 0) {
             let reader = EncryptedFileBackend(appID: appID, directory: store, keySource: .passphrase(passphrase))
             guard try reader.read(key) != nil else { throw LatchkeyError(.internal, "the stored entry was not found") }
         }
-        report.add(FileBackendSection.compare(
-            Measurement(section: Self.section, name: "unlock: fresh instance's first read, 1 entry", summary: unlock),
-            with: deriveMeasurement, target: nil))
+        report.add(
+            FileBackendSection.compare(
+                Measurement(
+                    section: Self.section, name: "unlock: fresh instance's first read, 1 entry", summary: unlock),
+                with: deriveMeasurement, target: nil))
         try writer.deleteAll()
     }
 }

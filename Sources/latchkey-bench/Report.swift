@@ -34,7 +34,8 @@ struct Report: Codable {
         date = formatter.string(from: Date())
         let info = ProcessInfo.processInfo
         let memory = Double(info.physicalMemory) / Double(1 << 30)
-        machine = "\(info.activeProcessorCount) cores / \(String(format: "%.0f", memory)) GiB, \(info.operatingSystemVersionString)"
+        machine =
+            "\(info.activeProcessorCount) cores / \(String(format: "%.0f", memory)) GiB, \(info.operatingSystemVersionString)"
     }
 
     @discardableResult
@@ -87,13 +88,16 @@ struct Report: Codable {
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         func render(_ row: [String]) -> String {
             row.enumerated().map { column, text in
-                column == 0 ? text.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                column == 0
+                    ? text.padding(toLength: widths[column], withPad: " ", startingAt: 0)
                     : String(repeating: " ", count: widths[column] - text.count) + text
             }.joined(separator: "  ")
         }
         lines.append(render(header))
         lines += rows.map(render)
-        lines.append("vs floor: reads against the AEAD open of the vault's size, writes and deletes against write+fsync+rename+fsync dir of the vault's size, the unlock against crypto_pwhash alone, the Secret Service read against a bare libsecret lookup, whole-process figures against the peer in their target")
+        lines.append(
+            "vs floor: reads against the AEAD open of the vault's size, writes and deletes against write+fsync+rename+fsync dir of the vault's size, the unlock against crypto_pwhash alone, the Secret Service read against a bare libsecret lookup, whole-process figures against the peer in their target"
+        )
         for skipped in notMeasured {
             lines.append("[\(skipped.section)] \(skipped.name): not measured: \(skipped.reason)")
         }

@@ -11,7 +11,9 @@ struct SecretServiceSection {
     func run(secretServiceRunning: Bool, into report: inout Report) {
         guard secretServiceRunning else {
             for name in ["read", "write", Self.bareName] {
-                report.skip(Self.section, name, "no Secret Service on the session bus (run inside .ci/with-keyring, as make bench does)")
+                report.skip(
+                    Self.section, name,
+                    "no Secret Service on the session bus (run inside .ci/with-keyring, as make bench does)")
             }
             return
         }
@@ -22,8 +24,11 @@ struct SecretServiceSection {
 
             // The same kind of item through libsecret alone: stored by secret-tool (no schema), looked up by attribute.
             let token = String(decoding: FileBackendSection.token().copyBytes(), as: UTF8.self)
-            let stored = try Spawn.capture(["secret-tool", "store", "--label=latchkey-bench", "latchkey-bench", "bare"], input: token)
-            guard stored.status == 0 else { throw Spawn.Failure(description: "secret-tool store failed: \(stored.error)") }
+            let stored = try Spawn.capture(
+                ["secret-tool", "store", "--label=latchkey-bench", "latchkey-bench", "bare"], input: token)
+            guard stored.status == 0 else {
+                throw Spawn.Failure(description: "secret-tool store failed: \(stored.error)")
+            }
             let bare = try Stopwatch.sample(samples, batch: 10) {
                 guard try BenchmarkProbe.libsecretLookup(attribute: "latchkey-bench", value: "bare") else {
                     throw LatchkeyError(.internal, "the bare libsecret lookup found nothing")
@@ -32,7 +37,9 @@ struct SecretServiceSection {
             let bareMeasurement = report.add(Self.section, Self.bareName, bare)
 
             let read = try Stopwatch.sample(samples, batch: 10) {
-                guard try backend.read(key) != nil else { throw LatchkeyError(.internal, "the stored entry was not found") }
+                guard try backend.read(key) != nil else {
+                    throw LatchkeyError(.internal, "the stored entry was not found")
+                }
             }
             var readMeasurement = FileBackendSection.compare(
                 Measurement(section: Self.section, name: "read", summary: read), with: bareMeasurement, target: nil)

@@ -40,9 +40,14 @@ enum Stopwatch {
 
     /// `count` samples of `body`, each the time of `batch` calls divided by `batch`,
     /// after `warmup` untimed calls. `between` runs untimed after each sample.
-    static func sample(_ count: Int, batch: Int = 1, warmup: Int = 1,
-                       _ body: () throws -> Void, between: () throws -> Void = {}) rethrows -> Summary {
-        for _ in 0..<warmup { try body(); try between() }
+    static func sample(
+        _ count: Int, batch: Int = 1, warmup: Int = 1,
+        _ body: () throws -> Void, between: () throws -> Void = {}
+    ) rethrows -> Summary {
+        for _ in 0..<warmup {
+            try body()
+            try between()
+        }
         var values: [Double] = []
         values.reserveCapacity(count)
         for _ in 0..<count {

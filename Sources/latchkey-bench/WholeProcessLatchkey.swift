@@ -16,12 +16,18 @@ struct WholeProcessLatchkey {
     enum Invocation {
         /// Stores a session token read from stdin.
         static func store(_ latchkey: String, backend: String) -> [String] {
-            [latchkey, "--app", "\(FileBackendSection.appID).\(backend)", "--backend", backend, "session", "put", sessionName]
+            [
+                latchkey, "--app", "\(FileBackendSection.appID).\(backend)", "--backend", backend, "session", "put",
+                sessionName,
+            ]
         }
 
         /// Prints the session token.
         static func get(_ latchkey: String, backend: String) -> [String] {
-            [latchkey, "--app", "\(FileBackendSection.appID).\(backend)", "--backend", backend, "session", "get", sessionName]
+            [
+                latchkey, "--app", "\(FileBackendSection.appID).\(backend)", "--backend", backend, "session", "get",
+                sessionName,
+            ]
         }
     }
 
@@ -32,35 +38,54 @@ struct WholeProcessLatchkey {
         let built = FileManager.default.isExecutableFile(atPath: latchkey)
         let notBuilt = (!built, "\(latchkey) is not built (make bench builds it with -c release)")
         var commands: [TimedCommand] = []
-        TimedCommand.prepare("latchkey --version (start-up alone)", in: section, unless: [notBuilt], into: &commands, &report) {
+        TimedCommand.prepare(
+            "latchkey --version (start-up alone)", in: section, unless: [notBuilt], into: &commands, &report
+        ) {
             Spawn.Command(arguments: [latchkey, "--version"], stdin: nil)
         }
         let secretTool = WholeProcessSection.secretToolName
         for (backend, factor) in [("secret-service", 1.1), ("file", 0.3)] {
-            TimedCommand.prepare("latchkey session get, \(backend) backend", in: section,
-                                 unless: [notBuilt, (backend == "secret-service" && !secretServiceRunning, "no Secret Service on the session bus")],
-                                 target: (secretTool, factor, "secret-tool"), into: &commands, &report) {
+            TimedCommand.prepare(
+                "latchkey session get, \(backend) backend", in: section,
+                unless: [
+                    notBuilt,
+                    (backend == "secret-service" && !secretServiceRunning, "no Secret Service on the session bus"),
+                ],
+                target: (secretTool, factor, "secret-tool"), into: &commands, &report
+            ) {
                 let token = String(decoding: FileBackendSection.token().copyBytes(), as: UTF8.self)
                 let stored = try Spawn.capture(Invocation.store(latchkey, backend: backend), input: token)
                 let read = try Spawn.capture(Invocation.get(latchkey, backend: backend))
                 guard stored.status == 0, read.status == 0, read.output.contains(token) else {
-                    throw Spawn.Failure(description: "storing and reading a session through the CLI did not round-trip (exit \(stored.status)/\(read.status)): \(stored.error)\(read.error)")
+                    throw Spawn.Failure(
+                        description:
+                            "storing and reading a session through the CLI did not round-trip (exit \(stored.status)/\(read.status)): \(stored.error)\(read.error)"
+                    )
                 }
                 return Spawn.Command(arguments: Invocation.get(latchkey, backend: backend), stdin: nil)
             }
         }
         let helper = gitHelperDirectory + "/git-credential-latchkey"
         for (backend, factor) in [("secret-service", 1.2), ("file", 0.6)] {
-            TimedCommand.prepare("\(Self.gitName), \(backend) backend", in: section,
-                                 unless: [notBuilt, (backend == "secret-service" && !secretServiceRunning, "no Secret Service on the session bus")],
-                                 target: (WholeProcessSection.gitLibsecretName, factor, "git's libsecret helper"), into: &commands, &report) {
+            TimedCommand.prepare(
+                "\(Self.gitName), \(backend) backend", in: section,
+                unless: [
+                    notBuilt,
+                    (backend == "secret-service" && !secretServiceRunning, "no Secret Service on the session bus"),
+                ],
+                target: (WholeProcessSection.gitLibsecretName, factor, "git's libsecret helper"), into: &commands,
+                &report
+            ) {
                 try FileManager.default.createDirectory(atPath: gitHelperDirectory, withIntermediateDirectories: true)
                 if !FileManager.default.fileExists(atPath: helper) {
                     try FileManager.default.createSymbolicLink(atPath: helper, withDestinationPath: latchkey)
                 }
                 // A namespace per backend, as for session get.
-                let git = try GitCredential(directory: gitHelperDirectory + "/state-\(backend)", helper: helper,
-                                            extraEnvironment: ["LATCHKEY_BACKEND": backend, "LATCHKEY_APP": "\(FileBackendSection.appID).git.\(backend)"])
+                let git = try GitCredential(
+                    directory: gitHelperDirectory + "/state-\(backend)", helper: helper,
+                    extraEnvironment: [
+                        "LATCHKEY_BACKEND": backend, "LATCHKEY_APP": "\(FileBackendSection.appID).git.\(backend)",
+                    ])
                 try git.approve()
                 return git.fill
             }

@@ -41,7 +41,9 @@ struct Options {
             return next
         }
         func number(_ flag: String) throws -> Int {
-            guard let number = Int(try value(flag)), number > 0 else { throw UsageError(description: "\(flag) needs a positive number") }
+            guard let number = Int(try value(flag)), number > 0 else {
+                throw UsageError(description: "\(flag) needs a positive number")
+            }
             return number
         }
         while let argument = rest.popFirst() {
@@ -51,19 +53,24 @@ struct Options {
             case "--runs": runs = max(30, try number(argument))
             case "--sizes":
                 sizes = try value(argument).split(separator: ",").map {
-                    guard let size = Int($0), size > 0 else { throw UsageError(description: "--sizes takes positive numbers") }
+                    guard let size = Int($0), size > 0 else {
+                        throw UsageError(description: "--sizes takes positive numbers")
+                    }
                     return size
                 }
             case "--git-libsecret": gitLibsecret = try value(argument)
             case "--only":
                 only = try value(argument)
-                guard only == "whole-process" || only == "git-scale" else { throw UsageError(description: "--only takes whole-process or git-scale") }
+                guard only == "whole-process" || only == "git-scale" else {
+                    throw UsageError(description: "--only takes whole-process or git-scale")
+                }
             case "--kills": kills = try number(argument)
             case "--agent-seconds": agentSeconds = try number(argument)
             case "--processes": processes = try number(argument)
             case "--writes": writes = try number(argument)
             case "stress" where stress == nil: stress = []
-            case "crash" where stress != nil, "concurrency" where stress != nil, "corruption" where stress != nil, "agent" where stress != nil:
+            case "crash" where stress != nil, "concurrency" where stress != nil, "corruption" where stress != nil,
+                "agent" where stress != nil:
                 stress?.append(argument)
             case "--help", "-h":
                 print(usage)
@@ -89,8 +96,11 @@ func runBenchmarks(_ options: Options, in directory: String) throws {
     var report = Report()
     report.notes.append("work directory \(directory) (same file system as the vaults measured)")
     let secretService = WholeProcessSection.secretServiceRunning()
-    let bin = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]) // argv[0] is the fallback without /proc
-        .deletingLastPathComponent().path
+    let bin = URL(
+        fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+    ) // argv[0] is the fallback without /proc
+    .deletingLastPathComponent().path
     if options.only == nil {
         progress("file backend at \(options.sizes.map(\.formatted).joined(separator: ", ")) entries")
         try FileBackendSection(directory: directory, sizes: options.sizes, samples: options.samples).run(into: &report)
@@ -102,11 +112,14 @@ func runBenchmarks(_ options: Options, in directory: String) throws {
     if options.only == nil || options.only == "whole-process" {
         progress("whole-process figures, \(options.runs) runs each")
         let gitHelper = options.gitLibsecret.flatMap(Spawn.which) ?? Spawn.which("git-credential-libsecret")
-        try WholeProcessSection(directory: directory, runs: options.runs, gitLibsecretHelper: gitHelper, binDirectory: bin).run(secretServiceRunning: secretService, into: &report)
+        try WholeProcessSection(
+            directory: directory, runs: options.runs, gitLibsecretHelper: gitHelper, binDirectory: bin
+        ).run(secretServiceRunning: secretService, into: &report)
     }
     if options.only == nil || options.only == "git-scale" {
         progress("git-credential-latchkey get with 1 and 1,000 credentials stored, \(options.runs) runs each")
-        GitScaleSection(directory: directory, runs: options.runs, binDirectory: bin).run(secretServiceRunning: secretService, into: &report)
+        GitScaleSection(directory: directory, runs: options.runs, binDirectory: bin).run(
+            secretServiceRunning: secretService, into: &report)
     }
     print(options.json ? try report.json() : report.table())
 }
@@ -119,7 +132,9 @@ func runStress(_ options: Options, in directory: String) throws -> Bool {
         let result: (passed: Int, failed: Int)
         switch part {
         case "crash": result = try CrashStress(directory: directory, kills: options.kills).run()
-        case "concurrency": result = try ConcurrencyStress(directory: directory, processes: options.processes, writes: options.writes).run()
+        case "concurrency":
+            result = try ConcurrencyStress(directory: directory, processes: options.processes, writes: options.writes)
+                .run()
         case "agent": result = try AgentStress(directory: directory, seconds: options.agentSeconds).run()
         default: result = try CorruptionStress(directory: directory).run()
         }

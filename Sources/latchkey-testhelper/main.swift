@@ -63,22 +63,30 @@ do {
             acknowledge(i)
         }
     case "write-loop" where arguments.count == 6:
-        guard let start = Int(arguments[4]), let slots = Int(arguments[5]), slots > 0 else { fail("START and SLOTS must be numbers") }
+        guard let start = Int(arguments[4]), let slots = Int(arguments[5]), slots > 0 else {
+            fail("START and SLOTS must be numbers")
+        }
         var i = start
         while true {
-            try backend.write(StoredItem(value: SecretBytes(utf8: "\(i)")), for: ItemKey(kind: .setting, name: "slot-\(i % slots)"))
+            try backend.write(
+                StoredItem(value: SecretBytes(utf8: "\(i)")), for: ItemKey(kind: .setting, name: "slot-\(i % slots)"))
             acknowledge(i)
             i += 1
         }
     case "make-vault" where arguments.count == 4:
         let created = Date(timeIntervalSinceReferenceDate: 800_000_000)
-        try backend.write(StoredItem(value: SecretBytes(utf8: "alice"), created: created), for: ItemKey(kind: .username, name: "last"))
-        try backend.write(StoredItem(value: SecretBytes(utf8: "token-\u{e9}"), created: created, expires: created + 3600),
-                          for: ItemKey(kind: .session, account: "alice", name: "access"))
-        try backend.write(StoredItem(value: SecretBytes([0, 1, 255]), created: created), for: ItemKey(kind: .key, name: "pseudonym"))
+        try backend.write(
+            StoredItem(value: SecretBytes(utf8: "alice"), created: created), for: ItemKey(kind: .username, name: "last")
+        )
+        try backend.write(
+            StoredItem(value: SecretBytes(utf8: "token-\u{e9}"), created: created, expires: created + 3600),
+            for: ItemKey(kind: .session, account: "alice", name: "access"))
+        try backend.write(
+            StoredItem(value: SecretBytes([0, 1, 255]), created: created), for: ItemKey(kind: .key, name: "pseudonym"))
     case "migrate-crash" where arguments.count == 5:
         guard let step = Int(arguments[4]) else { fail("STEP must be a number") }
-        try Vault.$migrationStepObserver.withValue({ if $0 == step { kill(getpid(), SIGKILL) } }) {
+        let observer: @Sendable (Int) -> Void = { if $0 == step { kill(getpid(), SIGKILL) } }
+        try Vault.$migrationStepObserver.withValue(observer) {
             _ = try Vault.open(appID: appID, storeDirectory: arguments[2])
         }
     default:

@@ -14,8 +14,9 @@ public func agentRequestFuzzTarget(_ data: UnsafePointer<UInt8>?, _ size: Int) -
     }
     precondition(encoded.copyBytes() == bytes, "a parsed message did not encode to the bytes it came from")
     let again = try! AgentMessage.parse(encoded.copyBytes())
-    precondition(again.kind == message.kind && again.fields.map(\.tag) == message.fields.map(\.tag)
-                 && zip(again.fields, message.fields).allSatisfy { $0.value == $1.value },
-                 "a message did not survive encoding and parsing again")
+    precondition(
+        again.kind == message.kind && again.fields.map(\.tag) == message.fields.map(\.tag)
+            && zip(again.fields, message.fields).allSatisfy { $0.value == $1.value },
+        "a message did not survive encoding and parsing again")
     return 0
 }

@@ -13,9 +13,10 @@ public func gitCredentialParserFuzzTarget(_ data: UnsafePointer<UInt8>?, _ size:
     guard let again = try? GitCredentialMessage.parse(text) else {
         preconditionFailure("the serialized form of a parsed message did not parse")
     }
-    precondition(again.protocolName == message.protocolName && again.host == message.host
-                 && again.username == message.username && again.password == message.password
-                 && again.passwordExpiry == message.passwordExpiry && again.oauthRefreshToken == message.oauthRefreshToken,
-                 "a parsed message did not survive serializing and parsing again")
+    precondition(
+        again.protocolName == message.protocolName && again.host == message.host
+            && again.username == message.username && again.password == message.password
+            && again.passwordExpiry == message.passwordExpiry && again.oauthRefreshToken == message.oauthRefreshToken,
+        "a parsed message did not survive serializing and parsing again")
     return 0
 }

@@ -12,7 +12,8 @@ public func vaultDecoderFuzzTarget(_ data: UnsafePointer<UInt8>?, _ size: Int) -
 
     // Errors are the expected outcome for almost every input; only crashes count.
     if let header = try? VaultHeader.decode(bytes, path: "fuzz") {
-        _ = try? VaultFormat.open(bytes, header: header, keys: VaultKeys(master: zeroKey, salt: header.salt), path: "fuzz")
+        _ = try? VaultFormat.open(
+            bytes, header: header, keys: VaultKeys(master: zeroKey, salt: header.salt), path: "fuzz")
     }
 
     if let items = try? VaultTable.decode(SecretBytes(bytes), path: "fuzz") {

@@ -1,7 +1,8 @@
 import Foundation
-@testable import Latchkey
 import LatchkeyTestSupport
 import Testing
+
+@testable import Latchkey
 
 /// A private runtime directory for one agent, removed (which stops the agent
 /// within a second, as its socket file is gone) when the test ends.
@@ -14,7 +15,8 @@ final class AgentSandbox: @unchecked Sendable {
     init(_ backend: String = "file", label: String = #function) throws {
         store = try Store(backend, label)
         runtime = "/tmp/lk-agent-" + UUID().uuidString.prefix(8).lowercased()
-        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: runtime, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
     }
 
     deinit {
@@ -27,7 +29,9 @@ final class AgentSandbox: @unchecked Sendable {
 
     /// Runs `latchkey` with the store's options, through this agent (or in-process with `agent: false`).
     @discardableResult
-    func run(_ arguments: [String], input: String = "", agent: Bool = true, extra: [String: String?] = [:]) throws -> Run {
+    func run(_ arguments: [String], input: String = "", agent: Bool = true, extra: [String: String?] = [:]) throws
+        -> Run
+    {
         var environment = agent ? self.environment : ["XDG_RUNTIME_DIR": runtime, "LATCHKEY_AGENT": "off"]
         environment.merge(extra) { $1 }
         return try latchkey(store.options + arguments, input: input, environment: environment)
@@ -80,7 +84,8 @@ struct CLIAgentTests {
         let viaAgent = try sandbox.run(["session", "get", "api"])
         let inProcess = try sandbox.run(["session", "get", "api"], agent: false)
         #expect(viaAgent.status == 0 && inProcess.status == 0)
-        #expect(viaAgent.stdout == inProcess.stdout && String(decoding: viaAgent.stdout, as: UTF8.self) == "token-one\n")
+        #expect(
+            viaAgent.stdout == inProcess.stdout && String(decoding: viaAgent.stdout, as: UTF8.self) == "token-one\n")
         let missingViaAgent = try sandbox.run(["session", "get", "nothing"])
         let missingInProcess = try sandbox.run(["session", "get", "nothing"], agent: false)
         #expect(missingViaAgent.status == 1 && missingInProcess.status == 1)
@@ -88,7 +93,9 @@ struct CLIAgentTests {
         #expect(try sandbox.agentProcessID() == pid, "one agent served every command")
         let status = try latchkey(["--json", "agent", "status"], environment: sandbox.environment)
         let namespaces = try #require(try status.json()["namespaces"] as? [[String: Any]])
-        #expect(namespaces.count == 1 && namespaces.first?["app"] as? String == sandbox.store.app && namespaces.first?["backend"] as? String == "file")
+        #expect(
+            namespaces.count == 1 && namespaces.first?["app"] as? String == sandbox.store.app
+                && namespaces.first?["backend"] as? String == "file")
         #expect(!status.text.contains("token-one"))
         let verify = try sandbox.run(["audit", "verify"])
         #expect(verify.status == 0, "\(verify.stderr)")
@@ -105,8 +112,9 @@ struct CLIAgentTests {
         return (try? runProgram("sudo", ["-n", "true"]))?.status == 0 ? ["sudo", "-n"] + setpriv : nil
     }()
 
-    @Test("a peer of another uid is refused, and the refusal is in the agent's log",
-          .enabled(if: asNobody != nil, "needs root, or sudo without a password, to run a client as another user"))
+    @Test(
+        "a peer of another uid is refused, and the refusal is in the agent's log",
+        .enabled(if: asNobody != nil, "needs root, or sudo without a password, to run a client as another user"))
     func otherUserRefused() throws {
         let sandbox = try AgentSandbox()
         try sandbox.run(["session", "list"])
@@ -115,7 +123,8 @@ struct CLIAgentTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o711], ofItemAtPath: sandbox.runtime)
         try FileManager.default.setAttributes([.posixPermissions: 0o711], ofItemAtPath: sandbox.runtime + "/latchkey")
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: sandbox.socket)
-        let script = "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(len(s.recv(100)))' \(sandbox.socket)"
+        let script =
+            "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(len(s.recv(100)))' \(sandbox.socket)"
         let command = try #require(Self.asNobody)
         let refused = try runProgram(command[0], Array(command.dropFirst()) + ["sh", "-c", script])
         #expect(refused.status == 0, "\(refused.stderr)")
@@ -143,7 +152,9 @@ struct CLIAgentTests {
         let sandbox = try AgentSandbox()
         _ = try sandbox.agentProcesses() // writes the marker policy
         let children = try (0..<4).map { _ in
-            try Child(latchkeyPath(), sandbox.store.options + ["--policy", sandbox.markerPolicy, "session", "list"], environment: sandbox.environment)
+            try Child(
+                latchkeyPath(), sandbox.store.options + ["--policy", sandbox.markerPolicy, "session", "list"],
+                environment: sandbox.environment)
         }
         for child in children { #expect(try child.finish().status == 0) }
         let settled = try sandbox.eventually(3) { try sandbox.agentProcesses().count == 1 }
@@ -158,7 +169,8 @@ struct CLIAgentTests {
     func idleExit() throws {
         let sandbox = try AgentSandbox()
         let policy = sandbox.store.directory + "/idle.json"
-        try #"{"version": 1, "name": "idle", "agent": {"idleExitSeconds": 1}}"#.write(toFile: policy, atomically: true, encoding: .utf8)
+        try #"{"version": 1, "name": "idle", "agent": {"idleExitSeconds": 1}}"#.write(
+            toFile: policy, atomically: true, encoding: .utf8)
         try sandbox.run(["--policy", policy, "session", "list"])
         let pid = try #require(try sandbox.agentProcessID())
         #expect(sandbox.eventually(5) { kill(pid, 0) != 0 })
@@ -166,7 +178,8 @@ struct CLIAgentTests {
     }
 
     /// A passphrase policy with a fast KDF and `cache` seconds of unlock cache.
-    static func passphrasePolicy(_ sandbox: AgentSandbox, cache: Int) throws -> (policy: String, passphraseFile: String) {
+    static func passphrasePolicy(_ sandbox: AgentSandbox, cache: Int) throws -> (policy: String, passphraseFile: String)
+    {
         let policy = sandbox.store.directory + "/passphrase.json"
         try """
         {"version": 1, "name": "passphrase-test", "backend": {"kind": "file"},
@@ -183,7 +196,8 @@ struct CLIAgentTests {
     func lockForgets() throws {
         let sandbox = try AgentSandbox()
         let (policy, passphraseFile) = try Self.passphrasePolicy(sandbox, cache: 900)
-        let put = try sandbox.run(["--policy", policy, "--passphrase-file", passphraseFile, "session", "put", "api"], input: "secret-token")
+        let put = try sandbox.run(
+            ["--policy", policy, "--passphrase-file", passphraseFile, "session", "put", "api"], input: "secret-token")
         #expect(put.status == 0, "\(put.stderr)")
         let cached = try sandbox.run(["--policy", policy, "session", "get", "api"])
         #expect(cached.status == 0, "\(cached.stderr)")
@@ -202,22 +216,31 @@ struct CLIAgentTests {
     func cacheTime() throws {
         let sandbox = try AgentSandbox()
         let (policy, passphraseFile) = try Self.passphrasePolicy(sandbox, cache: 1)
-        #expect(try sandbox.run(["--policy", policy, "--passphrase-file", passphraseFile, "session", "put", "api"], input: "t").status == 0)
+        #expect(
+            try sandbox.run(
+                ["--policy", policy, "--passphrase-file", passphraseFile, "session", "put", "api"], input: "t"
+            ).status == 0)
         #expect(try sandbox.run(["--policy", policy, "session", "get", "api"]).status == 0)
         Thread.sleep(forTimeInterval: 1.3)
         #expect(try sandbox.run(["--policy", policy, "session", "get", "api"]).status == 77)
 
         let (none, _) = try Self.passphrasePolicy(sandbox, cache: 0)
-        #expect(try sandbox.run(["--policy", none, "--passphrase-file", passphraseFile, "session", "get", "api"]).status == 0)
+        #expect(
+            try sandbox.run(["--policy", none, "--passphrase-file", passphraseFile, "session", "get", "api"]).status
+                == 0)
         #expect(try sandbox.run(["--policy", none, "session", "get", "api"]).status == 77)
     }
 
-    @Test("a client that sends garbage, or half a request and stalls, is cut off within the deadline while another is served")
+    @Test(
+        "a client that sends garbage, or half a request and stalls, is cut off within the deadline while another is served"
+    )
     func badClients() throws {
         let sandbox = try AgentSandbox()
         try sandbox.run(["session", "put", "api"], input: "token")
         let stalled = try POSIX.LocalSocket.connected(to: sandbox.socket)
-        try [UInt8]("LKAG\u{1}\u{1}\u{0}\u{0}\u{1}\u{0}".utf8).withUnsafeBytes { try stalled.send($0, before: .now + .seconds(1)) }
+        try [UInt8]("LKAG\u{1}\u{1}\u{0}\u{0}\u{1}\u{0}".utf8).withUnsafeBytes {
+            try stalled.send($0, before: .now + .seconds(1))
+        }
         let garbage = try POSIX.LocalSocket.connected(to: sandbox.socket)
         try [UInt8]("GET / HTTP/1.0\r\n\r\n".utf8).withUnsafeBytes { try garbage.send($0, before: .now + .seconds(1)) }
         let started = Date()
@@ -225,8 +248,12 @@ struct CLIAgentTests {
         #expect(served.status == 0 && String(decoding: served.stdout, as: UTF8.self) == "token\n")
         #expect(Date().timeIntervalSince(started) < 1.5, "the other client was served while one stalled")
         var byte = [UInt8](repeating: 0, count: 1)
-        #expect(try byte.withUnsafeMutableBytes { try garbage.receive(into: $0, before: .now + .seconds(1)) } == false, "garbage: closed")
-        #expect(try byte.withUnsafeMutableBytes { try stalled.receive(into: $0, before: .now + .seconds(4)) } == false, "stalled: closed")
+        #expect(
+            try byte.withUnsafeMutableBytes { try garbage.receive(into: $0, before: .now + .seconds(1)) } == false,
+            "garbage: closed")
+        #expect(
+            try byte.withUnsafeMutableBytes { try stalled.receive(into: $0, before: .now + .seconds(4)) } == false,
+            "stalled: closed")
         #expect(Date().timeIntervalSince(started) < 4)
         #expect(try sandbox.agentProcessID() != nil, "the agent still runs")
     }
@@ -238,16 +265,25 @@ struct CLIAgentTests {
         let pid = try #require(try sandbox.agentProcessID())
         for words in [["agent", "stop"], ["agent", "run"], ["demo"]] {
             var request = AgentMessage(.run)
-            request.append(.toolVersion, try #require(String(decoding: try latchkey(["--version"]).stdout, as: UTF8.self).split(separator: " ").last.map { String($0.dropLast()) }))
+            request.append(
+                .toolVersion,
+                try #require(
+                    String(decoding: try latchkey(["--version"]).stdout, as: UTF8.self).split(separator: " ").last.map {
+                        String($0.dropLast())
+                    }))
             request.append(.invokedAs, "latchkey")
             for word in words { request.append(.argument, word) }
-            if let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] { request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)") }
+            if let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] {
+                request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
+            }
             request.fields.append((.flags, SecretBytes([0])))
             let connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
             try connection.send(request, before: .now + .seconds(2))
             let answer = try #require(try connection.receiveMessage(before: .now + .seconds(10))?.message)
             #expect(answer.kind == .result && answer.integer(.exitStatus) == 64, "\(words)")
-            #expect(answer.value(.standardError)?.utf8String()?.contains("the agent runs only commands that use a store") == true)
+            #expect(
+                answer.value(.standardError)?.utf8String()?.contains("the agent runs only commands that use a store")
+                    == true)
         }
         #expect(try sandbox.agentProcessID() == pid, "the agent still runs")
     }
@@ -258,14 +294,18 @@ struct CLIAgentTests {
         #expect(try sandbox.run(["session", "put", "api"], input: "token").status == 0)
         for agent in [true, false] {
             let environment = agent ? "" : "LATCHKEY_AGENT=off "
-            let command = try ([latchkeyPath()] + sandbox.store.options + ["session", "get", "api"]).map { "'\($0)'" }.joined(separator: " ")
-            let run = try runProgram("sh", ["-c", "\(environment)exec \(command) > /dev/full"], environment: sandbox.environment)
+            let command = try ([latchkeyPath()] + sandbox.store.options + ["session", "get", "api"]).map { "'\($0)'" }
+                .joined(separator: " ")
+            let run = try runProgram(
+                "sh", ["-c", "\(environment)exec \(command) > /dev/full"], environment: sandbox.environment)
             #expect(run.status == 74, "agent \(agent): \(run.stderr)")
             #expect(run.stderr.contains("No space left on device"), "agent \(agent): \(run.stderr)")
         }
     }
 
-    @Test("a request from another protocol or Latchkey version, or from another session bus, is declined and runs in-process")
+    @Test(
+        "a request from another protocol or Latchkey version, or from another session bus, is declined and runs in-process"
+    )
     func declined() throws {
         let sandbox = try AgentSandbox()
         #expect(try sandbox.run(["session", "put", "api"], input: "token").status == 0)
@@ -290,7 +330,8 @@ struct CLIAgentTests {
         #expect(received.header.version == AgentMessage.protocolVersion && answer.kind == .declined)
         #expect(answer.text(.text)?.contains("protocol version 1, not 9") == true)
         // A client on another session bus runs in-process, with the same answer.
-        let other = try sandbox.run(["session", "get", "api"], extra: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
+        let other = try sandbox.run(
+            ["session", "get", "api"], extra: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
         #expect(other.status == 0 && String(decoding: other.stdout, as: UTF8.self) == "token\n", "\(other.stderr)")
         #expect(try sandbox.agentProcessID() == pid)
     }
@@ -298,21 +339,25 @@ struct CLIAgentTests {
     @Test("a socket passed by a service manager (LISTEN_FDS, LISTEN_PID) is the one served")
     func socketActivation() throws {
         let sandbox = try AgentSandbox()
-        try FileManager.default.createDirectory(atPath: sandbox.runtime + "/latchkey", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: sandbox.runtime + "/latchkey", withIntermediateDirectories: false,
+            attributes: [.posixPermissions: 0o700])
         // What systemd does for latchkey-agent.socket: bind and listen, then start the service with
         // the socket as descriptor 3 and LISTEN_PID set to the service's own pid.
         let launcher = """
-        import os, socket, sys
-        s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o600); s.listen(16)
-        if os.fork() == 0:
-            os.dup2(s.fileno(), 3); os.set_inheritable(3, True)
-            os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()), LATCHKEY_AGENT="on")
-            devnull = os.open("/dev/null", os.O_RDWR)
-            for fd in (0, 1, 2): os.dup2(devnull, fd)
-            os.execv(sys.argv[2], [sys.argv[2], "--policy", sys.argv[3], "agent", "run"])
-        """
+            import os, socket, sys
+            s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o600); s.listen(16)
+            if os.fork() == 0:
+                os.dup2(s.fileno(), 3); os.set_inheritable(3, True)
+                os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()), LATCHKEY_AGENT="on")
+                devnull = os.open("/dev/null", os.O_RDWR)
+                for fd in (0, 1, 2): os.dup2(devnull, fd)
+                os.execv(sys.argv[2], [sys.argv[2], "--policy", sys.argv[3], "agent", "run"])
+            """
         _ = try sandbox.agentProcesses() // writes the marker policy
-        let started = try runProgram("python3", ["-c", launcher, sandbox.socket, try latchkeyPath(), sandbox.markerPolicy], environment: sandbox.environment)
+        let started = try runProgram(
+            "python3", ["-c", launcher, sandbox.socket, try latchkeyPath(), sandbox.markerPolicy],
+            environment: sandbox.environment)
         #expect(started.status == 0, "\(started.stderr)")
         let pid = try #require(try sandbox.agentProcessID())
         #expect(try sandbox.run(["session", "put", "api"], input: "token").status == 0)
@@ -327,7 +372,8 @@ struct CLIAgentTests {
         let pid = try #require(try sandbox.agentProcessID())
         let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
         let core = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") })
-        #expect(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"], "\(core)")
+        #expect(
+            core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"], "\(core)")
         let stop = try latchkey(["agent", "stop"], environment: sandbox.environment)
         #expect(stop.status == 0)
         #expect(sandbox.eventually(3) { kill(pid, 0) != 0 })
@@ -343,7 +389,9 @@ struct CLIAgentSharingTests {
         #expect(try sandbox.run(["session", "put", "a"], input: "first").status == 0)
         #expect(try sandbox.run(["session", "get", "a"]).status == 0)
         #expect(try sandbox.run(["wipe", "--yes"], agent: false).status == 0)
-        #expect(try sandbox.run(["session", "put", "b"], input: "second").status == 0, "through the agent, after the keys changed")
+        #expect(
+            try sandbox.run(["session", "put", "b"], input: "second").status == 0,
+            "through the agent, after the keys changed")
         let inProcess = try sandbox.run(["session", "get", "b"], agent: false)
         #expect(String(decoding: inProcess.stdout, as: UTF8.self) == "second\n", "\(inProcess.stderr)")
         #expect(try sandbox.run(["session", "put", "c"], input: "third", agent: false).status == 0)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
 
 @Suite("latchkey audit reset")
 struct CLIAuditResetTests {
@@ -8,11 +8,14 @@ struct CLIAuditResetTests {
     private func anchorFiles(_ store: Store) throws -> [String] {
         let files = FileManager.default
         guard let walker = files.enumerator(atPath: store.storeDirectory) else { return [] }
-        return walker.compactMap { $0 as? String }.filter { $0.hasSuffix(".anchor") && $0.contains("audit") }.map { store.storeDirectory + "/" + $0 }
+        return walker.compactMap { $0 as? String }.filter { $0.hasSuffix(".anchor") && $0.contains("audit") }.map {
+            store.storeDirectory + "/" + $0
+        }
     }
 
-    @Test("a broken trail stops the app with 65 naming audit reset; reset --yes keeps it aside, verify reports the reset, and the app works again",
-          arguments: backends)
+    @Test(
+        "a broken trail stops the app with 65 naming audit reset; reset --yes keeps it aside, verify reports the reset, and the app works again",
+        arguments: backends)
     func resetAfterLostAnchor(backend: String) throws {
         let store = try Store(backend)
         #expect(try store.run(["session", "put", "access"], input: "token-1\n").status == 0)
@@ -39,7 +42,9 @@ struct CLIAuditResetTests {
         let verified = try store.json(["audit", "verify"])
         #expect(verified["intact"] as? Bool == true)
         let resets = try #require(verified["resets"] as? [[String: Any]])
-        #expect(resets.count == 1 && (resets.first?["detail"] as? String)?.contains((kept as NSString).lastPathComponent) == true)
+        #expect(
+            resets.count == 1
+                && (resets.first?["detail"] as? String)?.contains((kept as NSString).lastPathComponent) == true)
         #expect(try store.run(["session", "get", "access"]).text == "token-1\n")
         let again = try store.json(["audit", "reset", "--yes"])
         #expect((again["reset"] as? [Any])?.isEmpty == true, "an intact trail is left alone")

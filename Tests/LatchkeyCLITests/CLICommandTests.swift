@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
 
 @Suite("latchkey commands end to end")
 struct CLICommandTests {
@@ -113,7 +113,8 @@ struct CLICommandTests {
         #expect(events.contains("username.remembered") && events.contains("session.saved"))
         #expect(entries.allSatisfy { $0["seq"] is Int && $0["mac"] == nil })
         let last = try #require(entries.compactMap { $0["seq"] as? Int }.max())
-        let since = try #require(try store.json(["audit", "show", "--since", String(last - 1)])["entries"] as? [[String: Any]])
+        let since = try #require(
+            try store.json(["audit", "show", "--since", String(last - 1)])["entries"] as? [[String: Any]])
         #expect(since.allSatisfy { ($0["seq"] as? Int ?? 0) > last - 1 })
         let verified = try store.json(["audit", "verify"])
         #expect(verified["intact"] as? Bool == true)
@@ -128,7 +129,9 @@ struct CLICommandTests {
         #expect(policy["name"] as? String == "default")
         #expect((policy["backend"] as? [String: Any])?["kind"] as? String == "auto")
         let agent = try #require(policy["agent"] as? [String: Any])
-        #expect(agent["autostart"] as? Bool == true && agent["unlockCacheSeconds"] as? Int == 900 && agent["idleExitSeconds"] as? Int == 600)
+        #expect(
+            agent["autostart"] as? Bool == true && agent["unlockCacheSeconds"] as? Int == 900
+                && agent["idleExitSeconds"] as? Int == 600)
         let strict = try latchkey(["--policy", "built-in:strict", "policy", "show"]).text
         #expect(strict.contains("backend.kind: secret-service"))
         #expect(strict.contains("agent.autostart: true\nagent.unlockCacheSeconds: 0\nagent.idleExitSeconds: 300\n"))
@@ -142,7 +145,9 @@ struct CLICommandTests {
         #expect((try user.json()["policy"] as? [String: Any])?["name"] as? String == "mine")
         let checked = try latchkey(["--json", "policy", "check", config + "/policy.json"])
         #expect(try checked.json()["valid"] as? Bool == true)
-        #expect(try latchkey(["--policy", config + "/policy.json", "policy", "show"]).text.contains("username.remember: false"))
+        #expect(
+            try latchkey(["--policy", config + "/policy.json", "policy", "show"]).text.contains(
+                "username.remember: false"))
     }
 
     @Test("demo: a narrated walk-through that verifies its trail")
@@ -161,7 +166,10 @@ struct CLICommandTests {
         let tool = try latchkey(["--help"])
         #expect(tool.status == 0)
         #expect(tool.text.contains("Exit status") && tool.text.contains("77") && tool.stderr.isEmpty)
-        for word in ["status", "username", "remember", "session", "logout", "wipe", "migrate", "audit", "policy", "git-credential", "demo"] {
+        for word in [
+            "status", "username", "remember", "session", "logout", "wipe", "migrate", "audit", "policy",
+            "git-credential", "demo",
+        ] {
             let help = try latchkey([word, "--help"])
             #expect(help.status == 0 && help.text.contains("Usage: latchkey [global options] \(word)"), "\(word)")
         }
@@ -170,11 +178,14 @@ struct CLICommandTests {
         #expect(try latchkey(["--json", "--version"]).json()["latchkey"] as? String == "0.1.0")
     }
 
-    @Test("usage errors: a message, a Usage line, exit 64, and a JSON error document",
-          arguments: [["bogus"], ["session"], ["session", "get"], ["session", "get", "a", "b"], ["--app"],
-                      ["sesion"], ["status", "--expires-in", "1h"], ["--backend", "cloud", "status"], ["logout", "--frobnicate"],
-                      ["bogus", "--help"], ["--policy", "/nonexistent/policy.json", "status"],
-                      ["--app", "bad id", "status"]])
+    @Test(
+        "usage errors: a message, a Usage line, exit 64, and a JSON error document",
+        arguments: [
+            ["bogus"], ["session"], ["session", "get"], ["session", "get", "a", "b"], ["--app"],
+            ["sesion"], ["status", "--expires-in", "1h"], ["--backend", "cloud", "status"], ["logout", "--frobnicate"],
+            ["bogus", "--help"], ["--policy", "/nonexistent/policy.json", "status"],
+            ["--app", "bad id", "status"],
+        ])
     func usage(arguments: [String]) throws {
         let run = try latchkey(arguments)
         #expect(run.status == 64)

@@ -13,8 +13,11 @@ struct CLIDockerCredentialTests {
         try docker.store("https://registry.example:5000/", "alice", "alice-secret")
         try docker.store("https://index.docker.io/v1/", "bob", "bob-secret")
         let exact = try docker.run("get", input: "registry.example:5000")
-        #expect(exact.text == #"{"ServerURL":"registry.example:5000","Username":"alice","Secret":"alice-secret"}"# + "\n")
-        for spelling in ["https://registry.example:5000", "http://REGISTRY.example:5000//", " registry.example:5000/ \n"] {
+        #expect(
+            exact.text == #"{"ServerURL":"registry.example:5000","Username":"alice","Secret":"alice-secret"}"# + "\n")
+        for spelling in [
+            "https://registry.example:5000", "http://REGISTRY.example:5000//", " registry.example:5000/ \n",
+        ] {
             #expect(try docker.get(spelling)?["Secret"] == "alice-secret", "\(spelling)")
         }
         #expect(try docker.get("registry.example") == nil) // another port is another registry
@@ -25,7 +28,8 @@ struct CLIDockerCredentialTests {
         #expect(try docker.list() == ["registry.example:5000": "carol", "https://index.docker.io/v1/": "bob"])
         #expect(try docker.run("erase", input: "https://registry.example:5000/").status == 0)
         #expect(try docker.get("registry.example:5000") == nil)
-        #expect(try docker.run("erase", input: "registry.example:5000").status == 0) // erasing what is not there succeeds
+        // erasing what is not there succeeds
+        #expect(try docker.run("erase", input: "registry.example:5000").status == 0)
         #expect(try docker.list() == ["https://index.docker.io/v1/": "bob"])
     }
 
@@ -33,7 +37,10 @@ struct CLIDockerCredentialTests {
     func identityToken(backend: String) throws {
         let docker = try DockerHelper(try Store(backend))
         try docker.store("https://index.docker.io/v1/", "<token>", "identity-token-value")
-        #expect(try docker.get("https://index.docker.io/v1/") == ["ServerURL": "https://index.docker.io/v1/", "Username": "<token>", "Secret": "identity-token-value"])
+        #expect(
+            try docker.get("https://index.docker.io/v1/") == [
+                "ServerURL": "https://index.docker.io/v1/", "Username": "<token>", "Secret": "identity-token-value",
+            ])
     }
 
     @Test("docker credentials are sessions: the policy's cap, the audit trail and logout apply", arguments: backends)
@@ -45,7 +52,9 @@ struct CLIDockerCredentialTests {
         #expect(listed.map { $0["name"] as? String } == ["docker:registry.example"])
         #expect(listed.first?["account"] as? String == "dora")
         #expect(listed.first?["expires"] is String) // the policy caps every session's life
-        let events = try #require(try store.json(["audit", "show"])["entries"] as? [[String: Any]]).compactMap { $0["event"] as? String }
+        let events = try #require(try store.json(["audit", "show"])["entries"] as? [[String: Any]]).compactMap {
+            $0["event"] as? String
+        }
         #expect(events.contains("session.saved"))
         let trail = try store.run(["audit", "show"]).text
         #expect(!trail.contains("dora") && !trail.contains("dora-secret"))
@@ -58,12 +67,15 @@ struct CLIDockerCredentialTests {
         let store = try Store("file")
         let docker = try DockerHelper(store)
         let options = ["--backend", "file", "--store-dir", store.storeDirectory]
-        let stored = try docker.run("store", input: #"{"ServerURL":"r.example","Username":"u","Secret":"s"}"#,
-                                    options: options, environment: ["LATCHKEY_APP": nil])
+        let stored = try docker.run(
+            "store", input: #"{"ServerURL":"r.example","Username":"u","Secret":"s"}"#,
+            options: options, environment: ["LATCHKEY_APP": nil])
         #expect(stored.status == 0, "\(stored.stderr)")
-        let session = try latchkey(options + ["--app", "docker", "session", "get", "docker:r.example", "--account", "u"])
+        let session = try latchkey(
+            options + ["--app", "docker", "session", "get", "docker:r.example", "--account", "u"])
         #expect(session.text == "s\n")
-        let elsewhere = try docker.run("get", input: "r.example", options: options, environment: ["LATCHKEY_APP": store.app])
+        let elsewhere = try docker.run(
+            "get", input: "r.example", options: options, environment: ["LATCHKEY_APP": store.app])
         #expect(elsewhere.status == 1)
     }
 
@@ -90,10 +102,15 @@ struct CLIDockerCredentialTests {
         (#"{"ServerURL":"ftp://r.example","Username":"u","Secret":"canary-secret"}"#, "scheme is not http or https"),
         (#"{"ServerURL":"https:///v2","Username":"u","Secret":"canary-secret"}"#, "no hostname"),
         (#"{"ServerURL":"r.example","Username":"u","Secret":"canary-secret""#, "not valid JSON"),
-        (#"{"ServerURL":"r.example","Username":"u","Secret":"canary-secret"}"# + String(repeating: " ", count: 2 << 20), "longer than"),
+        (
+            #"{"ServerURL":"r.example","Username":"u","Secret":"canary-secret"}"#
+                + String(repeating: " ", count: 2 << 20), "longer than"
+        ),
     ]
 
-    @Test("malformed store input: a clear error naming the problem, never the secret, and nothing stored", arguments: backends)
+    @Test(
+        "malformed store input: a clear error naming the problem, never the secret, and nothing stored",
+        arguments: backends)
     func malformedStore(backend: String) throws {
         let docker = try DockerHelper(try Store(backend))
         for (input, message) in Self.malformed {
@@ -105,7 +122,9 @@ struct CLIDockerCredentialTests {
         #expect(try docker.list() == [:])
     }
 
-    @Test("malformed get and erase input is refused", arguments: ["", "ftp://r.example", "https://", String(repeating: "r", count: 3000)])
+    @Test(
+        "malformed get and erase input is refused",
+        arguments: ["", "ftp://r.example", "https://", String(repeating: "r", count: 3000)])
     func malformedGet(serverURL: String) throws {
         let docker = try DockerHelper(try Store("file"))
         try docker.store("r.example", "u", "s")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
 
 /// What a file `session put` makes durable, counted with strace (issue 13: at most
 /// 3 `fsync`/`fdatasync` calls is the target; today's scheme makes 4, each needed
@@ -8,18 +8,22 @@ import LatchkeyTestSupport
 @Suite("A file session put syncs what it must, and no more")
 struct CLIDurabilityTests {
     /// strace's path, when it is installed (`.ci/install-deps` installs it for `make test`).
-    static let strace: String? = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let strace: String? = ["/usr/bin/strace", "/bin/strace"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
 
-    @Test("a session put syncs the vault's new file, its directory, the trail and the anchor: one call each",
-          .enabled(if: strace != nil, "strace is not installed"))
+    @Test(
+        "a session put syncs the vault's new file, its directory, the trail and the anchor: one call each",
+        .enabled(if: strace != nil, "strace is not installed"))
     func syncsPerPut() throws {
         let store = try Store("file")
         // The first put creates the namespace (keys, trail, anchor); the second is the steady state.
         #expect(try store.run(["session", "put", "first"], input: "t0").status == 0)
         let log = store.directory + "/strace.log"
-        let run = try runProgram(try #require(Self.strace),
-                                 ["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", log, try latchkeyPath()]
-                                     + store.options + ["session", "put", "access"], input: "token")
+        let run = try runProgram(
+            try #require(Self.strace),
+            ["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", log, try latchkeyPath()]
+                + store.options + ["session", "put", "access"], input: "token")
         #expect(run.status == 0, "\(run.stderr)")
         let syncs = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
             .filter { $0.contains("fsync(") || $0.contains("fdatasync(") }
@@ -27,7 +31,9 @@ struct CLIDurabilityTests {
         let namespace = URL(fileURLWithPath: store.storeDirectory + "/\(store.app).d").resolvingSymlinksInPath().path
         func count(_ call: String, _ path: (String) -> Bool) -> Int {
             syncs.filter { line in
-                guard line.contains(call + "("), let open = line.firstIndex(of: "<"), let close = line[open...].firstIndex(of: ">") else { return false }
+                guard line.contains(call + "("), let open = line.firstIndex(of: "<"),
+                    let close = line[open...].firstIndex(of: ">")
+                else { return false }
                 return path(String(line[line.index(after: open)..<close]))
             }.count
         }

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Testing
 import LatchkeyTestSupport
+import Testing
 
 /// Every exit status of the table, each from a real situation.
 @Suite("latchkey exit statuses")
@@ -9,10 +9,10 @@ struct CLIExitStatusTests {
     /// A policy whose file vault needs a passphrase, with a fast KDF for tests; the
     /// agent keeps nothing unlocked, so every command needs it in both modes.
     static let passphrasePolicy = """
-    {"version": 1, "name": "passphrase-test", "backend": {"kind": "file"},
-     "file": {"keySource": "passphrase", "kdf": {"targetUnlockMilliseconds": 50, "minimumMemoryKiB": 8}},
-     "agent": {"unlockCacheSeconds": 0}}
-    """
+        {"version": 1, "name": "passphrase-test", "backend": {"kind": "file"},
+         "file": {"keySource": "passphrase", "kdf": {"targetUnlockMilliseconds": 50, "minimumMemoryKiB": 8}},
+         "agent": {"unlockCacheSeconds": 0}}
+        """
 
     /// Writes the passphrase policy and a private passphrase file into the store's directory.
     static func passphraseSetup(_ store: Store, passphrase: String) throws -> (policy: String, passphraseFile: String) {
@@ -25,8 +25,10 @@ struct CLIExitStatusTests {
     }
 
     /// Expects `run` to end with `status` and the matching JSON error code (run again with `--json`).
-    private func expect(_ store: Store, _ arguments: [String], input: String = "", environment: [String: String?] = [:],
-                        status: Int32, code: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func expect(
+        _ store: Store, _ arguments: [String], input: String = "", environment: [String: String?] = [:],
+        status: Int32, code: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let run = try store.run(arguments, input: input, environment: environment)
         #expect(run.status == status, "\(run.stderr)", sourceLocation: sourceLocation)
         #expect(run.stderr.hasPrefix("latchkey: "), sourceLocation: sourceLocation)
@@ -55,7 +57,8 @@ struct CLIExitStatusTests {
         try expect(store, ["session", "get", "a"], status: 65, code: "tampered")
 
         let policy = store.directory + "/bad-policy.json"
-        try #"{"version": 1, "name": "bad", "sessions": {"maxAgeSecnds": 5}}"#.write(toFile: policy, atomically: true, encoding: .utf8)
+        try #"{"version": 1, "name": "bad", "sessions": {"maxAgeSecnds": 5}}"#.write(
+            toFile: policy, atomically: true, encoding: .utf8)
         try expect(store, ["policy", "check", policy], status: 65, code: "invalidInput")
         #expect(try store.run(["policy", "check", policy]).stderr.contains("maxAgeSecnds"))
         try expect(store, ["--policy", policy, "status"], status: 65, code: "invalidInput")
@@ -68,7 +71,8 @@ struct CLIExitStatusTests {
         try store.run(["session", "put", "second"], input: "t")
         let trail = try #require((try store.json(["status"])["auditTrails"] as? [String])?.first)
         let text = try String(contentsOfFile: trail, encoding: .utf8)
-        try text.replacingOccurrences(of: "second", with: "sec0nd").write(toFile: trail, atomically: false, encoding: .utf8)
+        try text.replacingOccurrences(of: "second", with: "sec0nd").write(
+            toFile: trail, atomically: false, encoding: .utf8)
         try expect(store, ["audit", "verify"], status: 65, code: "tampered")
         let json = try store.run(["--json", "audit", "verify"]).json()
         #expect(json["intact"] as? Bool == false)
@@ -80,8 +84,9 @@ struct CLIExitStatusTests {
     func unavailable() throws {
         let store = try Store("secret-service")
         let empty = try freshDirectory()
-        try expect(store, ["status"], environment: ["DBUS_SESSION_BUS_ADDRESS": nil, "XDG_RUNTIME_DIR": empty],
-                   status: 69, code: "unavailable")
+        try expect(
+            store, ["status"], environment: ["DBUS_SESSION_BUS_ADDRESS": nil, "XDG_RUNTIME_DIR": empty],
+            status: 69, code: "unavailable")
     }
 
     @Test("73: the store directory would be under a regular file")
@@ -92,11 +97,13 @@ struct CLIExitStatusTests {
         try expect(store, ["username", "set", "alice"], status: 73, code: "cannotCreate")
     }
 
-    @Test("74: a file that cannot be read (/proc/self/mem as the passphrase file: EIO); a directory as the policy is 65")
+    @Test(
+        "74: a file that cannot be read (/proc/self/mem as the passphrase file: EIO); a directory as the policy is 65")
     func io() throws {
         let store = try Store("file")
         let (policy, _) = try Self.passphraseSetup(store, passphrase: "p")
-        try expect(store, ["--policy", policy, "--passphrase-file", "/proc/self/mem", "status"], status: 74, code: "io")
+        try expect(
+            store, ["--policy", policy, "--passphrase-file", "/proc/self/mem", "status"], status: 74, code: "io")
         try expect(store, ["--policy", store.directory, "status"], status: 65, code: "invalidInput")
     }
 
@@ -106,8 +113,9 @@ struct CLIExitStatusTests {
         let listener = try SilentListener(path: socketPath)
         let store = try Store("secret-service")
         try withExtendedLifetime(listener) {
-            try expect(store, ["status"], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + socketPath],
-                       status: 75, code: "timedOut")
+            try expect(
+                store, ["status"], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + socketPath],
+                status: 75, code: "timedOut")
         }
     }
 
@@ -116,17 +124,24 @@ struct CLIExitStatusTests {
         let store = try Store("file")
         let (policy, passphraseFile) = try Self.passphraseSetup(store, passphrase: "correct horse\n")
         let withPolicy = ["--policy", policy]
-        #expect(try store.run(withPolicy + ["--passphrase-file", passphraseFile, "session", "put", "a"], input: "token").status == 0)
-        #expect(try store.run(withPolicy + ["--passphrase-fd", "0", "session", "get", "a"], input: "correct horse\n").text == "token\n")
+        #expect(
+            try store.run(withPolicy + ["--passphrase-file", passphraseFile, "session", "put", "a"], input: "token")
+                .status == 0)
+        #expect(
+            try store.run(withPolicy + ["--passphrase-fd", "0", "session", "get", "a"], input: "correct horse\n").text
+                == "token\n")
         let status = try store.run(withPolicy + ["--passphrase-fd", "0", "status"], input: "correct horse").text
         #expect(status.contains("passphrase"))
-        try expect(store, withPolicy + ["--passphrase-fd", "0", "session", "get", "a"], input: "wrong horse\n", status: 77, code: "wrongKey")
+        try expect(
+            store, withPolicy + ["--passphrase-fd", "0", "session", "get", "a"], input: "wrong horse\n", status: 77,
+            code: "wrongKey")
         try expect(store, withPolicy + ["session", "get", "a"], status: 77, code: "wrongKey")
         #expect(try store.run(withPolicy + ["session", "get", "a"]).stderr.contains("--passphrase-fd"))
 
         let plain = try Store("file")
         try plain.run(["session", "put", "a"], input: "token")
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: plain.namespaceFile("credentials.vault"))
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o644], ofItemAtPath: plain.namespaceFile("credentials.vault"))
         try expect(plain, ["session", "get", "a"], status: 77, code: "insecurePermissions")
 
         try expect(try Store("file"), ["--policy", "built-in:strict", "status"], status: 77, code: "policyDenied")
@@ -138,7 +153,8 @@ struct CLIExitStatusTests {
         let (policy, passphraseFile) = try Self.passphraseSetup(store, passphrase: "fd three")
         let command = ([try latchkeyPath()] + store.options + ["--policy", policy, "--passphrase-fd", "3", "session"])
             .map { "'\($0)'" }.joined(separator: " ")
-        let put = try Child("/bin/sh", ["-c", "\(command) put a 3<'\(passphraseFile)'"]).finish(writing: Data("secret".utf8))
+        let put = try Child("/bin/sh", ["-c", "\(command) put a 3<'\(passphraseFile)'"]).finish(
+            writing: Data("secret".utf8))
         #expect(put.status == 0, "\(put.stderr)")
         let get = try Child("/bin/sh", ["-c", "\(command) get a 3<'\(passphraseFile)'"]).finish()
         #expect(get.text == "secret\n")
@@ -167,7 +183,9 @@ final class SilentListener {
             raw.copyBytes(from: path.utf8.prefix(raw.count - 1))
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard bound == 0, listen(descriptor, 16) == 0 else { throw TestSupportError("bind/listen failed for \(path)") }
     }

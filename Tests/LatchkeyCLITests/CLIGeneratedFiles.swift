@@ -1,12 +1,14 @@
 import Foundation
 import LatchkeyTestSupport
+
 @testable import LatchkeyCLI
 
 /// Helpers for the tests of what the binary generates (help, manual page, completions).
 enum GeneratedFiles {
     /// The repository's top directory (this file is `Tests/LatchkeyCLITests/` in it).
     static var repository: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
     }
 
     /// Runs `latchkey arguments`, expects success, and writes its output to `name` in a fresh directory.
@@ -20,7 +22,9 @@ enum GeneratedFiles {
     }
 
     /// Runs a program (found on PATH when `executable` has no slash) to the end.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String?] = [:], input: String = "") throws -> Run {
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String?] = [:], input: String = ""
+    ) throws -> Run {
         let path = executable.contains("/") ? executable : try which(executable)
         return try Child(path, arguments, environment: environment).finish(writing: Data(input.utf8))
     }
@@ -29,7 +33,8 @@ enum GeneratedFiles {
     /// - Throws: `TestSupportError` naming the Debian package's absence when it is not installed.
     static func which(_ program: String) throws -> String {
         let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        for directory in directories + ["/usr/bin", "/bin"] where FileManager.default.isExecutableFile(atPath: "\(directory)/\(program)") {
+        for directory in directories + ["/usr/bin", "/bin"]
+        where FileManager.default.isExecutableFile(atPath: "\(directory)/\(program)") {
             return "\(directory)/\(program)"
         }
         throw TestSupportError("\(program) is not installed; `make test` installs it (.ci/install-deps)")

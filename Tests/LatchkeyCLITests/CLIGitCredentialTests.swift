@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
 
 /// The real `git` binary driving the helper through `credential.helper`.
 @Suite("git credential helper")
@@ -85,14 +85,18 @@ struct CLIGitCredentialTests {
         // git 2.39 does not forward password_expiry_utc on approve, so it is stored through the helper directly.
         let past = Int(Date().timeIntervalSince1970) - 60
         let future = Int(Date().timeIntervalSince1970) + 3_600
-        let stored = try store.run(["git-credential", "store"], input: """
-            protocol=https\nhost=old.example.com\nusername=olga\npassword=stale\npassword_expiry_utc=\(past)\n\n
-            """)
+        let stored = try store.run(
+            ["git-credential", "store"],
+            input: """
+                protocol=https\nhost=old.example.com\nusername=olga\npassword=stale\npassword_expiry_utc=\(past)\n\n
+                """)
         #expect(stored.status == 0 && stored.stdout.isEmpty)
         #expect(try git.fill(["protocol=https", "host=old.example.com"]) == nil)
-        try store.run(["git-credential", "store"], input: """
-            protocol=https\nhost=new.example.com\nusername=nina\npassword=fresh\npassword_expiry_utc=\(future)\noauth_refresh_token=refresh-me\n
-            """)
+        try store.run(
+            ["git-credential", "store"],
+            input: """
+                protocol=https\nhost=new.example.com\nusername=nina\npassword=fresh\npassword_expiry_utc=\(future)\noauth_refresh_token=refresh-me\n
+                """)
         #expect(try git.fill(["protocol=https", "host=new.example.com"])?["password"] == "fresh")
         let got = try store.json(["git-credential", "get"], input: "protocol=https\nhost=new.example.com\n")
         let credential = try #require(got["credential"] as? [String: Any])
@@ -100,7 +104,10 @@ struct CLIGitCredentialTests {
         #expect(credential["oauth_refresh_token"] as? String == "refresh-me")
         #expect(credential["username"] as? String == "nina")
         let raw = try store.run(["git-credential", "get"], input: "protocol=https\nhost=new.example.com\n")
-        #expect(raw.lines == ["username=nina", "password=fresh", "oauth_refresh_token=refresh-me", "password_expiry_utc=\(future)"])
+        #expect(
+            raw.lines == [
+                "username=nina", "password=fresh", "oauth_refresh_token=refresh-me", "password_expiry_utc=\(future)",
+            ])
     }
 
     @Test("reject erases only the matching credential", arguments: backends)
@@ -115,7 +122,9 @@ struct CLIGitCredentialTests {
         try git.reject(host + ["username=bob", "password=bob-pass"])
         #expect(try git.fill(host + ["username=bob"]) == nil)
         #expect(try git.fill(host + ["username=carol"])?["password"] == "carol-pass")
-        #expect(try git.fill(["protocol=https", "host=elsewhere.example.com", "username=bob"])?["password"] == "bob-elsewhere")
+        #expect(
+            try git.fill(["protocol=https", "host=elsewhere.example.com", "username=bob"])?["password"]
+                == "bob-elsewhere")
     }
 
     @Test("as git-credential-latchkey on PATH: credential.helper=latchkey ...", arguments: backends)
@@ -123,7 +132,8 @@ struct CLIGitCredentialTests {
         let store = try Store(backend)
         let bin = store.directory + "/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: bin + "/git-credential-latchkey", withDestinationPath: try latchkeyPath())
+        try FileManager.default.createSymbolicLink(
+            atPath: bin + "/git-credential-latchkey", withDestinationPath: try latchkeyPath())
         let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         let git = Git(helper: (["latchkey"] + store.options).joined(separator: " "), path: path)
         try git.approve(["protocol=https", "host=path.example.com", "username=pat", "password=on-path"])
@@ -131,18 +141,22 @@ struct CLIGitCredentialTests {
         // The same binary under its own name, as a full path.
         let direct = Git(helper: ([bin + "/git-credential-latchkey"] + store.options).joined(separator: " "))
         #expect(try direct.fill(["protocol=https", "host=path.example.com"])?["username"] == "pat")
-        let listed = try #require(try store.json(["session", "list", "--account", "pat"])["sessions"] as? [[String: Any]])
+        let listed = try #require(
+            try store.json(["session", "list", "--account", "pat"])["sessions"] as? [[String: Any]])
         #expect(listed.map { $0["name"] as? String } == ["git:https://path.example.com"])
     }
 
     @Test("the helper tolerates capability[], wwwauth[], url and unknown attributes, and ignores unknown actions")
     func tolerance() throws {
         let store = try Store("file")
-        let stored = try store.run(["git-credential", "store"], input: """
-            capability[]=authtype\nprotocol=https\nhost=t.example.com\nusername=tom\npassword=tolerant\nwwwauth[]=Basic realm="x"\nfuture_key=1\n
-            """)
+        let stored = try store.run(
+            ["git-credential", "store"],
+            input: """
+                capability[]=authtype\nprotocol=https\nhost=t.example.com\nusername=tom\npassword=tolerant\nwwwauth[]=Basic realm="x"\nfuture_key=1\n
+                """)
         #expect(stored.status == 0, "\(stored.stderr)")
-        let got = try store.run(["git-credential", "get"], input: "capability[]=authtype\nurl=https://tom@t.example.com\nnew_thing=yes\n\n")
+        let got = try store.run(
+            ["git-credential", "get"], input: "capability[]=authtype\nurl=https://tom@t.example.com\nnew_thing=yes\n\n")
         #expect(got.lines.contains("password=tolerant"))
         let ignored = try store.run(["git-credential", "frobnicate"], input: "protocol=https\nhost=t.example.com\n")
         #expect(ignored.status == 0 && ignored.stdout.isEmpty)

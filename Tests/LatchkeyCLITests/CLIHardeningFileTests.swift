@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Testing
 import LatchkeyTestSupport
+import Testing
 
 /// Files that are not what they should be: FIFOs and devices, policies others
 /// could change, symbolic links, missing files (issue 14, items 7, 9 and 16).
@@ -17,16 +17,21 @@ struct CLIHardeningFileTests {
         expectRefusal(try latchkeyWithin(10, ["policy", "check", "/dev/zero"]), status: 65, naming: "/dev/zero")
 
         let (policy, _) = try CLIExitStatusTests.passphraseSetup(store, passphrase: "p")
-        expectRefusal(try latchkeyWithin(10, store.options + ["--policy", policy, "--passphrase-file", fifo, "status"]), status: 65, naming: fifo)
+        expectRefusal(
+            try latchkeyWithin(10, store.options + ["--policy", policy, "--passphrase-file", fifo, "status"]),
+            status: 65, naming: fifo)
 
         let config = store.directory + "/config"
         try FileManager.default.createDirectory(atPath: config + "/latchkey", withIntermediateDirectories: true)
         try makeFIFO(config + "/latchkey/policy.json")
-        expectRefusal(try latchkeyWithin(10, store.options + ["status"], environment: ["XDG_CONFIG_HOME": config]),
-                      status: 65, naming: config + "/latchkey/policy.json")
+        expectRefusal(
+            try latchkeyWithin(10, store.options + ["status"], environment: ["XDG_CONFIG_HOME": config]),
+            status: 65, naming: config + "/latchkey/policy.json")
 
         #expect(try store.run(["session", "put", "a"], input: "t").status == 0)
-        for (name, command) in [("audit.file.jsonl", ["audit", "verify"]), ("credentials.vault", ["session", "get", "a"])] {
+        for (name, command) in [
+            ("audit.file.jsonl", ["audit", "verify"]), ("credentials.vault", ["session", "get", "a"]),
+        ] {
             let path = store.namespaceFile(name)
             try FileManager.default.removeItem(atPath: path)
             try makeFIFO(path)
@@ -48,7 +53,8 @@ struct CLIHardeningFileTests {
     func policyPermissions() throws {
         let store = try Store("file")
         let policy = store.directory + "/policy.json"
-        try #"{"version": 1, "name": "no-audit", "audit": {"enabled": false}}"#.write(toFile: policy, atomically: true, encoding: .utf8)
+        try #"{"version": 1, "name": "no-audit", "audit": {"enabled": false}}"#.write(
+            toFile: policy, atomically: true, encoding: .utf8)
         try setMode(policy, 0o644)
         #expect(try store.run(["--policy", policy, "status"]).status == 0, "a readable policy holds no secret")
         try setMode(policy, 0o666)
@@ -81,7 +87,8 @@ struct CLIHardeningFileTests {
             try FileManager.default.moveItem(atPath: target, toPath: path)
         }
         let linked = Store(copying: store, storeDirectory: store.directory + "/linked")
-        try FileManager.default.createSymbolicLink(atPath: linked.storeDirectory, withDestinationPath: store.storeDirectory)
+        try FileManager.default.createSymbolicLink(
+            atPath: linked.storeDirectory, withDestinationPath: store.storeDirectory)
         let run = try linked.run(["session", "get", "a"])
         expectRefusal(run, status: 77, naming: linked.storeDirectory)
         #expect(run.stderr.contains("is a symbolic link") && !run.stderr.contains("not a directory"), "\(run.stderr)")

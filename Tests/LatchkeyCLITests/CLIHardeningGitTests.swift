@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
 
 /// git input that must not widen a lookup or expire a credential (issue 14, item 11).
 @Suite("git-credential-latchkey refuses what git's own helpers refuse")
@@ -12,7 +12,9 @@ struct CLIHardeningGitTests {
         let put = try store.run(["git-credential", "store"], input: stored)
         #expect(put.status == 0, "\(put.stderr)")
         let found = try store.run(["git-credential", "get"], input: "protocol=https\nhost=one.example\n\n")
-        #expect(found.text.contains("password=pw-one"), "a password stored with expiry 0 must not be expired: \(found.stderr)")
+        #expect(
+            found.text.contains("password=pw-one"),
+            "a password stored with expiry 0 must not be expired: \(found.stderr)")
         // No expiry given, none answered: the policy's cap applies inside Latchkey, never reported as git's own.
         #expect(!found.text.contains("password_expiry_utc"), "\(found.text)")
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
 
 /// What text output and error messages may show (issue 14, items 12 and 13).
 @Suite("latchkey text output and errors")
@@ -13,8 +13,10 @@ struct CLIHardeningOutputTests {
         let put = try store.run(["session", "put", name, "--account", account], input: "token")
         #expect(put.status == 0, "\(put.stderr)")
         #expect(try store.run(["session", "put", "plain"], input: "token").status == 0)
-        let outputs = [put, try store.run(["session", "list"]), try store.run(["session", "delete", name, "--account", account]),
-                       try store.run(["audit", "show"]), try store.run(["logout"])]
+        let outputs = [
+            put, try store.run(["session", "list"]), try store.run(["session", "delete", name, "--account", account]),
+            try store.run(["audit", "show"]), try store.run(["logout"]),
+        ]
         for run in outputs {
             #expect(run.status == 0, "\(run.stderr)")
             #expect(!run.stdout.contains(0x1B) && !run.stdout.contains(0x07), "\(run.text)")
@@ -22,7 +24,11 @@ struct CLIHardeningOutputTests {
         }
         let listed = outputs[1].lines
         #expect(listed.count == 2, "one line per session: \(listed)")
-        #expect(listed.contains { $0.hasPrefix("evil\\nforged\\taccount root\\tsaved 2020\\e[31m\taccount acct\\e]0;title\\x07\\u{202E}\t") }, "\(listed)")
+        #expect(
+            listed.contains {
+                $0.hasPrefix(
+                    "evil\\nforged\\taccount root\\tsaved 2020\\e[31m\taccount acct\\e]0;title\\x07\\u{202E}\t")
+            }, "\(listed)")
         #expect(put.text.hasPrefix("saved session evil\\nforged"))
     }
 
@@ -42,9 +48,15 @@ struct CLIHardeningOutputTests {
             (store, ["session", "put", "s", "--account", account], ""),
             (store, ["username", "set", username, username], ""),
             (store, ["session", "get", "s", "--account", account, account], ""),
-            (store, ["git-credential", "get"], "protocol=https\nhost=h\nusername=\(username)\npassword=\(token)\nbroken line\n\n"),
+            (
+                store, ["git-credential", "get"],
+                "protocol=https\nhost=h\nusername=\(username)\npassword=\(token)\nbroken line\n\n"
+            ),
             (store, ["git-credential", "get"], "username=\(username)\nurl=\(username):\(token)@host\n\n"),
-            (store, ["--policy", policy, "--passphrase-fd", "0", "session", "get", "s", "--account", account], "wrong"),
+            (
+                store, ["--policy", policy, "--passphrase-fd", "0", "session", "get", "s", "--account", account],
+                "wrong"
+            ),
             (try Store("secret-service"), ["logout", "--account", account], ""),
         ]
         let optedOut = try Store("file")
@@ -66,7 +78,9 @@ struct CLIHardeningOutputTests {
 
         for (store, arguments, input) in failures {
             var environment: [String: String?] = [:]
-            if store.backend == "secret-service" { environment = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "XDG_RUNTIME_DIR": nil] }
+            if store.backend == "secret-service" {
+                environment = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "XDG_RUNTIME_DIR": nil]
+            }
             for json in [false, true] {
                 let run = try store.run((json ? ["--json"] : []) + arguments, input: input, environment: environment)
                 #expect(run.status != 0, "\(arguments) should fail")

@@ -1,14 +1,19 @@
 import Foundation
 import Glibc
-import Testing
 import LatchkeyTestSupport
+import Testing
 
 /// Runs `latchkey` under `timeout(1)`, so a run that would hang ends with status
 /// 124 after `seconds` instead of stalling the suite.
 @discardableResult
-func latchkeyWithin(_ seconds: Int, _ arguments: [String], input: String = "", environment: [String: String?] = [:]) throws -> Run {
-    try Child("/usr/bin/timeout", ["--kill-after=2", String(seconds), try latchkeyPath()] + arguments, environment: environment)
-        .finish(writing: Data(input.utf8))
+func latchkeyWithin(_ seconds: Int, _ arguments: [String], input: String = "", environment: [String: String?] = [:])
+    throws -> Run
+{
+    try Child(
+        "/usr/bin/timeout", ["--kill-after=2", String(seconds), try latchkeyPath()] + arguments,
+        environment: environment
+    )
+    .finish(writing: Data(input.utf8))
 }
 
 /// Creates a FIFO at `path` (`mkfifo`, 0600), failing the test when it cannot.

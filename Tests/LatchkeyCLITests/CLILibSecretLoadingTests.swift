@@ -15,8 +15,10 @@ struct CLILibSecretLoadingTests {
 
     /// Runs `latchkey` with the dynamic loader's library log (`LD_DEBUG=libs`) on
     /// standard error, and returns the run and the libraries the log shows loaded.
-    static func runLogged(_ store: Store, _ arguments: [String], input: String = "",
-                          environment: [String: String?] = [:]) throws -> (run: Run, loaded: [String]) {
+    static func runLogged(
+        _ store: Store, _ arguments: [String], input: String = "",
+        environment: [String: String?] = [:]
+    ) throws -> (run: Run, loaded: [String]) {
         let run = try store.run(arguments, input: input, environment: environment.merging(["LD_DEBUG": "libs"]) { $1 })
         // The loader's lines look like "  12345:\tfind library=libsecret-1.so.0 [0]; searching".
         let loaded = run.stderr.split(separator: "\n").compactMap { line -> String? in
@@ -31,8 +33,9 @@ struct CLILibSecretLoadingTests {
         loaded.filter { library in lazyLibraries.contains { library.hasPrefix($0) } }
     }
 
-    @Test("no binary linking Latchkey needs libsecret, GIO, GObject or GLib (readelf -d)",
-          arguments: ["latchkey", "latchkey-testhelper"])
+    @Test(
+        "no binary linking Latchkey needs libsecret, GIO, GObject or GLib (readelf -d)",
+        arguments: ["latchkey", "latchkey-testhelper"])
     func notLinked(product: String) throws {
         let readelf = try runProgram("readelf", ["-d", try builtProductPath(product)])
         try #require(readelf.status == 0, "readelf failed: \(readelf.stderr)")
@@ -48,7 +51,9 @@ struct CLILibSecretLoadingTests {
         let store = try Store("file")
         let version = try Self.runLogged(store, ["--version"])
         #expect(version.run.status == 0)
-        #expect(version.loaded.contains { $0.hasPrefix("libsodium") }, "LD_DEBUG=libs logged nothing: \(version.run.stderr.prefix(400))")
+        #expect(
+            version.loaded.contains { $0.hasPrefix("libsodium") },
+            "LD_DEBUG=libs logged nothing: \(version.run.stderr.prefix(400))")
         #expect(Self.lazy(version.loaded).isEmpty)
         let put = try Self.runLogged(store, ["session", "put", "token"], input: "secret-token")
         #expect(put.run.status == 0, "\(put.run.stderr.suffix(400))")
@@ -73,7 +78,9 @@ struct CLILibSecretLoadingTests {
         let store = try Store("secret-service")
         let put = try Self.runLogged(store, ["session", "put", "token"], input: "t")
         #expect(put.run.status == 0, "\(put.run.stderr.suffix(400))")
-        #expect(Self.lazy(put.loaded).contains { $0.hasPrefix("libsecret-1.so.0") }, "libsecret was not loaded: \(put.loaded)")
+        #expect(
+            Self.lazy(put.loaded).contains { $0.hasPrefix("libsecret-1.so.0") },
+            "libsecret was not loaded: \(put.loaded)")
     }
 
     @Test("without libsecret, auto falls back to the file and status says why")
@@ -83,12 +90,15 @@ struct CLILibSecretLoadingTests {
         let status = try store.run(["status"], environment: environment)
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.text.contains("backend: file"))
-        #expect(status.text.contains("libsecret is not installed: \(Self.missingLibrary): cannot open shared object file"), "\(status.text)")
+        #expect(
+            status.text.contains("libsecret is not installed: \(Self.missingLibrary): cannot open shared object file"),
+            "\(status.text)")
         #expect(try store.run(["session", "put", "token"], input: "t", environment: environment).status == 0)
         let get = try store.run(["session", "get", "token"], environment: environment)
         #expect(get.status == 0, "\(get.stderr)")
         #expect(get.text == "t\n")
-        #expect(FileManager.default.fileExists(atPath: store.vaultPath), "the session was not kept in the encrypted file")
+        #expect(
+            FileManager.default.fileExists(atPath: store.vaultPath), "the session was not kept in the encrypted file")
         let json = try store.run(["--json", "status"], environment: environment).json()
         #expect(json["backend"] as? String == "file")
     }
@@ -115,6 +125,8 @@ struct CLILibSecretLoadingTests {
         let status = try store.run(["status"], environment: ["LATCHKEY_LIBSECRET_PATH": library])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.text.contains("backend: file"))
-        #expect(status.text.contains("libsecret cannot be used: \(library) does not provide g_bus_get_sync"), "\(status.text)")
+        #expect(
+            status.text.contains("libsecret cannot be used: \(library) does not provide g_bus_get_sync"),
+            "\(status.text)")
     }
 }

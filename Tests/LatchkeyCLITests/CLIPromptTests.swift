@@ -1,16 +1,19 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
 
 /// Runs `latchkey` on a pseudo-terminal (util-linux `script`), typing `typed`
 /// once the program has shown `prompt` (latchkey switches echo off before it
 /// shows a secret's prompt), and returns the transcript.
-private func onTerminal(_ store: Store, _ arguments: [String], after prompt: String, typing typed: String) throws -> (status: Int32, transcript: String) {
+private func onTerminal(_ store: Store, _ arguments: [String], after prompt: String, typing typed: String) throws -> (
+    status: Int32, transcript: String
+) {
     let command = try ([latchkeyPath()] + store.options + arguments).map { "'\($0)'" }.joined(separator: " ")
     let script = Process()
     script.executableURL = URL(fileURLWithPath: "/usr/bin/script")
     script.arguments = ["-qec", command, "/dev/null"]
-    let input = Pipe(), output = Pipe()
+    let input = Pipe()
+    let output = Pipe()
     script.standardInput = input
     script.standardOutput = output
     script.standardError = output
@@ -22,7 +25,9 @@ private func onTerminal(_ store: Store, _ arguments: [String], after prompt: Str
     defer { watchdog.cancel() }
     while !String(decoding: transcript, as: UTF8.self).contains(prompt) {
         let chunk = output.fileHandleForReading.availableData
-        guard !chunk.isEmpty else { throw TestSupportError("no prompt '\(prompt)': \(String(decoding: transcript, as: UTF8.self))") }
+        guard !chunk.isEmpty else {
+            throw TestSupportError("no prompt '\(prompt)': \(String(decoding: transcript, as: UTF8.self))")
+        }
         transcript += chunk
     }
     try input.fileHandleForWriting.write(contentsOf: Data(typed.utf8))
@@ -38,7 +43,8 @@ struct CLIPromptTests {
     func tokenPrompt() throws {
         let store = try Store("file")
         let token = "typed-canary-\(UUID().uuidString.prefix(8))"
-        let (status, transcript) = try onTerminal(store, ["session", "put", "access"], after: "Token for session access", typing: token + "\n")
+        let (status, transcript) = try onTerminal(
+            store, ["session", "put", "access"], after: "Token for session access", typing: token + "\n")
         #expect(status == 0, "\(transcript)")
         #expect(!transcript.contains(token), "the token was echoed: \(transcript)")
         #expect(try store.run(["session", "get", "access"]).text == token + "\n")
@@ -49,22 +55,24 @@ struct CLIPromptTests {
         let store = try Store("file")
         let policy = store.directory + "/policy.json"
         let document = """
-        {"version": 1, "name": "typed", "username": {"remember": true},
-         "sessions": {"maxAgeSeconds": 3600, "wipeOnExit": false},
-         "onLogout": {"sessions": "wipe", "username": "keep"},
-         "backend": {"kind": "file"},
-         "file": {"keySource": "passphrase", "kdf": {"targetUnlockMilliseconds": 50, "minimumMemoryKiB": 8192}},
-         "audit": {"enabled": true, "onFailure": "fail"}, "agent": {"unlockCacheSeconds": 0}}
-        """
+            {"version": 1, "name": "typed", "username": {"remember": true},
+             "sessions": {"maxAgeSeconds": 3600, "wipeOnExit": false},
+             "onLogout": {"sessions": "wipe", "username": "keep"},
+             "backend": {"kind": "file"},
+             "file": {"keySource": "passphrase", "kdf": {"targetUnlockMilliseconds": 50, "minimumMemoryKiB": 8192}},
+             "audit": {"enabled": true, "onFailure": "fail"}, "agent": {"unlockCacheSeconds": 0}}
+            """
         try document.write(toFile: policy, atomically: true, encoding: .utf8)
         #expect(try latchkey(["policy", "check", policy]).status == 0)
         let passphrase = "typed-passphrase-\(UUID().uuidString.prefix(8))"
         let saved = try latchkey(["--policy", policy] + store.options + ["session", "put", "access"], input: "t\n")
         #expect(saved.status == 77 && saved.stderr.contains("passphrase"), "no passphrase source: \(saved.stderr)")
-        let (status, transcript) = try onTerminal(store, ["--policy", policy, "username", "set", "alice"], after: "Passphrase for", typing: passphrase + "\n")
+        let (status, transcript) = try onTerminal(
+            store, ["--policy", policy, "username", "set", "alice"], after: "Passphrase for", typing: passphrase + "\n")
         #expect(status == 0, "\(transcript)")
         #expect(!transcript.contains(passphrase), "the passphrase was echoed: \(transcript)")
-        let (opened, reopened) = try onTerminal(store, ["--policy", policy, "username", "get"], after: "Passphrase for", typing: passphrase + "\n")
+        let (opened, reopened) = try onTerminal(
+            store, ["--policy", policy, "username", "get"], after: "Passphrase for", typing: passphrase + "\n")
         #expect(opened == 0 && reopened.contains("alice"), "\(reopened)")
     }
 

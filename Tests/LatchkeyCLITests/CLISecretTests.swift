@@ -1,11 +1,12 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
 
 @Suite("latchkey keeps secrets out of sight")
 struct CLISecretTests {
-    @Test("a token never appears in the process's argv or environment, stderr, status, the audit trail or file names",
-          arguments: backends)
+    @Test(
+        "a token never appears in the process's argv or environment, stderr, status, the audit trail or file names",
+        arguments: backends)
     func canary(backend: String) throws {
         let store = try Store(backend)
         let canary = "CANARY-" + UUID().uuidString
@@ -19,7 +20,9 @@ struct CLISecretTests {
             cmdline = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))
         }
         let environ = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))
-        #expect(String(decoding: cmdline, as: UTF8.self).contains("session\u{0}put\u{0}canary"), "the command line is latchkey's")
+        #expect(
+            String(decoding: cmdline, as: UTF8.self).contains("session\u{0}put\u{0}canary"),
+            "the command line is latchkey's")
         #expect(!environ.isEmpty)
         let put = try child.finish(writing: Data((canary + "\n").utf8))
         #expect(put.status == 0, "\(put.stderr)")
@@ -31,8 +34,10 @@ struct CLISecretTests {
         let get = try store.run(["session", "get", "canary", "--account", "alice"])
         #expect(get.text == canary + "\n")
         #expect(!get.stderr.contains(canary))
-        for arguments in [["status"], ["--json", "status"], ["audit", "show"], ["--json", "audit", "show"],
-                          ["session", "list"], ["--json", "session", "list"], ["logout"]] {
+        for arguments in [
+            ["status"], ["--json", "status"], ["audit", "show"], ["--json", "audit", "show"],
+            ["session", "list"], ["--json", "session", "list"], ["logout"],
+        ] {
             let run = try store.run(arguments)
             #expect(!run.text.contains(canary) && !run.stderr.contains(canary), "\(arguments)")
         }
@@ -48,11 +53,13 @@ struct CLISecretTests {
     @Test("--passphrase-fd 0 is refused where standard input carries the token")
     func passphraseOnStandardInput() throws {
         let store = try Store("file")
-        let run = try store.run(["--passphrase-fd", "0", "--policy", "built-in:default", "session", "put", "a"], input: "token")
+        let run = try store.run(
+            ["--passphrase-fd", "0", "--policy", "built-in:default", "session", "put", "a"], input: "token")
         // The default policy needs no passphrase, so the descriptor is never read and the token is stored.
         #expect(run.status == 0)
         let (policy, _) = try CLIExitStatusTests.passphraseSetup(store, passphrase: "unused")
-        let refused = try store.run(["--policy", policy, "--passphrase-fd", "0", "session", "put", "b"], input: "token")
+        let refused = try store.run(
+            ["--policy", policy, "--passphrase-fd", "0", "session", "put", "b"], input: "token")
         #expect(refused.status == 64)
     }
 

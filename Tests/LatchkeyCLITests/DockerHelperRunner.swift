@@ -23,7 +23,9 @@ struct DockerHelper {
     /// Input larger than a pipe holds comes from a file, so a helper that stops
     /// reading at its limit cannot leave the test writing into a closed pipe.
     @discardableResult
-    func run(_ action: String, input: String = "", options: [String]? = nil, environment: [String: String?] = [:]) throws -> Run {
+    func run(_ action: String, input: String = "", options: [String]? = nil, environment: [String: String?] = [:])
+        throws -> Run
+    {
         let arguments = (options ?? store.options) + [action]
         guard input.utf8.count > 1 << 16 else {
             return try latchkey(arguments, input: input, environment: environment, executable: path)
@@ -32,12 +34,15 @@ struct DockerHelper {
         try Data(input.utf8).write(to: URL(fileURLWithPath: file))
         var environment = environment
         environment["LATCHKEY_TEST_INPUT"] = file
-        return try Child("/bin/sh", ["-c", #"exec "$0" "$@" < "$LATCHKEY_TEST_INPUT""#, path] + arguments, environment: environment).finish()
+        return try Child(
+            "/bin/sh", ["-c", #"exec "$0" "$@" < "$LATCHKEY_TEST_INPUT""#, path] + arguments, environment: environment
+        ).finish()
     }
 
     /// Stores a credential as docker does (`docker login`).
     func store(_ serverURL: String, _ username: String, _ secret: String) throws {
-        let run = try run("store", input: #"{"ServerURL":"\#(serverURL)","Username":"\#(username)","Secret":"\#(secret)"}"#)
+        let run = try run(
+            "store", input: #"{"ServerURL":"\#(serverURL)","Username":"\#(username)","Secret":"\#(secret)"}"#)
         #expect(run.status == 0 && run.stdout.isEmpty, "\(run.text) \(run.stderr)")
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LatchkeyLoginFlow
 
 @Suite("Exhaustive checker")
@@ -11,8 +12,9 @@ struct CheckerTests {
             report = ExhaustiveChecker(reduce: Login.reduce).run()
         }
         let alphabet = Letter.all.count
-        print("LoginFlow checker (deduplicated, depth 8, \(alphabet) letters): \(report.sequences) sequences covered, "
-              + "\(report.transitions) transitions run, \(report.states) distinct states, \(elapsed)")
+        print(
+            "LoginFlow checker (deduplicated, depth 8, \(alphabet) letters): \(report.sequences) sequences covered, "
+                + "\(report.transitions) transitions run, \(report.states) distinct states, \(elapsed)")
         #expect(report.violation == nil, "\(report.violation?.description ?? "")")
         #expect(report.states > 1_000, "the search reached only \(report.states) distinct states")
     }

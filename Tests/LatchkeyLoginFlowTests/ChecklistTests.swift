@@ -1,5 +1,6 @@
-import Testing
 import Latchkey
+import Testing
+
 @testable import LatchkeyLoginFlow
 
 /// One scenario per item of the login-screen checklist (issue 8).
@@ -13,9 +14,12 @@ struct ChecklistTests {
         #expect(!appeared.canSubmit)
         #expect(!F.run([.usernameChanged("alice")], from: appeared).0.canSubmit)
         #expect(!F.run([.passwordChanged(F.password)], from: appeared).0.canSubmit)
-        #expect(!F.run([.usernameChanged("al ice"), .passwordChanged(F.password)], from: appeared).0.canSubmit, "the validator rejects it")
+        #expect(
+            !F.run([.usernameChanged("al ice"), .passwordChanged(F.password)], from: appeared).0.canSubmit,
+            "the validator rejects it")
         #expect(F.run([.usernameChanged("alice"), .passwordChanged(F.password)], from: appeared).0.canSubmit)
-        let (_, effects) = Login.reduce(F.run([.usernameChanged("al ice"), .passwordChanged(F.password)], from: appeared).0, .submitTapped)
+        let (_, effects) = Login.reduce(
+            F.run([.usernameChanged("al ice"), .passwordChanged(F.password)], from: appeared).0, .submitTapped)
         #expect(effects.isEmpty)
     }
 
@@ -49,22 +53,28 @@ struct ChecklistTests {
 
     @Test("checklist 4: submit is impossible again whenever the screen reappears")
     func impossibleOnReappear() {
-        let afterLogout = F.run(F.filledIn + [
-            .submitTapped,
-            .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)),
-            .disappeared,
-            .logoutRequested,
-            .appeared(rememberedUsername: "alice", remembersUsername: true),
-        ]).0
+        let afterLogout = F.run(
+            F.filledIn + [
+                .submitTapped,
+                .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)),
+                .disappeared,
+                .logoutRequested,
+                .appeared(rememberedUsername: "alice", remembersUsername: true),
+            ]
+        ).0
         #expect(afterLogout.isVisible && afterLogout.username == "alice" && !afterLogout.canSubmit)
-        let reappeared = F.run(F.filledIn + [.disappeared, .appeared(rememberedUsername: nil, remembersUsername: true)]).0
+        let reappeared = F.run(
+            F.filledIn + [.disappeared, .appeared(rememberedUsername: nil, remembersUsername: true)]
+        ).0
         #expect(!reappeared.canSubmit)
         #expect(reappeared.password.isEmpty)
     }
 
     @Test("checklist 5: the password field is cleared for the next attempt")
     func clearedForNextAttempt() {
-        let state = F.run([.responseReceived(generation: 1, result: .failure(.invalidCredentials), at: F.at(1))], from: F.inFlight()).0
+        let state = F.run(
+            [.responseReceived(generation: 1, result: .failure(.invalidCredentials), at: F.at(1))], from: F.inFlight()
+        ).0
         #expect(state.password.isEmpty)
         #expect(state.username == "alice")
         #expect(!state.canSubmit)
@@ -100,32 +110,44 @@ struct ChecklistTests {
         let request = try #require(F.requests(in: effects).first)
         #expect(request.password == F.password)
         #expect(sent.password == F.password, "still shown while waiting")
-        let answered = Login.reduce(sent, .responseReceived(generation: request.generation, result: .failure(.invalidCredentials), at: F.at(1))).0
+        let answered = Login.reduce(
+            sent, .responseReceived(generation: request.generation, result: .failure(.invalidCredentials), at: F.at(1))
+        ).0
         #expect(answered.password.isEmpty)
     }
 
-    @Test("checklist 9: the password is cleared only after an authentication failure or success",
-          arguments: [LoginFailure.invalidCredentials, .accountLocked, .rateLimited(retryAfter: .seconds(30)),
-                      .networkUnreachable, .timedOut, .serverError, .cancelled, .malformedResponse])
+    @Test(
+        "checklist 9: the password is cleared only after an authentication failure or success",
+        arguments: [
+            LoginFailure.invalidCredentials, .accountLocked, .rateLimited(retryAfter: .seconds(30)),
+            .networkUnreachable, .timedOut, .serverError, .cancelled, .malformedResponse,
+        ])
     func passwordRule(failure: LoginFailure) {
-        let state = F.run([.responseReceived(generation: 1, result: .failure(failure), at: F.at(1))], from: F.inFlight()).0
+        let state = F.run(
+            [.responseReceived(generation: 1, result: .failure(failure), at: F.at(1))], from: F.inFlight()
+        ).0
         switch failure {
         case .invalidCredentials, .accountLocked:
             #expect(state.password.isEmpty)
         default:
             #expect(state.password == F.password)
         }
-        let success = F.run([.responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1))], from: F.inFlight()).0
+        let success = F.run(
+            [.responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1))], from: F.inFlight()
+        ).0
         #expect(success.password.isEmpty)
     }
 
     @Test("checklist 10: the last username is remembered and prefilled, unless the user opted out")
     func remembersUsername() {
-        let (_, effects) = Login.reduce(F.inFlight(remembers: true), .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
+        let (_, effects) = Login.reduce(
+            F.inFlight(remembers: true), .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
         #expect(effects.contains { if case .rememberUsername("alice") = $0 { true } else { false } })
         #expect(effects.contains { $0.savesSession(account: "alice") })
 
-        let (prefilled, focus) = Login.reduce(Login.State(configuration: F.configuration), .appeared(rememberedUsername: "alice", remembersUsername: true))
+        let (prefilled, focus) = Login.reduce(
+            Login.State(configuration: F.configuration), .appeared(rememberedUsername: "alice", remembersUsername: true)
+        )
         #expect(prefilled.username == "alice" && prefilled.remembersUsername)
         #expect(focus.first?.focusesPassword == true)
 
@@ -134,7 +156,8 @@ struct ChecklistTests {
         #expect(!optedOut.remembersUsername)
         #expect(toggle.first?.setsRemembering(false) == true)
         let afterOptOut = F.run([.passwordChanged(F.password), .submitTapped], from: optedOut).0
-        let (_, successEffects) = Login.reduce(afterOptOut, .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
+        let (_, successEffects) = Login.reduce(
+            afterOptOut, .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
         #expect(!successEffects.contains { $0.remembersUsername })
         #expect(successEffects.contains { $0.savesSession(account: "alice") })
 
@@ -142,8 +165,9 @@ struct ChecklistTests {
         #expect(notPrefilled.username.isEmpty)
     }
 
-    @Test("checklist 11: progress shows exactly while a request is in flight, and hides on every outcome",
-          arguments: Letter.Outcome.allCases)
+    @Test(
+        "checklist 11: progress shows exactly while a request is in flight, and hides on every outcome",
+        arguments: Letter.Outcome.allCases)
     func progress(outcome: Letter.Outcome) {
         #expect(!F.run(F.filledIn).0.showsProgress)
         let inFlight = F.inFlight()
@@ -154,35 +178,53 @@ struct ChecklistTests {
 
     @Test("checklist 12: one specific inline message per failure class, never naming the wrong field")
     func messages() {
-        let failures: [LoginFailure] = [.invalidCredentials, .accountLocked, .rateLimited(retryAfter: .seconds(5)),
-                                        .networkUnreachable, .timedOut, .serverError, .malformedResponse]
+        let failures: [LoginFailure] = [
+            .invalidCredentials, .accountLocked, .rateLimited(retryAfter: .seconds(5)),
+            .networkUnreachable, .timedOut, .serverError, .malformedResponse,
+        ]
         var shown: [MessageKey] = []
         for failure in failures {
-            let state = F.run([.responseReceived(generation: 1, result: .failure(failure), at: F.at(1))], from: F.inFlight()).0
+            let state = F.run(
+                [.responseReceived(generation: 1, result: .failure(failure), at: F.at(1))], from: F.inFlight()
+            ).0
             if let message = state.message { shown.append(message) }
         }
         #expect(Set(shown).count == failures.count, "each class has its own message")
-        #expect(F.run([.responseReceived(generation: 1, result: .failure(.cancelled), at: F.at(1))], from: F.inFlight()).0.message == nil)
+        #expect(
+            F.run([.responseReceived(generation: 1, result: .failure(.cancelled), at: F.at(1))], from: F.inFlight()).0
+                .message == nil)
         // The credentials message names both fields in every language, so it cannot say which was wrong.
-        let fieldWords: [LoginLanguage: (String, String)] = [.english: ("username", "password"), .german: ("Benutzername", "Passwort"), .simplifiedChinese: ("用户名", "密码")]
+        let fieldWords: [LoginLanguage: (String, String)] = [
+            .english: ("username", "password"), .german: ("Benutzername", "Passwort"),
+            .simplifiedChinese: ("用户名", "密码"),
+        ]
         for (language, words) in fieldWords {
             let text = MessageKey.invalidCredentials.text(in: language)
             #expect(text.contains(words.0) && text.contains(words.1), "\(language)")
         }
     }
 
-    @Test("checklist 13: the fields cannot be edited in flight, and can again on every outcome", arguments: Letter.Outcome.allCases)
+    @Test(
+        "checklist 13: the fields cannot be edited in flight, and can again on every outcome",
+        arguments: Letter.Outcome.allCases)
     func fieldsDisabledInFlight(outcome: Letter.Outcome) {
         let inFlight = F.inFlight()
         #expect(!inFlight.fieldsEnabled)
-        let edited = F.run([.usernameChanged("mallory"), .passwordChanged(SecretBytes(utf8: "other")), .rememberUsernameChanged(false)], from: inFlight).0
+        let edited = F.run(
+            [
+                .usernameChanged("mallory"), .passwordChanged(SecretBytes(utf8: "other")),
+                .rememberUsernameChanged(false),
+            ], from: inFlight
+        ).0
         #expect(edited == inFlight)
         let answered = Login.reduce(inFlight, .responseReceived(generation: 1, result: outcome.result, at: F.at(1))).0
         #expect(answered.fieldsEnabled)
         #expect(Login.reduce(answered, .usernameChanged("bob")).0.username == "bob")
     }
 
-    @Test("checklist 14: Return in the username field focuses the password; Return in the password field submits if possible")
+    @Test(
+        "checklist 14: Return in the username field focuses the password; Return in the password field submits if possible"
+    )
     func returnKeys() {
         let appeared = F.run([.appeared(rememberedUsername: nil, remembersUsername: true), .usernameChanged("alice")]).0
         let (afterUsernameReturn, focus) = Login.reduce(appeared, .returnPressed(in: .username))
@@ -209,13 +251,15 @@ struct ChecklistTests {
         // An earlier attempt: the first request is abandoned by disappearing, then a second is sent.
         let second = F.run([.disappeared] + F.filledIn + [.submitTapped], from: F.inFlight()).0
         #expect(second.pendingGeneration == 2)
-        let (afterEarlier, earlierEffects) = Login.reduce(second, .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
+        let (afterEarlier, earlierEffects) = Login.reduce(
+            second, .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
         #expect(afterEarlier == second && earlierEffects.isEmpty)
 
         for abandon: Login.Event in [.disappeared, .logoutRequested] {
             let (abandoned, cancel) = Login.reduce(F.inFlight(), abandon)
             #expect(cancel.contains { $0.cancels(1) })
-            let (after, effects) = Login.reduce(abandoned, .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
+            let (after, effects) = Login.reduce(
+                abandoned, .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
             #expect(after == abandoned && effects.isEmpty, "after \(abandon)")
         }
     }

@@ -1,8 +1,9 @@
-import Testing
 import Foundation
 import Latchkey
-import LatchkeyTesting
 import LatchkeyTestSupport
+import LatchkeyTesting
+import Testing
+
 @testable import LatchkeyLoginFlow
 
 /// A real `Vault` on the encrypted file (key file) in a fresh directory of the
@@ -20,15 +21,20 @@ func makeVault(username: String? = nil, remembers: Bool = true) throws -> Vault 
 struct ControllerTests {
     typealias F = Fixtures
 
-    private func controller(_ authenticator: ScriptedAuthenticator, _ store: Vault, _ recorder: OutputRecorder, tick: Duration = .seconds(1)) -> LoginController {
-        LoginController(authenticator: authenticator, store: store, configuration: F.configuration, tickInterval: tick, output: recorder.handler)
+    private func controller(
+        _ authenticator: ScriptedAuthenticator, _ store: Vault, _ recorder: OutputRecorder, tick: Duration = .seconds(1)
+    ) -> LoginController {
+        LoginController(
+            authenticator: authenticator, store: store, configuration: F.configuration, tickInterval: tick,
+            output: recorder.handler)
     }
 
     /// A controller whose store takes 300 ms to save, after bob's login was answered (the save may still run).
     private func signedInWhileSaving(_ vault: Vault) async -> LoginController {
         let authenticator = ScriptedAuthenticator([.success(F.tokens)], holds: true)
-        let login = LoginController(authenticator: authenticator, store: SlowSaveStore(vault: vault, delay: .milliseconds(300)),
-                                    configuration: F.configuration, output: OutputRecorder().handler)
+        let login = LoginController(
+            authenticator: authenticator, store: SlowSaveStore(vault: vault, delay: .milliseconds(300)),
+            configuration: F.configuration, output: OutputRecorder().handler)
         await login.appear()
         await login.send(.usernameChanged("bob"))
         await login.send(.passwordChanged(F.password))
@@ -137,7 +143,8 @@ struct ControllerTests {
         let recorder = OutputRecorder()
         let backend = InMemoryBackend()
         backend.failure = LatchkeyError(.unavailable, "the test's store is down")
-        let store = Vault(appID: try AppID("com.example.login"), policy: .default, backend: backend, storeDirectory: "/nonexistent")
+        let store = Vault(
+            appID: try AppID("com.example.login"), policy: .default, backend: backend, storeDirectory: "/nonexistent")
         let login = controller(ScriptedAuthenticator([.success(F.tokens)]), store, recorder)
         await login.appear()
         #expect(await login.state.isVisible)
@@ -152,7 +159,8 @@ struct ControllerTests {
     func sessionNotSaved() async throws {
         let recorder = OutputRecorder()
         let backend = InMemoryBackend()
-        let store = Vault(appID: try AppID("com.example.login"), policy: .default, backend: backend, storeDirectory: "/nonexistent")
+        let store = Vault(
+            appID: try AppID("com.example.login"), policy: .default, backend: backend, storeDirectory: "/nonexistent")
         let login = controller(ScriptedAuthenticator([.success(F.tokens)]), store, recorder)
         await login.appear()
         #expect(recorder.failures.isEmpty)
@@ -182,7 +190,9 @@ struct ControllerTests {
     func shutDownSaves() async throws {
         let vault = try makeVault()
         let login = await signedInWhileSaving(vault)
-        #expect(await eventually { await login.state.signedInAccount == "bob" }, "the screen shows the login before the save is done")
+        #expect(
+            await eventually { await login.state.signedInAccount == "bob" },
+            "the screen shows the login before the save is done")
         await login.send(.disappeared)
         await login.shutDown()
         #expect(try await vault.session(named: "access", account: "bob") != nil)
@@ -206,9 +216,10 @@ struct ControllerTests {
     @Test("shutDown stops the countdown instead of waiting for the rate limit to end", .timeLimit(.minutes(1)))
     func shutDownDuringCountdown() async throws {
         let clock = ManualClock() // time does not pass: waiting for the limit to end would never return
-        let login = LoginController(authenticator: ScriptedAuthenticator([.failure(.rateLimited(retryAfter: .seconds(60)))]),
-                                    store: try makeVault(), configuration: F.configuration, clock: clock,
-                                    output: OutputRecorder().handler)
+        let login = LoginController(
+            authenticator: ScriptedAuthenticator([.failure(.rateLimited(retryAfter: .seconds(60)))]),
+            store: try makeVault(), configuration: F.configuration, clock: clock,
+            output: OutputRecorder().handler)
         await login.appear()
         await login.send(.usernameChanged("bob"))
         await login.send(.passwordChanged(F.password))
@@ -224,8 +235,9 @@ struct ControllerTests {
         let clock = ManualClock()
         let start = clock.now
         let authenticator = ScriptedAuthenticator([.failure(.rateLimited(retryAfter: .seconds(30)))])
-        let login = LoginController(authenticator: authenticator, store: try makeVault(), configuration: F.configuration,
-                                    tickInterval: .seconds(10), clock: clock, output: OutputRecorder().handler)
+        let login = LoginController(
+            authenticator: authenticator, store: try makeVault(), configuration: F.configuration,
+            tickInterval: .seconds(10), clock: clock, output: OutputRecorder().handler)
         await login.appear()
         await login.send(.usernameChanged("bob"))
         await login.send(.passwordChanged(F.password))

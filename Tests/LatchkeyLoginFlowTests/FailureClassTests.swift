@@ -1,5 +1,6 @@
-import Testing
 import Latchkey
+import Testing
+
 @testable import LatchkeyLoginFlow
 
 @Suite("Failure classes")
@@ -22,7 +23,8 @@ struct FailureClassTests {
     func classTable(failure: LoginFailure, message: MessageKey?, clears: Bool) {
         #expect(failure.messageKey == message)
         #expect(failure.clearsPassword == clears)
-        let state = Login.reduce(F.inFlight(), .responseReceived(generation: 1, result: .failure(failure), at: F.at(1))).0
+        let state = Login.reduce(F.inFlight(), .responseReceived(generation: 1, result: .failure(failure), at: F.at(1)))
+            .0
         #expect(state.message == message)
         #expect(state.password.isEmpty == clears)
         #expect(state.signedInAccount == nil)
@@ -30,14 +32,25 @@ struct FailureClassTests {
 
     @Test("rate-limited: submit impossible until the deadline, with the remaining time exposed")
     func rateLimitCountdown() {
-        var state = F.run([.responseReceived(generation: 1, result: .failure(.rateLimited(retryAfter: .seconds(30))), at: F.at(10))], from: F.inFlight()).0
+        var state = F.run(
+            [.responseReceived(generation: 1, result: .failure(.rateLimited(retryAfter: .seconds(30))), at: F.at(10))],
+            from: F.inFlight()
+        ).0
         #expect(state.isRateLimited && !state.canSubmit)
         #expect(state.retryRemaining == .seconds(30))
         state = Login.reduce(state, .tick(now: F.at(25))).0
         #expect(state.retryRemaining == .seconds(15) && !state.canSubmit)
         #expect(Login.reduce(state, .submitTapped).1.isEmpty)
-        state = F.run([.disappeared, .appeared(rememberedUsername: nil, remembersUsername: true), .usernameChanged("alice"), .passwordChanged(F.password)], from: state).0
-        #expect(state.isRateLimited && !state.canSubmit && state.message == .rateLimited, "reappearing does not lift the limit")
+        state =
+            F.run(
+                [
+                    .disappeared, .appeared(rememberedUsername: nil, remembersUsername: true),
+                    .usernameChanged("alice"), .passwordChanged(F.password),
+                ], from: state
+            ).0
+        #expect(
+            state.isRateLimited && !state.canSubmit && state.message == .rateLimited,
+            "reappearing does not lift the limit")
         state = Login.reduce(state, .tick(now: F.at(39))).0
         #expect(!state.canSubmit)
         state = Login.reduce(state, .tick(now: F.at(40))).0
@@ -45,16 +58,21 @@ struct FailureClassTests {
         #expect(state.canSubmit)
     }
 
-    @Test("the countdown text rounds up to whole seconds", arguments: [
-        (Duration.milliseconds(1), "1"), (.seconds(1), "1"), (.milliseconds(1500), "2"), (.seconds(30), "30"), (.zero, "0"),
-    ])
+    @Test(
+        "the countdown text rounds up to whole seconds",
+        arguments: [
+            (Duration.milliseconds(1), "1"), (.seconds(1), "1"), (.milliseconds(1500), "2"), (.seconds(30), "30"),
+            (.zero, "0"),
+        ])
     func countdownText(remaining: Duration, seconds: String) {
-        #expect(MessageKey.retryCountdownText(remaining: remaining, in: .english) == "You can try again in \(seconds) s.")
+        #expect(
+            MessageKey.retryCountdownText(remaining: remaining, in: .english) == "You can try again in \(seconds) s.")
     }
 
     @Test("success saves the session for the account and signs it in until logout")
     func success() throws {
-        let (state, effects) = Login.reduce(F.inFlight(), .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
+        let (state, effects) = Login.reduce(
+            F.inFlight(), .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
         #expect(state.signedInAccount == "alice" && state.message == nil && state.password.isEmpty)
         #expect(effects.contains { $0.savesSession(account: "alice") })
         let retyped = Login.reduce(state, .passwordChanged(F.password)).0

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import LatchkeyLoginFlow
 
 @Suite("Localisation")
@@ -8,7 +9,8 @@ struct LocalizationTests {
         for key in MessageKey.allCases {
             let text = language.table[key]
             #expect(text != nil, "\(language) lacks \(key)")
-            #expect(text.map { !$0.trimmingPrefix(while: \.isWhitespace).isEmpty } ?? false, "\(language) \(key) is empty")
+            #expect(
+                text.map { !$0.trimmingPrefix(while: \.isWhitespace).isEmpty } ?? false, "\(language) \(key) is empty")
         }
         #expect(language.table.count == MessageKey.allCases.count)
     }
@@ -21,23 +23,30 @@ struct LocalizationTests {
     @Test("every translation keeps the placeholders of the English text", arguments: LoginLanguage.allCases)
     func placeholders(language: LoginLanguage) {
         for key in MessageKey.allCases {
-            #expect(Self.placeholders(in: key.text(in: language)) == Self.placeholders(in: key.text(in: .english)), "\(language) \(key)")
+            #expect(
+                Self.placeholders(in: key.text(in: language)) == Self.placeholders(in: key.text(in: .english)),
+                "\(language) \(key)")
         }
         #expect(Self.placeholders(in: MessageKey.signedInAs.text(in: language)) == ["{account}"])
         #expect(!MessageKey.signedInAs.text(in: language, replacing: ["account": "alice"]).contains("{"))
     }
 
-    @Test("the translations differ from English (no untranslated copy)", arguments: [LoginLanguage.german, .simplifiedChinese])
+    @Test(
+        "the translations differ from English (no untranslated copy)",
+        arguments: [LoginLanguage.german, .simplifiedChinese])
     func translated(language: LoginLanguage) {
         for key in MessageKey.allCases {
             #expect(key.text(in: language) != key.text(in: .english), "\(language) \(key)")
         }
     }
 
-    @Test("language tags pick the table, English when none fits", arguments: [
-        ("en-GB", LoginLanguage.english), ("de", .german), ("de-AT", .german), ("de_CH", .german),
-        ("zh", .simplifiedChinese), ("zh-CN", .simplifiedChinese), ("zh-Hans", .simplifiedChinese), ("zh-Hans-SG", .simplifiedChinese),
-    ])
+    @Test(
+        "language tags pick the table, English when none fits",
+        arguments: [
+            ("en-GB", LoginLanguage.english), ("de", .german), ("de-AT", .german), ("de_CH", .german),
+            ("zh", .simplifiedChinese), ("zh-CN", .simplifiedChinese), ("zh-Hans", .simplifiedChinese),
+            ("zh-Hans-SG", .simplifiedChinese),
+        ])
     func tags(tag: String, language: LoginLanguage) {
         #expect(LoginLanguage(identifier: tag) == language)
     }
@@ -54,6 +63,8 @@ struct LocalizationTests {
     @Test("placeholders are filled in")
     func replacing() {
         #expect(MessageKey.retryCountdown.text(in: .simplifiedChinese, replacing: ["seconds": "12"]) == "请在 12 秒后重试。")
-        #expect(MessageKey.retryCountdownText(remaining: .seconds(3), in: .german) == "Sie können es in 3 s erneut versuchen.")
+        #expect(
+            MessageKey.retryCountdownText(remaining: .seconds(3), in: .german)
+                == "Sie können es in 3 s erneut versuchen.")
     }
 }

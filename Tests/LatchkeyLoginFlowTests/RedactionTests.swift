@@ -1,5 +1,6 @@
-import Testing
 import Latchkey
+import Testing
+
 @testable import LatchkeyLoginFlow
 
 @Suite("Redaction")
@@ -22,7 +23,10 @@ struct RedactionTests {
             .passwordChanged(password),
         ]).0
         let (_, effects) = Login.reduce(state, .submitTapped)
-        let values: [Any] = [state, Login.Event.passwordChanged(password), effects, Fixtures.tokens, Login.Effect.saveSession(Fixtures.tokens, account: "alice")]
+        let values: [Any] = [
+            state, Login.Event.passwordChanged(password), effects, Fixtures.tokens,
+            Login.Effect.saveSession(Fixtures.tokens, account: "alice"),
+        ]
         for value in values {
             for text in Self.renderings(value) {
                 #expect(!text.contains(Self.canary))

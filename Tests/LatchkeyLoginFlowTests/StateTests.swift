@@ -1,5 +1,6 @@
-import Testing
 import Latchkey
+import Testing
+
 @testable import LatchkeyLoginFlow
 
 /// The state as a value a UI can build for a preview and compare.
@@ -16,7 +17,9 @@ struct StateTests {
         #expect(built == reached)
         #expect(built.showsProgress && !built.fieldsEnabled && !built.canSubmit && built.lastGeneration == 1)
 
-        let answered = Login.reduce(reached, .responseReceived(generation: 1, result: .failure(.serverError), at: F.at(1))).0
+        let answered = Login.reduce(
+            reached, .responseReceived(generation: 1, result: .failure(.serverError), at: F.at(1))
+        ).0
         let preview = Login.State(
             configuration: F.configuration, isVisible: true, username: "alice", password: F.password,
             remembersUsername: true, lastGeneration: 1, message: .serverError, now: F.at(1))
@@ -37,7 +40,11 @@ struct StateTests {
         let signedIn = Login.State(isVisible: true, username: "alice", lastGeneration: 3, signedInAccount: "alice")
         let (failed, effects) = Login.reduce(signedIn, .sessionSaveFailed(account: "alice"))
         #expect(effects.isEmpty)
-        #expect(failed == Login.State(isVisible: true, username: "alice", lastGeneration: 3, message: .sessionNotSaved, signedInAccount: "alice"))
+        #expect(
+            failed
+                == Login.State(
+                    isVisible: true, username: "alice", lastGeneration: 3, message: .sessionNotSaved,
+                    signedInAccount: "alice"))
         let (loggedOut, logout) = Login.reduce(failed, .logoutRequested)
         #expect(logout.contains { $0.logsOut(account: "alice") })
         #expect(loggedOut.message == nil && loggedOut.signedInAccount == nil)
@@ -70,7 +77,8 @@ struct StateTests {
     @Test("states whose validators disagree about the same fields are unequal")
     func derivedSubmitCompared() {
         let accepting = Login.State(isVisible: true, username: "al ice", password: F.password)
-        let rejecting = Login.State(configuration: F.configuration, isVisible: true, username: "al ice", password: F.password)
+        let rejecting = Login.State(
+            configuration: F.configuration, isVisible: true, username: "al ice", password: F.password)
         #expect(accepting.canSubmit && !rejecting.canSubmit)
         #expect(accepting != rejecting)
     }

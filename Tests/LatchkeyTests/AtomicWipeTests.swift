@@ -1,6 +1,7 @@
-import Testing
-import LatchkeyTestSupport
 import Dispatch
+import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 /// Logout and wipe are one change on the encrypted file, and the user's opt-out
@@ -21,7 +22,9 @@ struct AtomicWipeTests {
     @Test("a logout of 30 sessions rewrites the vault once: a kill leaves all of them or none")
     func logoutIsOneRewrite() throws {
         let vault = try Self.open(try AppID("com.example.atomic"), try freshDirectory() + "/store")
-        for index in 0..<30 { try vault.saveSession(SecretBytes(utf8: "t\(index)"), name: "s\(index)", account: "alice") }
+        for index in 0..<30 {
+            try vault.saveSession(SecretBytes(utf8: "t\(index)"), name: "s\(index)", account: "alice")
+        }
         try vault.saveSession(SecretBytes(utf8: "other"), name: "s", account: "bob")
         let before = try Self.generation(vault)
         let report = try vault.logout(account: "alice")
@@ -63,7 +66,8 @@ struct AtomicWipeTests {
     @Test("a crash between saving the vault under the new key and renaming the key is finished by the next reader")
     func interruptedRotationRecovers() throws {
         let directory = try freshDirectory() + "/store"
-        let backend = EncryptedFileBackend(appID: try AppID("com.example.rotate"), directory: directory, keySource: .keyFile)
+        let backend = EncryptedFileBackend(
+            appID: try AppID("com.example.rotate"), directory: directory, keySource: .keyFile)
         let setting = ItemKey(kind: .setting, name: "rememberUsername")
         try backend.write(StoredItem(value: SecretBytes(utf8: "off")), for: setting)
         // The state a crash leaves after step 3 of a rotation: the vault sealed under the next key, the old key file in place.
@@ -71,8 +75,11 @@ struct AtomicWipeTests {
         try PrivateFiles.replaceSecret(backend.keyFilePath + ".next", with: next)
         let salt = Sodium.randomBytes(count: Sodium.pwhashSaltLength)
         let keys = VaultKeys(master: next, salt: salt)
-        let header = VaultHeader(source: .keyFile, kdf: nil, salt: salt, generation: 1, keyCheck: keys.check, appID: "com.example.rotate")
-        try PrivateFiles.replace(backend.vaultPath, with: VaultFormat.seal([setting: StoredItem(value: SecretBytes(utf8: "off"))], header: header, keys: keys))
+        let header = VaultHeader(
+            source: .keyFile, kdf: nil, salt: salt, generation: 1, keyCheck: keys.check, appID: "com.example.rotate")
+        try PrivateFiles.replace(
+            backend.vaultPath,
+            with: VaultFormat.seal([setting: StoredItem(value: SecretBytes(utf8: "off"))], header: header, keys: keys))
 
         let fresh = EncryptedFileBackend(appID: backend.appID, directory: directory, keySource: .keyFile)
         #expect(try fresh.read(setting)?.value == SecretBytes(utf8: "off"))

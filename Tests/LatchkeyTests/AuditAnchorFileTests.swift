@@ -1,7 +1,8 @@
-import Testing
 import LatchkeyTestSupport
-@testable import Latchkey
 import LatchkeyTesting
+import Testing
+
+@testable import Latchkey
 
 @Suite("Audit anchor file")
 struct AuditAnchorFileTests {
@@ -27,7 +28,9 @@ struct AuditAnchorFileTests {
         #expect(anchor.sequence == 3 && counter == 4, "genesis, then one write per entry")
         // The other slot holds the previous anchor, seq 2.
         var older = bytes
-        for index in (Int(counter % 2) * AuditAnchorFile.slotSize)..<(Int(counter % 2) * AuditAnchorFile.slotSize + 8) { older[index] = 0 }
+        for index in (Int(counter % 2) * AuditAnchorFile.slotSize)..<(Int(counter % 2) * AuditAnchorFile.slotSize + 8) {
+            older[index] = 0
+        }
         try overwrite(trail.anchorFile.path, with: older)
         guard case .anchor(let previous, _) = try trail.anchorFile.read(key: key) else {
             Issue.record("the older slot is not valid")
@@ -36,8 +39,9 @@ struct AuditAnchorFileTests {
         #expect(previous.sequence == 2)
     }
 
-    @Test("a slot write torn by a crash, or a crash before the anchor write, leaves a trail that verifies and appends continue",
-          arguments: [0, 1, 57, 100, 127])
+    @Test(
+        "a slot write torn by a crash, or a crash before the anchor write, leaves a trail that verifies and appends continue",
+        arguments: [0, 1, 57, 100, 127])
     func tornSlot(tornBytes: Int) throws {
         let trail = try trail(entries: 4)
         let key = try #require(try trail.storedKey())
@@ -56,7 +60,9 @@ struct AuditAnchorFileTests {
         #expect(try trail.verify() == .intact(entryCount: 6, lastSequence: 6))
     }
 
-    @Test("an anchor file deleted, emptied, forged or rolled back alone is detected", arguments: ["deleted", "emptied", "forged", "rolled back"])
+    @Test(
+        "an anchor file deleted, emptied, forged or rolled back alone is detected",
+        arguments: ["deleted", "emptied", "forged", "rolled back"])
     func anchorAloneAltered(change: String) throws {
         let trail = try trail(entries: 2)
         let early = try fileBytes(trail.anchorFile.path)
@@ -73,25 +79,37 @@ struct AuditAnchorFileTests {
         }
         #expect(try !trail.verify().isIntact, "\(change)")
         let nextProcess = AuditTrail(appID: appID, directory: trail.directory, backend: trail.backend)
-        let refused = #expect(throws: LatchkeyError.self) { try nextProcess.record(.wipe, outcome: .ok, backend: .memory) }
+        let refused = #expect(throws: LatchkeyError.self) {
+            try nextProcess.record(.wipe, outcome: .ok, backend: .memory)
+        }
         #expect(refused?.code == .tampered)
         #expect(refused?.message.contains("audit reset") == true)
     }
 
-    @Test("an anchor rolled back further than an append's first read of the tail reaches is still told apart, by the whole window")
+    @Test(
+        "an anchor rolled back further than an append's first read of the tail reaches is still told apart, by the whole window"
+    )
     func anchorRolledBackFar() throws {
         let trail = try trail(entries: 2)
         let early = try fileBytes(trail.anchorFile.path)
-        for _ in 0..<40 { try trail.record(.sessionRead, outcome: .ok, backend: .memory, detail: String(repeating: "d", count: 200)) }
+        for _ in 0..<40 {
+            try trail.record(.sessionRead, outcome: .ok, backend: .memory, detail: String(repeating: "d", count: 200))
+        }
         #expect(try fileBytes(trail.path).count > AuditTail.firstWindow * 2)
         try overwrite(trail.anchorFile.path, with: early)
         let nextProcess = AuditTrail(appID: appID, directory: trail.directory, backend: trail.backend)
-        let refused = #expect(throws: LatchkeyError.self) { try nextProcess.record(.wipe, outcome: .ok, backend: .memory) }
+        let refused = #expect(throws: LatchkeyError.self) {
+            try nextProcess.record(.wipe, outcome: .ok, backend: .memory)
+        }
         #expect(refused?.code == .tampered)
-        #expect(refused?.message.contains("goes on to seq 42 but the anchor records seq 2") == true, "\(refused?.message ?? "")")
+        #expect(
+            refused?.message.contains("goes on to seq 42 but the anchor records seq 2") == true,
+            "\(refused?.message ?? "")")
     }
 
-    @Test("a trail whose anchor an earlier version kept in the backend verifies, and the next append moves it beside the trail")
+    @Test(
+        "a trail whose anchor an earlier version kept in the backend verifies, and the next append moves it beside the trail"
+    )
     func legacyAnchorUpgrade() throws {
         let trail = try trail(entries: 2)
         let key = try #require(try trail.storedKey())
@@ -100,7 +118,9 @@ struct AuditAnchorFileTests {
             return
         }
         // What an earlier version left: the anchor as text in the backend, no anchor file.
-        try trail.backend.write(StoredItem(value: SecretBytes(utf8: "v1 \(anchor.sequence) \(Hex.encode(anchor.mac))")), for: trail.legacyAnchorItem)
+        try trail.backend.write(
+            StoredItem(value: SecretBytes(utf8: "v1 \(anchor.sequence) \(Hex.encode(anchor.mac))")),
+            for: trail.legacyAnchorItem)
         try POSIX.removeFile(trail.anchorFile.path)
         let upgraded = AuditTrail(appID: appID, directory: trail.directory, backend: trail.backend)
         #expect(try upgraded.verify() == .intact(entryCount: 2, lastSequence: 2))

@@ -1,15 +1,19 @@
-import Testing
 import LatchkeyTestSupport
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import Testing
+
 @testable import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 @Suite("No secret in the audit trail")
 struct AuditCanaryTests {
-    @Test("after every Vault operation with canary values, no canary is in any file Latchkey wrote, in any encoding", arguments: TestedStore.allCases)
+    @Test(
+        "after every Vault operation with canary values, no canary is in any file Latchkey wrote, in any encoding",
+        arguments: TestedStore.allCases)
     func noCanary(store: TestedStore) throws {
         let username = "canary-user-\(UInt32.random(in: 0...UInt32.max))@example.com"
         let access = "canary-access-\(UInt64.random(in: 0...UInt64.max))"
@@ -18,7 +22,8 @@ struct AuditCanaryTests {
         try vault.rememberUsername(username)
         _ = try vault.rememberedUsername()
         try vault.saveSession(SecretBytes(utf8: access), name: "access", account: username)
-        try vault.saveSession(SecretBytes(utf8: refresh), name: "refresh", account: username, expires: Date().addingTimeInterval(3600))
+        try vault.saveSession(
+            SecretBytes(utf8: refresh), name: "refresh", account: username, expires: Date().addingTimeInterval(3600))
         _ = try vault.session(named: "access", account: username)
         _ = try vault.sessions()
         _ = try vault.sessions(account: username)
@@ -29,7 +34,8 @@ struct AuditCanaryTests {
         try vault.rememberUsername(username)
         try vault.forgetUsername()
         try vault.logout(account: username)
-        try vault.saveSession(SecretBytes(utf8: access), name: "access", account: username, expires: Date().addingTimeInterval(-1))
+        try vault.saveSession(
+            SecretBytes(utf8: access), name: "access", account: username, expires: Date().addingTimeInterval(-1))
         _ = try vault.session(named: "access", account: username)
         try vault.wipe()
         let status = try vault.status()

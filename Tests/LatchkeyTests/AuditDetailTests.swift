@@ -1,14 +1,19 @@
-import Testing
 import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 @Suite("Long audit details")
 struct AuditDetailTests {
-    @Test("a logout whose report names many sessions is audited, the detail shortened with its counts first", arguments: TestedStore.allCases)
+    @Test(
+        "a logout whose report names many sessions is audited, the detail shortened with its counts first",
+        arguments: TestedStore.allCases)
     func longLogoutDetail(store: TestedStore) throws {
         let vault = try store.open()
         for index in 0..<14 {
-            try vault.saveSession(SecretBytes(utf8: "t"), name: "git:https://host-\(index).example.com/team/a-long-repository-path.git", account: "alice")
+            try vault.saveSession(
+                SecretBytes(utf8: "t"), name: "git:https://host-\(index).example.com/team/a-long-repository-path.git",
+                account: "alice")
         }
         let report = try vault.logout(account: "alice")
         #expect(report.wipedSessions.count == 14)
@@ -29,10 +34,14 @@ struct AuditDetailTests {
         #expect(try vault.deleteSession(named: longest, account: String(repeating: "a", count: 255)))
         #expect(try vault.auditEntries().last?.event == .sessionDeleted)
 
-        let name = #expect(throws: LatchkeyError.self) { try vault.saveSession(SecretBytes(utf8: "t"), name: longest + "n", account: "") }
+        let name = #expect(throws: LatchkeyError.self) {
+            try vault.saveSession(SecretBytes(utf8: "t"), name: longest + "n", account: "")
+        }
         #expect(name?.code == .invalidInput && name?.message.contains("256 bytes long; the most is 255") == true)
         let account = String(repeating: "é", count: 200)
-        let error = #expect(throws: LatchkeyError.self) { try vault.saveSession(SecretBytes(utf8: "t"), name: "s", account: account) }
+        let error = #expect(throws: LatchkeyError.self) {
+            try vault.saveSession(SecretBytes(utf8: "t"), name: "s", account: account)
+        }
         #expect(error?.code == .invalidInput && error?.message.contains("account is 400 bytes long") == true)
         #expect(error?.message.contains("éé") == false, "the account is never quoted")
         #expect(try vault.sessions().isEmpty)

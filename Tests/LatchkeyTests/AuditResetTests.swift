@@ -1,5 +1,6 @@
-import Testing
 import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 @Suite("Audit reset")
@@ -10,8 +11,9 @@ struct AuditResetTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("after each kind of damage, operations fail with 65 naming audit reset; a reset keeps the old trail, starts a new chain, and the namespace works again",
-          arguments: [TestedStore.keyFile, .secretService], Damage.allCases)
+    @Test(
+        "after each kind of damage, operations fail with 65 naming audit reset; a reset keeps the old trail, starts a new chain, and the namespace works again",
+        arguments: [TestedStore.keyFile, .secretService], Damage.allCases)
     func resetAfterDamage(store: TestedStore, damage: Damage) throws {
         let vault = try store.open()
         for name in ["a", "b", "c"] { try vault.saveSession(SecretBytes(utf8: name), name: name, account: "alice") }
@@ -22,7 +24,9 @@ struct AuditResetTests {
         case .anchorItemDeleted:
             // A trail of an earlier version, whose anchor was a store item, loses the item.
             try POSIX.removeFile(trail.anchorFile.path)
-            try trail.backend.write(StoredItem(value: SecretBytes(utf8: "v1 4 " + String(repeating: "0", count: 64))), for: trail.legacyAnchorItem)
+            try trail.backend.write(
+                StoredItem(value: SecretBytes(utf8: "v1 4 " + String(repeating: "0", count: 64))),
+                for: trail.legacyAnchorItem)
             try trail.backend.delete(trail.legacyAnchorItem)
         case .tailCut:
             var lines = try fileBytes(trail.path).split(separator: 10)
@@ -33,9 +37,13 @@ struct AuditResetTests {
         }
         // What another process, with nothing read yet, meets.
         let next = try store.reopen(vault)
-        let refused = #expect(throws: LatchkeyError.self) { try next.saveSession(SecretBytes(utf8: "d"), name: "d", account: "alice") }
-        #expect(refused?.code == .tampered && refused?.message.contains("audit reset") == true, "\(refused?.message ?? "")")
-        #expect(try next.backend.read(ItemKey(kind: .session, account: "alice", name: "d")) == nil, "nothing was changed")
+        let refused = #expect(throws: LatchkeyError.self) {
+            try next.saveSession(SecretBytes(utf8: "d"), name: "d", account: "alice")
+        }
+        #expect(
+            refused?.code == .tampered && refused?.message.contains("audit reset") == true, "\(refused?.message ?? "")")
+        #expect(
+            try next.backend.read(ItemKey(kind: .session, account: "alice", name: "d")) == nil, "nothing was changed")
         let read = #expect(throws: LatchkeyError.self) { try next.session(named: "a", account: "alice") }
         #expect(read?.code == .tampered, "an unauditable read is refused too")
 

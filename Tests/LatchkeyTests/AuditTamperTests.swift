@@ -1,20 +1,25 @@
-import Testing
-import LatchkeyTestSupport
 import Foundation
-@testable import Latchkey
+import LatchkeyTestSupport
 import LatchkeyTesting
+import Testing
+
+@testable import Latchkey
 
 @Suite("Audit trail tampering and concurrency")
 struct AuditTamperTests {
     /// A trail of 60 varied entries, with every outcome, with and without account and detail.
     static func makeTrail() throws -> AuditTrail {
-        let trail = AuditTrail(appID: try AppID("com.example.tamper"), directory: try freshDirectory(), backend: InMemoryBackend())
-        let events: [AuditEvent] = [.usernameRemembered, .sessionSaved, .sessionRead, .logout, .backendFallback, .sessionExpired]
+        let trail = AuditTrail(
+            appID: try AppID("com.example.tamper"), directory: try freshDirectory(), backend: InMemoryBackend())
+        let events: [AuditEvent] = [
+            .usernameRemembered, .sessionSaved, .sessionRead, .logout, .backendFallback, .sessionExpired,
+        ]
         let outcomes: [AuditOutcome] = [.ok, .skipped, .denied, .failed(.timedOut)]
         for index in 0..<60 {
-            try trail.record(events[index % events.count], outcome: outcomes[index % outcomes.count], backend: .memory,
-                             account: index % 3 == 0 ? nil : "user\(index % 5)@example.com",
-                             detail: index % 2 == 0 ? "item access #\(index)" : nil)
+            try trail.record(
+                events[index % events.count], outcome: outcomes[index % outcomes.count], backend: .memory,
+                account: index % 3 == 0 ? nil : "user\(index % 5)@example.com",
+                detail: index % 2 == 0 ? "item access #\(index)" : nil)
         }
         return trail
     }
@@ -24,7 +29,10 @@ struct AuditTamperTests {
         func flipLast(_ hex: String) -> String { String(hex.dropLast()) + (hex.last == "0" ? "1" : "0") }
         var edits = [
             ("\"seq\":\(entry.sequence),", "\"seq\":\(entry.sequence + 1),"),
-            ("\"time\":\"\(entry.timeText)\"", "\"time\":\"\(UTCTimestamp.format(milliseconds: entry.milliseconds + 1))\""),
+            (
+                "\"time\":\"\(entry.timeText)\"",
+                "\"time\":\"\(UTCTimestamp.format(milliseconds: entry.milliseconds + 1))\""
+            ),
             ("\"event\":\"\(entry.event)\"", "\"event\":\"\(entry.event == .wipe ? "logout" : "wipe")\""),
             ("\"backend\":\"memory\"", "\"backend\":\"file\""),
             ("\"mac\":\"\(entry.mac)\"", "\"mac\":\"\(flipLast(entry.mac))\""),
@@ -35,12 +43,16 @@ struct AuditTamperTests {
         case .skipped: edits.append(("\"outcome\":\"skipped\"", "\"outcome\":\"denied\""))
         case .denied: edits.append(("\"outcome\":\"denied\"", "\"outcome\":\"ok\""))
         }
-        if let account = entry.account { edits.append(("\"account\":\"\(account)\"", "\"account\":\"\(flipLast(account))\"")) }
+        if let account = entry.account {
+            edits.append(("\"account\":\"\(account)\"", "\"account\":\"\(flipLast(account))\""))
+        }
         if let detail = entry.detail { edits.append(("\"detail\":\"\(detail)\"", "\"detail\":\"\(detail)!\"")) }
         return edits
     }
 
-    @Test("editing any field of any entry, deleting, swapping any two, inserting a forged entry and cutting the tail are each detected")
+    @Test(
+        "editing any field of any entry, deleting, swapping any two, inserting a forged entry and cutting the tail are each detected"
+    )
     func tamperingIsDetected() throws {
         let trail = try Self.makeTrail()
         let original = try POSIX.File.open(trail.path, .read).readAll()
@@ -77,9 +89,10 @@ struct AuditTamperTests {
             }
         }
         for position in 0...lines.count {
-            let forged = AuditEntry(sequence: UInt64(position + 1), milliseconds: entries[min(position, 59)].milliseconds,
-                                    event: .sessionRead, outcome: .ok, backend: .memory, account: nil, detail: "forged",
-                                    continuesFrom: nil, mac: Hex.encode(Sodium.randomBytes(count: 32)))
+            let forged = AuditEntry(
+                sequence: UInt64(position + 1), milliseconds: entries[min(position, 59)].milliseconds,
+                event: .sessionRead, outcome: .ok, backend: .memory, account: nil, detail: "forged",
+                continuesFrom: nil, mac: Hex.encode(Sodium.randomBytes(count: 32)))
             var inserted = lines
             inserted.insert(forged.jsonLine, at: position)
             count("insertions", try detected(inserted))
@@ -123,13 +136,15 @@ struct AuditTamperTests {
 
     @Test("writers in many tasks of one process never interleave and the chain verifies")
     func concurrentTasks() async throws {
-        let trail = AuditTrail(appID: try AppID("com.example.tasks"), directory: try freshDirectory(), backend: InMemoryBackend())
+        let trail = AuditTrail(
+            appID: try AppID("com.example.tasks"), directory: try freshDirectory(), backend: InMemoryBackend())
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<4 {
                 group.addTask {
                     for index in 0..<50 {
-                        try trail.record(.sessionRead, outcome: .ok, backend: .memory, account: "task\(task)", detail: "\(index)")
+                        try trail.record(
+                            .sessionRead, outcome: .ok, backend: .memory, account: "task\(task)", detail: "\(index)")
                     }
                 }
             }
@@ -137,7 +152,9 @@ struct AuditTamperTests {
         }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("audit appends (fsync'd, 4 tasks, InMemoryBackend): 200 entries in \(String(format: "%.2f", seconds)) s = \(Int(200 / seconds)) entries/s")
+        print(
+            "audit appends (fsync'd, 4 tasks, InMemoryBackend): 200 entries in \(String(format: "%.2f", seconds)) s = \(Int(200 / seconds)) entries/s"
+        )
         #expect(try trail.verify() == .intact(entryCount: 200, lastSequence: 200))
     }
 
@@ -158,7 +175,9 @@ struct AuditTamperTests {
             writer.waitUntilExit()
             #expect(writer.terminationStatus == 0)
         }
-        let trail = AuditTrail(appID: appID, directory: directory, backend: EncryptedFileBackend(appID: appID, directory: directory, keySource: .keyFile))
+        let trail = AuditTrail(
+            appID: appID, directory: directory,
+            backend: EncryptedFileBackend(appID: appID, directory: directory, keySource: .keyFile))
         #expect(try trail.verify() == .intact(entryCount: 300, lastSequence: 300))
 
         let bytes = try POSIX.File.open(trail.path, .read).readAll()

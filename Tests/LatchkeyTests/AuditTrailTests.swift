@@ -1,15 +1,16 @@
-import Testing
-import LatchkeyTestSupport
 import Glibc
-import Synchronization
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-@testable import Latchkey
+import LatchkeyTestSupport
 import LatchkeyTesting
+import Synchronization
+import Testing
 
+@testable import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A clock tests move by hand.
 final class ManualClock: Sendable {
@@ -22,13 +23,16 @@ final class ManualClock: Sendable {
 struct AuditTrailTests {
     let appID = try! AppID("com.example.audit")
 
-    @Test("entries are JSON lines with a pseudonym, never the account; 0600 file in a 0700 directory; key and anchor only in the backend")
+    @Test(
+        "entries are JSON lines with a pseudonym, never the account; 0600 file in a 0700 directory; key and anchor only in the backend"
+    )
     func writesPrivateLines() throws {
         let directory = try freshDirectory() + "/store"
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         try trail.record(.usernameRemembered, outcome: .ok, backend: .secretService, account: "alice@example.com")
-        try trail.record(.sessionSaved, outcome: .ok, backend: .secretService, account: "alice@example.com", detail: "access")
+        try trail.record(
+            .sessionSaved, outcome: .ok, backend: .secretService, account: "alice@example.com", detail: "access")
         try trail.record(.sessionRead, outcome: .failed(.timedOut), backend: .secretService, account: "bob")
         let text = String(decoding: try POSIX.File.open(trail.path, .read).readAll(), as: UTF8.self)
         let lines = text.split(separator: "\n")
@@ -40,63 +44,87 @@ struct AuditTrailTests {
         let entries = try trail.entries()
         #expect(entries.map(\.sequence) == [1, 2, 3])
         #expect(entries[0].account == alice && entries[1].account == alice && entries[1].detail == "access")
-        #expect(entries[2].outcome == .failed(.timedOut) && lines[2].contains(#""outcome":"failed","error":"timedOut""#))
+        #expect(
+            entries[2].outcome == .failed(.timedOut) && lines[2].contains(#""outcome":"failed","error":"timedOut""#))
         #expect(try trail.entries(since: 2).map(\.sequence) == [3])
         #expect(try POSIX.status(of: trail.path)?.permissions == 0o600)
         #expect(try POSIX.status(of: directory)?.permissions == 0o700)
         #expect(try POSIX.directoryEntries(directory) == ["com.example.audit.d"])
-        #expect(try POSIX.directoryEntries(trail.namespace.path).sorted() == ["audit.memory.anchor", "audit.memory.jsonl", "audit.memory.lock"])
+        #expect(
+            try POSIX.directoryEntries(trail.namespace.path).sorted() == [
+                "audit.memory.anchor", "audit.memory.jsonl", "audit.memory.lock",
+            ])
         #expect(try POSIX.status(of: trail.anchorFile.path)?.permissions == 0o600)
         #expect(try backend.list(kind: nil) == [trail.keyItem], "the anchor lives beside the trail, not in the store")
         #expect(try trail.verify() == .intact(entryCount: 3, lastSequence: 3))
 
         let reopened = AuditTrail(appID: appID, directory: directory, backend: backend)
         #expect(try reopened.pseudonym(for: "alice@example.com") == alice)
-        let elsewhere = AuditTrail(appID: try AppID("com.example.other"), directory: directory, backend: InMemoryBackend())
+        let elsewhere = AuditTrail(
+            appID: try AppID("com.example.other"), directory: directory, backend: InMemoryBackend())
         #expect(try elsewhere.pseudonym(for: "alice@example.com") != alice)
     }
 
     @Test("a line has exactly the documented form")
     func lineFormat() throws {
-        let entry = AuditEntry(sequence: 7, milliseconds: 1_750_000_000_123, event: .logout, outcome: .ok, backend: .file,
-                               account: "0123456789abcdef", detail: "wiped 2 sessions: access, \"refresh\"\n", continuesFrom: nil,
-                               mac: String(repeating: "ab", count: 32))
-        #expect(entry.jsonLine == #"{"seq":7,"time":"2025-06-15T15:06:40.123Z","event":"logout","outcome":"ok","backend":"file","account":"0123456789abcdef","detail":"wiped 2 sessions: access, \"refresh\"\n","mac":"\#(String(repeating: "ab", count: 32))"}"#)
+        let entry = AuditEntry(
+            sequence: 7, milliseconds: 1_750_000_000_123, event: .logout, outcome: .ok, backend: .file,
+            account: "0123456789abcdef", detail: "wiped 2 sessions: access, \"refresh\"\n", continuesFrom: nil,
+            mac: String(repeating: "ab", count: 32))
+        #expect(
+            entry.jsonLine
+                == #"{"seq":7,"time":"2025-06-15T15:06:40.123Z","event":"logout","outcome":"ok","backend":"file","account":"0123456789abcdef","detail":"wiped 2 sessions: access, \"refresh\"\n","mac":"\#(String(repeating: "ab", count: 32))"}"#
+        )
         #expect(try AuditEntry(line: Array(entry.jsonLine.utf8), source: "t") == entry)
         let spaced = entry.jsonLine.replacing(",\"event\"", with: ", \"event\"")
         #expect(throws: LatchkeyError(.tampered, "")) { try AuditEntry(line: Array(spaced.utf8), source: "t") }
     }
 
-    @Test("the start and the MAC of a line, read alone (to judge trimming, to continue the chain), agree with the whole line, and nothing else passes")
+    @Test(
+        "the start and the MAC of a line, read alone (to judge trimming, to continue the chain), agree with the whole line, and nothing else passes"
+    )
     func lineHead() throws {
         let mac = String(repeating: "ab", count: 32)
         for entry in [
-            AuditEntry(sequence: 7, milliseconds: 1_750_000_000_123, event: .logout, outcome: .ok, backend: .file,
-                       account: "0123456789abcdef", detail: "wiped 2 sessions", continuesFrom: nil, mac: mac),
-            AuditEntry(sequence: 12_345_678_901, milliseconds: 0, event: .checkpoint, outcome: .ok, backend: .secretService,
-                       account: nil, detail: "retention dropped seq 1-9", continuesFrom: mac, mac: mac),
-            AuditEntry(sequence: 1, milliseconds: 1_750_000_000_000, event: AuditEvent(rawValue: "audit.checkpoints"), outcome: .ok,
-                       backend: .memory, account: nil, detail: nil, continuesFrom: nil, mac: mac),
+            AuditEntry(
+                sequence: 7, milliseconds: 1_750_000_000_123, event: .logout, outcome: .ok, backend: .file,
+                account: "0123456789abcdef", detail: "wiped 2 sessions", continuesFrom: nil, mac: mac),
+            AuditEntry(
+                sequence: 12_345_678_901, milliseconds: 0, event: .checkpoint, outcome: .ok, backend: .secretService,
+                account: nil, detail: "retention dropped seq 1-9", continuesFrom: mac, mac: mac),
+            AuditEntry(
+                sequence: 1, milliseconds: 1_750_000_000_000, event: AuditEvent(rawValue: "audit.checkpoints"),
+                outcome: .ok,
+                backend: .memory, account: nil, detail: nil, continuesFrom: nil, mac: mac),
         ] {
             let line = Array(entry.jsonLine.utf8)
             let head = try #require(AuditEntry.head(of: line))
             #expect(head.sequence == entry.sequence && head.milliseconds == entry.milliseconds)
             #expect(head.isCheckpoint == (entry.event == .checkpoint))
             #expect(AuditEntry.trailingMAC(of: line) == Hex.decode(entry.mac))
-            #expect(AuditEntry.trailingMAC(of: line.dropLast()) == nil && AuditEntry.trailingMAC(of: line + [32]) == nil)
+            #expect(
+                AuditEntry.trailingMAC(of: line.dropLast()) == nil && AuditEntry.trailingMAC(of: line + [32]) == nil)
         }
-        #expect(AuditEntry.trailingMAC(of: Array(#"{"seq":1,"mac":"\#(String(repeating: "zz", count: 32))"}"#.utf8)) == nil)
-        for line in [#"{"seq": 7,"time":"2025-06-15T15:06:40.123Z","event":"logout"}"#, #"{"time":"2025-06-15T15:06:40.123Z","seq":7}"#,
-                     #"{"seq":7,"time":"2025-06-15 15:06:40.123Z","event":"logout"}"#, #"{"seq":-7,"time":"2025-06-15T15:06:40.123Z","event":"x"}"#,
-                     #"{"seq":99999999999999999999,"time":"2025-06-15T15:06:40.123Z","event":"x"}"#, #"{"seq":7,"time":"2025-06-15T15:06:40.123Z""#, ""] {
+        #expect(
+            AuditEntry.trailingMAC(of: Array(#"{"seq":1,"mac":"\#(String(repeating: "zz", count: 32))"}"#.utf8)) == nil)
+        for line in [
+            #"{"seq": 7,"time":"2025-06-15T15:06:40.123Z","event":"logout"}"#,
+            #"{"time":"2025-06-15T15:06:40.123Z","seq":7}"#,
+            #"{"seq":7,"time":"2025-06-15 15:06:40.123Z","event":"logout"}"#,
+            #"{"seq":-7,"time":"2025-06-15T15:06:40.123Z","event":"x"}"#,
+            #"{"seq":99999999999999999999,"time":"2025-06-15T15:06:40.123Z","event":"x"}"#,
+            #"{"seq":7,"time":"2025-06-15T15:06:40.123Z""#, "",
+        ] {
             #expect(AuditEntry.head(of: Array(line.utf8)) == nil, "\(line)")
         }
     }
 
-    @Test("UTC timestamps round-trip and refuse anything else", arguments: [
-        (Int64(0), "1970-01-01T00:00:00.000Z"), (951_782_400_999, "2000-02-29T00:00:00.999Z"),
-        (1_750_000_000_123, "2025-06-15T15:06:40.123Z"), (253_402_300_799_000, "9999-12-31T23:59:59.000Z"),
-    ])
+    @Test(
+        "UTC timestamps round-trip and refuse anything else",
+        arguments: [
+            (Int64(0), "1970-01-01T00:00:00.000Z"), (951_782_400_999, "2000-02-29T00:00:00.999Z"),
+            (1_750_000_000_123, "2025-06-15T15:06:40.123Z"), (253_402_300_799_000, "9999-12-31T23:59:59.000Z"),
+        ])
     func timestamps(milliseconds: Int64, text: String) {
         #expect(UTCTimestamp.format(milliseconds: milliseconds) == text)
         #expect(UTCTimestamp.parse(text) == milliseconds)
@@ -138,7 +166,9 @@ struct AuditTrailTests {
         #expect(try !trail.verify().isIntact)
         // The key is read once per process: a new process (a new trail instance) finds it gone.
         let nextProcess = AuditTrail(appID: appID, directory: directory, backend: backend)
-        let noKey = #expect(throws: LatchkeyError.self) { try nextProcess.record(.wipe, outcome: .ok, backend: .memory) }
+        let noKey = #expect(throws: LatchkeyError.self) {
+            try nextProcess.record(.wipe, outcome: .ok, backend: .memory)
+        }
         #expect(noKey?.code == .tampered)
         #expect(try POSIX.File.open(trail.path, .read).readAll() == bytes)
     }
@@ -191,17 +221,24 @@ struct AuditTrailTests {
         #expect(try trail.verify() == .intact(entryCount: 3, lastSequence: 3))
     }
 
-    @Test("a failed audit write throws: backend failure, insecure directory, malformed event; a long detail is shortened instead")
+    @Test(
+        "a failed audit write throws: backend failure, insecure directory, malformed event; a long detail is shortened instead"
+    )
     func failuresThrow() throws {
         let directory = try freshDirectory()
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
         backend.failure = LatchkeyError(.unavailable, "store down")
-        #expect(throws: LatchkeyError(.unavailable, "")) { try trail.record(.sessionSaved, outcome: .ok, backend: .memory) }
+        #expect(throws: LatchkeyError(.unavailable, "")) {
+            try trail.record(.sessionSaved, outcome: .ok, backend: .memory)
+        }
         backend.failure = nil
-        #expect(throws: LatchkeyError(.invalidInput, "")) { try trail.record(AuditEvent(rawValue: "Session Saved"), outcome: .ok, backend: .memory) }
+        #expect(throws: LatchkeyError(.invalidInput, "")) {
+            try trail.record(AuditEvent(rawValue: "Session Saved"), outcome: .ok, backend: .memory)
+        }
         // A long detail is shortened with a mark, never a reason to lose the entry (issue 14, item 4).
-        let long = try trail.record(.sessionSaved, outcome: .ok, backend: .memory, detail: String(repeating: "é", count: 400))
+        let long = try trail.record(
+            .sessionSaved, outcome: .ok, backend: .memory, detail: String(repeating: "é", count: 400))
         let detail = try #require(long.detail)
         #expect(detail.utf8.count <= AuditEntry.maximumDetailLength)
         let mark = try #require(detail.range(of: "… [truncated: "))
@@ -210,7 +247,9 @@ struct AuditTrailTests {
         #expect(detail.hasSuffix("… [truncated: \(800 - kept.utf8.count) more bytes]"), "\(detail)")
         try trail.record(.sessionSaved, outcome: .ok, backend: .memory)
         #expect(chmod(trail.path, 0o644) == 0)
-        #expect(throws: LatchkeyError(.insecurePermissions, "")) { try trail.record(.sessionSaved, outcome: .ok, backend: .memory) }
+        #expect(throws: LatchkeyError(.insecurePermissions, "")) {
+            try trail.record(.sessionSaved, outcome: .ok, backend: .memory)
+        }
         #expect(throws: LatchkeyError(.insecurePermissions, "")) { try trail.verify() }
     }
 
@@ -218,7 +257,9 @@ struct AuditTrailTests {
     func retentionByEntries() throws {
         let directory = try freshDirectory()
         let backend = InMemoryBackend()
-        let trail = AuditTrail(appID: appID, directory: directory, backend: backend, retention: AuditRetention(maxEntries: 20, maxAge: nil))
+        let trail = AuditTrail(
+            appID: appID, directory: directory, backend: backend, retention: AuditRetention(maxEntries: 20, maxAge: nil)
+        )
         for index in 1...100 {
             try trail.record(.sessionSaved, outcome: .ok, backend: .memory, account: "user\(index % 3)")
             #expect(try trail.entries().count <= 20)
@@ -246,8 +287,9 @@ struct AuditTrailTests {
     func retentionByAge() throws {
         let directory = try freshDirectory()
         let clock = ManualClock()
-        let trail = AuditTrail(appID: appID, directory: directory, backend: InMemoryBackend(),
-                               retention: AuditRetention(maxEntries: nil, maxAge: 10 * 86_400), clock: clock.read)
+        let trail = AuditTrail(
+            appID: appID, directory: directory, backend: InMemoryBackend(),
+            retention: AuditRetention(maxEntries: nil, maxAge: 10 * 86_400), clock: clock.read)
         for _ in 0..<20 {
             try trail.record(.sessionRead, outcome: .ok, backend: .memory)
             clock.advance(by: 86_400)

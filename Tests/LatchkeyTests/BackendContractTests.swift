@@ -1,9 +1,10 @@
 import Foundation
+import LatchkeyTestSupport
+import LatchkeyTesting
 import Synchronization
 import Testing
-import LatchkeyTestSupport
+
 @testable import Latchkey
-import LatchkeyTesting
 
 /// The four stores Latchkey ships or tests with, each opened for the backend contract.
 enum ContractStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
@@ -25,14 +26,21 @@ enum ContractStore: String, CaseIterable, CustomTestStringConvertible, Sendable 
                 }
             }
         case .keyFile:
-            return CredentialBackendContract { EncryptedFileBackend(appID: $0, directory: directory, keySource: .keyFile) }
+            return CredentialBackendContract {
+                EncryptedFileBackend(appID: $0, directory: directory, keySource: .keyFile)
+            }
         case .passphrase:
-            return CredentialBackendContract { EncryptedFileBackend(appID: $0, directory: directory, keySource: fastPassphrase()) }
+            return CredentialBackendContract {
+                EncryptedFileBackend(appID: $0, directory: directory, keySource: fastPassphrase())
+            }
         case .secretService:
             // A Secret Service that crashes mid-call (KeePassXC did, under make interop-keepassxc)
             // can leave libsecret waiting past its deadline: end the run, saying so, not hang it.
             SecretServiceBackend.whenACallNeverReturns {
-                FileHandle.standardError.write(Data("BackendContractTests: a Secret Service call never returned after its deadline; ending the run\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "BackendContractTests: a Secret Service call never returned after its deadline; ending the run\n"
+                            .utf8))
                 POSIX.exitImmediately(75)
             }
             return CredentialBackendContract { SecretServiceBackend(appID: $0) }

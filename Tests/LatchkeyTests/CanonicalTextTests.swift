@@ -1,5 +1,6 @@
-import Testing
 import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 @Suite("One spelling per account and name")
@@ -7,8 +8,9 @@ struct CanonicalTextTests {
     static let composed = "jos\u{E9}"
     static let decomposed = "jose\u{301}"
 
-    @Test("NFC and NFD spellings of an account and a name are one item in every store, one pseudonym, one logout",
-          arguments: TestedStore.allCases)
+    @Test(
+        "NFC and NFD spellings of an account and a name are one item in every store, one pseudonym, one logout",
+        arguments: TestedStore.allCases)
     func oneSpelling(store: TestedStore) throws {
         let vault = try store.open()
         _ = try vault.saveSession(SecretBytes(utf8: "first"), name: "caf\u{E9}", account: Self.composed)
@@ -33,6 +35,8 @@ struct CanonicalTextTests {
         #expect(Array(CanonicalText.nfc(Self.decomposed).utf8) == Array(Self.composed.utf8))
         #expect(Array(CanonicalText.nfc("A\u{30A}").utf8) == Array("\u{C5}".utf8))
         #expect(CanonicalText.nfc("plain-ascii") == "plain-ascii")
-        #expect(Array(ItemKey(kind: .session, account: Self.decomposed, name: "n").account.utf8) == Array(Self.composed.utf8))
+        #expect(
+            Array(ItemKey(kind: .session, account: Self.decomposed, name: "n").account.utf8)
+                == Array(Self.composed.utf8))
     }
 }

@@ -1,5 +1,6 @@
-import Testing
 import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 @Suite("Secrets and core dumps")

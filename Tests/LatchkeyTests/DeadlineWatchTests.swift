@@ -1,5 +1,6 @@
-import Testing
 import Synchronization
+import Testing
+
 @testable import Latchkey
 
 @Suite("The deadline watch")
@@ -21,12 +22,22 @@ struct DeadlineWatchTests {
     func order() throws {
         let watch = DeadlineWatch()
         let log = Log()
-        let late = try watch.schedule(after: .milliseconds(300), fire: { log.add("late"); return nil }, end: { log.add("late ended") })
+        let late = try watch.schedule(
+            after: .milliseconds(300),
+            fire: {
+                log.add("late")
+                return nil
+            }, end: { log.add("late ended") })
         let calls = Mutex(0)
-        let early = try watch.schedule(after: .milliseconds(20), fire: {
-            log.add("early")
-            return calls.withLock { $0 += 1; return $0 } < 2 ? .milliseconds(20) : nil
-        }, end: { log.add("early ended") })
+        let early = try watch.schedule(
+            after: .milliseconds(20),
+            fire: {
+                log.add("early")
+                return calls.withLock {
+                    $0 += 1
+                    return $0
+                } < 2 ? .milliseconds(20) : nil
+            }, end: { log.add("early ended") })
         wait { log.all.count == 5 }
         #expect(log.all == ["early", "early", "early ended", "late", "late ended"])
         watch.cancel(late) // already ended: nothing more happens
@@ -35,21 +46,31 @@ struct DeadlineWatchTests {
         #expect(log.all.count == 5)
     }
 
-    @Test("a cancelled action never fires and ends at once; one cancelled while firing ends when it returns, not called again")
+    @Test(
+        "a cancelled action never fires and ends at once; one cancelled while firing ends when it returns, not called again"
+    )
     func cancelling() throws {
         let watch = DeadlineWatch()
         let log = Log()
-        let pending = try watch.schedule(after: .seconds(60), fire: { log.add("fired"); return nil }, end: { log.add("pending ended") })
+        let pending = try watch.schedule(
+            after: .seconds(60),
+            fire: {
+                log.add("fired")
+                return nil
+            }, end: { log.add("pending ended") })
         watch.cancel(pending)
         #expect(log.all == ["pending ended"])
 
-        let started = Mutex(false), release = Mutex(false)
-        let running = try watch.schedule(after: .zero, fire: {
-            started.withLock { $0 = true }
-            while !release.withLock({ $0 }) { POSIX.sleep(.milliseconds(1)) }
-            log.add("fire returned")
-            return .milliseconds(1)
-        }, end: { log.add("running ended") })
+        let started = Mutex(false)
+        let release = Mutex(false)
+        let running = try watch.schedule(
+            after: .zero,
+            fire: {
+                started.withLock { $0 = true }
+                while !release.withLock({ $0 }) { POSIX.sleep(.milliseconds(1)) }
+                log.add("fire returned")
+                return .milliseconds(1)
+            }, end: { log.add("running ended") })
         wait { started.withLock { $0 } }
         watch.cancel(running)
         #expect(log.all == ["pending ended"], "end waits for the running action")

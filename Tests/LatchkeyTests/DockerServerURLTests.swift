@@ -1,19 +1,22 @@
 import Testing
+
 @testable import Latchkey
 @testable import LatchkeyCredentialHelpers
 
 @Suite("Docker server URLs")
 struct DockerServerURLTests {
-    @Test("matched as docker-credential-helpers match them: host[:port] and path, no scheme, no trailing slash", arguments: [
-        ("registry.example:5000", "registry.example:5000"),
-        ("https://registry.example:5000/", "registry.example:5000"),
-        ("http://Registry.Example:5000", "registry.example:5000"),
-        ("https://index.docker.io/v1/", "index.docker.io/v1"),
-        ("index.docker.io/v1", "index.docker.io/v1"),
-        ("HTTPS://user@ghcr.io/team//?q=1#f", "ghcr.io/team"),
-        ("[::1]:5000", "[::1]:5000"),
-        ("  127.0.0.1:5000\n", "127.0.0.1:5000"),
-    ])
+    @Test(
+        "matched as docker-credential-helpers match them: host[:port] and path, no scheme, no trailing slash",
+        arguments: [
+            ("registry.example:5000", "registry.example:5000"),
+            ("https://registry.example:5000/", "registry.example:5000"),
+            ("http://Registry.Example:5000", "registry.example:5000"),
+            ("https://index.docker.io/v1/", "index.docker.io/v1"),
+            ("index.docker.io/v1", "index.docker.io/v1"),
+            ("HTTPS://user@ghcr.io/team//?q=1#f", "ghcr.io/team"),
+            ("[::1]:5000", "[::1]:5000"),
+            ("  127.0.0.1:5000\n", "127.0.0.1:5000"),
+        ])
     func key(url: String, key: String) throws {
         #expect(try DockerServerURL(url).key == key)
     }
@@ -23,7 +26,9 @@ struct DockerServerURLTests {
         #expect(try DockerServerURL(" https://index.docker.io/v1/\n").original == "https://index.docker.io/v1/")
     }
 
-    @Test("refused without repeating the URL", arguments: ["", "  \n", "ftp://r.example", "https://", "https:///v2", "r.example/a b", "r.example\u{7}"])
+    @Test(
+        "refused without repeating the URL",
+        arguments: ["", "  \n", "ftp://r.example", "https://", "https:///v2", "r.example/a b", "r.example\u{7}"])
     func refused(url: String) {
         let error = #expect(throws: LatchkeyError.self) { try DockerServerURL(url) }
         #expect(error?.code == .invalidInput)

@@ -1,12 +1,14 @@
-import Testing
-import LatchkeyTestSupport
 import Glibc
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Argon2id parameters small enough that tests stay fast (libsodium's minimums).
 let fastKDF = try! KDFParameters(opsLimit: 1, memoryLimit: 8192) // constant arguments, valid by construction
@@ -126,7 +128,8 @@ struct EncryptedFileBackendTests {
             ItemKey(kind: .session, account: "bob", name: "access"),
             ItemKey(kind: .setting, name: "remember"),
         ]
-        try backend.write(contentsOf: Dictionary(uniqueKeysWithValues: keys.map { ($0, StoredItem(value: SecretBytes(utf8: "x"))) }))
+        try backend.write(
+            contentsOf: Dictionary(uniqueKeysWithValues: keys.map { ($0, StoredItem(value: SecretBytes(utf8: "x"))) }))
         #expect(Set(try backend.list(kind: nil)) == Set(keys))
         #expect(Set(try backend.list(kind: .session)) == Set(keys[1...2]))
         #expect(try backend.list(kind: .username) == [keys[0]])
@@ -187,9 +190,11 @@ struct EncryptedFileBackendTests {
         #expect(try backend.vaultKDFParameters() == parameters)
     }
 
-    @Test("parameters outside libsodium's minimums or the reader's caps are refused", arguments: [
-        (UInt64(0), 8192), (UInt64(1), 4096), (KDFParameters.maximumOps + 1, 8192), (UInt64(1), (1 << 30) + 1),
-    ] as [(UInt64, Int)])
+    @Test(
+        "parameters outside libsodium's minimums or the reader's caps are refused",
+        arguments: [
+            (UInt64(0), 8192), (UInt64(1), 4096), (KDFParameters.maximumOps + 1, 8192), (UInt64(1), (1 << 30) + 1),
+        ] as [(UInt64, Int)])
     func parameterBounds(ops: UInt64, memory: Int) {
         #expect(errorCode { _ = try KDFParameters(opsLimit: ops, memoryLimit: memory) } == .invalidInput)
     }

@@ -1,12 +1,14 @@
-import Testing
-import LatchkeyTestSupport
 import Glibc
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 @Suite("Encrypted file backend refuses files others can reach")
 struct EncryptedFilePermissionTests {
@@ -44,8 +46,9 @@ struct EncryptedFilePermissionTests {
         }
     }
 
-    @Test("group- or world-accessible vault, key file or directory is refused, naming the path",
-          arguments: Target.allCases, [0o640, 0o604, 0o660, 0o644, 0o755])
+    @Test(
+        "group- or world-accessible vault, key file or directory is refused, naming the path",
+        arguments: Target.allCases, [0o640, 0o604, 0o660, 0o644, 0o755])
     func openModes(target: Target, mode: Int) throws {
         let (backend, key) = try populated()
         let path = target.path(of: backend)
@@ -58,8 +61,9 @@ struct EncryptedFilePermissionTests {
         #expect(try backend.read(key)?.value == SecretBytes(utf8: "alice"))
     }
 
-    @Test("a vault, key file or directory owned by another user is refused",
-          .enabled(if: geteuid() == 0, "needs root to give a file away"), arguments: Target.allCases)
+    @Test(
+        "a vault, key file or directory owned by another user is refused",
+        .enabled(if: geteuid() == 0, "needs root to give a file away"), arguments: Target.allCases)
     func foreignOwner(target: Target) throws {
         let (backend, key) = try populated()
         let path = target.path(of: backend)

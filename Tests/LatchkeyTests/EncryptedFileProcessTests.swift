@@ -1,7 +1,8 @@
-import Testing
-import LatchkeyTestSupport
 import Foundation
 import Glibc
+import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 /// A running helper process whose stdout is read line by line.
@@ -54,7 +55,9 @@ struct EncryptedFileProcessTests {
         #expect(names.count == 400)
         for prefix in ["a", "b"] {
             for i in 0..<200 {
-                #expect(try backend.read(ItemKey(kind: .setting, name: "\(prefix)-\(i)"))?.value == SecretBytes(utf8: "\(prefix)-\(i)"))
+                #expect(
+                    try backend.read(ItemKey(kind: .setting, name: "\(prefix)-\(i)"))?.value
+                        == SecretBytes(utf8: "\(prefix)-\(i)"))
             }
         }
         #expect(try POSIX.directoryEntries(directory).filter { $0.hasPrefix(PrivateFiles.temporaryPrefix) }.isEmpty)
@@ -89,7 +92,9 @@ struct EncryptedFileProcessTests {
             // `next` was in flight: its slot holds the old value or the new one.
             let fresh = EncryptedFileBackend(appID: testAppID, directory: directory, keySource: .keyFile)
             for slot in 0..<slots {
-                let stored = try fresh.read(ItemKey(kind: .setting, name: "slot-\(slot)")).flatMap { $0.value.utf8String() }.flatMap { Int($0) }
+                let stored = try fresh.read(ItemKey(kind: .setting, name: "slot-\(slot)")).flatMap {
+                    $0.value.utf8String()
+                }.flatMap { Int($0) }
                 if slot == next % slots, stored == next {
                     outcomes.inFlightNew += 1
                     expected[slot] = next
@@ -102,6 +107,8 @@ struct EncryptedFileProcessTests {
         }
         #expect(try backend.list(kind: .setting).count == min(slots, next))
         #expect(try POSIX.directoryEntries(directory).filter { $0.hasPrefix(PrivateFiles.temporaryPrefix) }.count <= 1)
-        print("SIGKILL test: 200 kills, \(outcomes.acknowledged) acknowledged writes all present; in-flight write found old \(outcomes.inFlightOld) times, new \(outcomes.inFlightNew) times; \(outcomes.temporaryLeft) kills left a temporary file (killed mid-save)")
+        print(
+            "SIGKILL test: 200 kills, \(outcomes.acknowledged) acknowledged writes all present; in-flight write found old \(outcomes.inFlightOld) times, new \(outcomes.inFlightNew) times; \(outcomes.temporaryLeft) kills left a temporary file (killed mid-save)"
+        )
     }
 }

@@ -1,11 +1,13 @@
-import Testing
 import LatchkeyTestSupport
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import Testing
+
 @testable import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 @Suite("Encrypted file backend at scale")
 struct EncryptedFileScaleTests {
@@ -15,7 +17,8 @@ struct EncryptedFileScaleTests {
         let start = clock.now
         for _ in 0..<count { try body() }
         let elapsed = clock.now - start
-        return Double(elapsed.components.seconds) * 1e6 / Double(count) + Double(elapsed.components.attoseconds) / 1e12 / Double(count)
+        return Double(elapsed.components.seconds) * 1e6 / Double(count) + Double(elapsed.components.attoseconds) / 1e12
+            / Double(count)
     }
 
     @Test("10 and 10,000 entries: every entry reads back; per-operation times are printed", arguments: [10, 10_000])
@@ -23,7 +26,8 @@ struct EncryptedFileScaleTests {
         let backend = try makeFileBackend(fastPassphrase())
         var items: [ItemKey: StoredItem] = [:]
         for i in 0..<(count - 1) {
-            items[ItemKey(kind: .session, account: "user\(i % 97)", name: "token-\(i)")] = StoredItem(value: SecretBytes(utf8: "value-\(i)-" + String(repeating: "x", count: i % 40)))
+            items[ItemKey(kind: .session, account: "user\(i % 97)", name: "token-\(i)")] = StoredItem(
+                value: SecretBytes(utf8: "value-\(i)-" + String(repeating: "x", count: i % 40)))
         }
         try backend.write(contentsOf: items)
         let last = ItemKey(kind: .session, account: "user-last", name: "token-last")
@@ -43,6 +47,8 @@ struct EncryptedFileScaleTests {
         }
         #expect(try reopened.read(last)?.value == SecretBytes(utf8: "last"))
         let size = try POSIX.status(of: backend.vaultPath)?.size ?? 0
-        print("encrypted file, \(count) entries (\(size) bytes): cached read \((readMicros * 10).rounded() / 10) µs, write \(writeMicros.rounded()) µs, first read of a fresh instance \(firstRead)")
+        print(
+            "encrypted file, \(count) entries (\(size) bytes): cached read \((readMicros * 10).rounded() / 10) µs, write \(writeMicros.rounded()) µs, first read of a fresh instance \(firstRead)"
+        )
     }
 }

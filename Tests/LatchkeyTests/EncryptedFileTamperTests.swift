@@ -1,11 +1,13 @@
-import Testing
 import LatchkeyTestSupport
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import Testing
+
 @testable import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 @Suite("Encrypted file backend refuses damaged, altered and foreign vaults")
 struct EncryptedFileTamperTests {
@@ -13,7 +15,9 @@ struct EncryptedFileTamperTests {
     private func smallVault(_ source: KeySource, label: String = #function) throws -> (EncryptedFileBackend, [UInt8]) {
         let backend = try makeFileBackend(source, label: label)
         try backend.write(StoredItem(value: SecretBytes(utf8: "alice")), for: ItemKey(kind: .username, name: "last"))
-        try backend.write(StoredItem(value: SecretBytes(utf8: "t0k3n"), expires: Date() + 60), for: ItemKey(kind: .session, account: "alice", name: "access"))
+        try backend.write(
+            StoredItem(value: SecretBytes(utf8: "t0k3n"), expires: Date() + 60),
+            for: ItemKey(kind: .session, account: "alice", name: "access"))
         return (backend, try fileBytes(backend.vaultPath))
     }
 
@@ -23,7 +27,9 @@ struct EncryptedFileTamperTests {
         return errorCode { _ = try fresh.list(kind: nil) }
     }
 
-    @Test("every single-bit flip, header included, is rejected as tampered or wrongKey", arguments: TestKeySource.allCases)
+    @Test(
+        "every single-bit flip, header included, is rejected as tampered or wrongKey", arguments: TestKeySource.allCases
+    )
     func everyBitFlip(source: TestKeySource) throws {
         let (backend, original) = try smallVault(source.source)
         #expect(openFresh(backend, source.source) == nil)
@@ -36,7 +42,9 @@ struct EncryptedFileTamperTests {
             counts[code?.rawValue ?? "accepted", default: 0] += 1
             #expect(code == .tampered || code == .wrongKey, "bit \(bit) gave \(code?.rawValue ?? "no error")")
         }
-        print("bit flips of a \(original.count)-byte \(source.rawValue) vault: \(original.count * 8) flips, \(counts.sorted { $0.key < $1.key })")
+        print(
+            "bit flips of a \(original.count)-byte \(source.rawValue) vault: \(original.count * 8) flips, \(counts.sorted { $0.key < $1.key })"
+        )
     }
 
     @Test("truncation at every length and appended bytes are rejected as tampered", arguments: TestKeySource.allCases)
@@ -60,7 +68,9 @@ struct EncryptedFileTamperTests {
         let second = try fileBytes(backend.vaultPath)
         #expect(first.count == second.count)
         let headerOfFirst = Array(first[..<VaultHeader.length]) + Array(second[VaultHeader.length...])
-        let nonceOfFirst = Array(second[..<VaultHeader.length]) + Array(first[VaultHeader.length..<VaultHeader.lengthWithNonce]) + Array(second[VaultHeader.lengthWithNonce...])
+        let nonceOfFirst =
+            Array(second[..<VaultHeader.length]) + Array(first[VaultHeader.length..<VaultHeader.lengthWithNonce])
+            + Array(second[VaultHeader.lengthWithNonce...])
         for spliced in [headerOfFirst, nonceOfFirst] {
             try overwrite(backend.vaultPath, with: spliced)
             #expect(openFresh(backend, .keyFile) == .tampered)
@@ -78,9 +88,13 @@ struct EncryptedFileTamperTests {
     @Test("a wrong passphrase gives wrongKey and leaves the vault's bytes unchanged")
     func wrongPassphrase() throws {
         let (backend, original) = try smallVault(fastPassphrase("right"))
-        let wrong = EncryptedFileBackend(appID: testAppID, directory: backend.directory, keySource: fastPassphrase("wrong"))
+        let wrong = EncryptedFileBackend(
+            appID: testAppID, directory: backend.directory, keySource: fastPassphrase("wrong"))
         #expect(errorCode { _ = try wrong.read(ItemKey(kind: .username, name: "last")) } == .wrongKey)
-        #expect(errorCode { try wrong.write(StoredItem(value: SecretBytes(utf8: "x")), for: ItemKey(kind: .username, name: "last")) } == .wrongKey)
+        #expect(
+            errorCode {
+                try wrong.write(StoredItem(value: SecretBytes(utf8: "x")), for: ItemKey(kind: .username, name: "last"))
+            } == .wrongKey)
         #expect(errorCode { try wrong.delete(ItemKey(kind: .username, name: "last")) } == .wrongKey)
         #expect(try fileBytes(backend.vaultPath) == original)
         #expect(try backend.read(ItemKey(kind: .username, name: "last"))?.value == SecretBytes(utf8: "alice"))
@@ -97,7 +111,9 @@ struct EncryptedFileTamperTests {
         try POSIX.removeFile(backend.keyFilePath)
         #expect(openFresh(backend, .keyFile) == .wrongKey)
         let writer = EncryptedFileBackend(appID: testAppID, directory: backend.directory, keySource: .keyFile)
-        #expect(errorCode { try writer.write(StoredItem(value: SecretBytes()), for: ItemKey(kind: .setting, name: "x")) } == .wrongKey)
+        #expect(
+            errorCode { try writer.write(StoredItem(value: SecretBytes()), for: ItemKey(kind: .setting, name: "x")) }
+                == .wrongKey)
         #expect(try POSIX.status(of: backend.keyFilePath) == nil, "no new key may be made for an existing vault")
         #expect(openFresh(backend, fastPassphrase()) == .wrongKey)
         #expect(try fileBytes(backend.vaultPath) == original)
@@ -108,7 +124,9 @@ struct EncryptedFileTamperTests {
         var patched = bytes
         patched.replaceSubrange(offset..<(offset + patch.count), with: patch)
         let checksumStart = VaultHeader.length - VaultHeader.checksumLength
-        patched.replaceSubrange(checksumStart..<VaultHeader.length, with: Sodium.hash(patched[..<checksumStart], length: VaultHeader.checksumLength))
+        patched.replaceSubrange(
+            checksumStart..<VaultHeader.length,
+            with: Sodium.hash(patched[..<checksumStart], length: VaultHeader.checksumLength))
         return patched
     }
 
@@ -117,7 +135,8 @@ struct EncryptedFileTamperTests {
         let (backend, original) = try smallVault(.keyFile)
         let version: UInt16 = 3
         var future = original
-        future.replaceSubrange(8..<12, with: [UInt8(version & 0xFF), UInt8(version >> 8), UInt8(~version & 0xFF), UInt8(~version >> 8)])
+        future.replaceSubrange(
+            8..<12, with: [UInt8(version & 0xFF), UInt8(version >> 8), UInt8(~version & 0xFF), UInt8(~version >> 8)])
         try overwrite(backend.vaultPath, with: Array(future[..<40]))
         let fresh = EncryptedFileBackend(appID: testAppID, directory: backend.directory, keySource: .keyFile)
         let error = #expect(throws: LatchkeyError.self) { _ = try fresh.list(kind: nil) }
@@ -125,12 +144,15 @@ struct EncryptedFileTamperTests {
         #expect(error?.message.contains("version 3") == true)
     }
 
-    @Test("KDF parameters above the caps are refused before the KDF runs", arguments: [
-        (UInt64(1), UInt64(4) << 30), (UInt64(1_000_000), UInt64(8192)), (UInt64.max, UInt64.max),
-    ])
+    @Test(
+        "KDF parameters above the caps are refused before the KDF runs",
+        arguments: [
+            (UInt64(1), UInt64(4) << 30), (UInt64(1_000_000), UInt64(8192)), (UInt64.max, UInt64.max),
+        ])
     func kdfCap(ops: UInt64, memory: UInt64) throws {
         let (backend, original) = try smallVault(fastPassphrase())
-        let fields = withUnsafeBytes(of: ops.littleEndian) { Array($0) } + withUnsafeBytes(of: memory.littleEndian) { Array($0) }
+        let fields =
+            withUnsafeBytes(of: ops.littleEndian) { Array($0) } + withUnsafeBytes(of: memory.littleEndian) { Array($0) }
         try overwrite(backend.vaultPath, with: patchedHeader(original, at: 16, with: fields))
         let clock = ContinuousClock()
         let start = clock.now
@@ -143,7 +165,9 @@ struct EncryptedFileTamperTests {
     @Test("a header's memory limit is named as written (2^64-1), not clamped to Int.max")
     func memoryLimitNamedExactly() throws {
         let (backend, original) = try smallVault(fastPassphrase())
-        let fields = withUnsafeBytes(of: UInt64(1).littleEndian) { Array($0) } + withUnsafeBytes(of: UInt64.max.littleEndian) { Array($0) }
+        let fields =
+            withUnsafeBytes(of: UInt64(1).littleEndian) { Array($0) }
+            + withUnsafeBytes(of: UInt64.max.littleEndian) { Array($0) }
         try overwrite(backend.vaultPath, with: patchedHeader(original, at: 16, with: fields))
         let error = #expect(throws: LatchkeyError.self) { _ = try backend.vaultKDFParameters() }
         #expect(error?.message.contains("18446744073709551615 bytes") == true, "\(String(describing: error))")
@@ -154,7 +178,10 @@ struct EncryptedFileTamperTests {
     func forgedHeaderFields() throws {
         let (backend, original) = try smallVault(.keyFile)
         var results: [LatchkeyError.Code?] = []
-        for (offset, patch) in [(48, [UInt8](repeating: 0x7F, count: 8)), (32, Sodium.randomBytes(count: 16)), (56, Sodium.randomBytes(count: 32))] {
+        for (offset, patch) in [
+            (48, [UInt8](repeating: 0x7F, count: 8)), (32, Sodium.randomBytes(count: 16)),
+            (56, Sodium.randomBytes(count: 32)),
+        ] {
             try overwrite(backend.vaultPath, with: patchedHeader(original, at: offset, with: patch))
             results.append(openFresh(backend, .keyFile))
         }

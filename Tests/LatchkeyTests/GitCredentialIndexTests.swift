@@ -1,6 +1,7 @@
-import Testing
 import Foundation
 import Latchkey
+import Testing
+
 @testable import LatchkeyCredentialHelpers
 
 @Suite("git credential index")
@@ -25,7 +26,10 @@ struct GitCredentialIndexTests {
 
     @Test("an index stored by JSONEncoder (escaped slashes, absent keys left out) reads the same")
     func readsWhatWasStoredBefore() throws {
-        let before = StoredBefore(entries: entries.map { .init(username: $0.username, path: $0.path, expiry: $0.expiry, hasRefreshToken: $0.hasRefreshToken) })
+        let before = StoredBefore(
+            entries: entries.map {
+                .init(username: $0.username, path: $0.path, expiry: $0.expiry, hasRefreshToken: $0.hasRefreshToken)
+            })
         let stored = try JSONEncoder().encode(before)
         #expect(String(decoding: stored, as: UTF8.self).contains(#"team\/repo.git"#))
         #expect(GitCredentialIndex.decode(SecretBytes(stored)) == GitCredentialIndex(entries: entries))
@@ -37,16 +41,20 @@ struct GitCredentialIndexTests {
         let encoded = index.encoded()
         #expect(GitCredentialIndex.decode(encoded) == index)
         let read = try encoded.withUnsafeBytes { try JSONDecoder().decode(StoredBefore.self, from: Data($0)) }
-        #expect(read.entries.map(\.username) == entries.map(\.username) && read.entries.map(\.path) == entries.map(\.path))
+        #expect(
+            read.entries.map(\.username) == entries.map(\.username) && read.entries.map(\.path) == entries.map(\.path))
         #expect(GitCredentialIndex.decode(GitCredentialIndex().encoded()) == GitCredentialIndex())
     }
 
-    @Test("anything else reads as no index (it is then rebuilt)", arguments: [
-        #"{"version":2,"entries":[]}"#, #"{"entries":[]}"#, #"{"version":1}"#, #"{"version":1,"entries":{}}"#,
-        #"{"version":1,"entries":[{"username":"a"}]}"#, #"{"version":1,"entries":[{"username":1,"hasRefreshToken":true}]}"#,
-        #"{"version":1,"entries":[{"username":"a","hasRefreshToken":true,"expiry":1.5}]}"#,
-        #"{"version":1,"entries":[{"username":"a","hasRefreshToken":true,"path":7}]}"#, "[]", "not json", "",
-    ])
+    @Test(
+        "anything else reads as no index (it is then rebuilt)",
+        arguments: [
+            #"{"version":2,"entries":[]}"#, #"{"entries":[]}"#, #"{"version":1}"#, #"{"version":1,"entries":{}}"#,
+            #"{"version":1,"entries":[{"username":"a"}]}"#,
+            #"{"version":1,"entries":[{"username":1,"hasRefreshToken":true}]}"#,
+            #"{"version":1,"entries":[{"username":"a","hasRefreshToken":true,"expiry":1.5}]}"#,
+            #"{"version":1,"entries":[{"username":"a","hasRefreshToken":true,"path":7}]}"#, "[]", "not json", "",
+        ])
     func rejects(text: String) {
         #expect(GitCredentialIndex.decode(SecretBytes(utf8: text)) == nil)
     }

@@ -1,33 +1,35 @@
-import Testing
 import LatchkeyTestSupport
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import Testing
+
 @testable import Latchkey
 @testable import LatchkeyCredentialHelpers
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 @Suite("Git credential messages")
 struct GitCredentialMessageTests {
     @Test("parses every attribute git sends and tolerates unknown ones")
     func parsesAttributes() throws {
         let input = """
-        capability[]=authtype
-        capability[]=state
-        protocol=https
-        host=example.com:8443
-        path=org/repo.git
-        username=alice
-        password=s3cr=t
-        password_expiry_utc=1700000000
-        oauth_refresh_token=refresh-xyz
-        wwwauth[]=Basic realm="x"
-        wwwauth[]=Bearer
-        future_key=whatever
+            capability[]=authtype
+            capability[]=state
+            protocol=https
+            host=example.com:8443
+            path=org/repo.git
+            username=alice
+            password=s3cr=t
+            password_expiry_utc=1700000000
+            oauth_refresh_token=refresh-xyz
+            wwwauth[]=Basic realm="x"
+            wwwauth[]=Bearer
+            future_key=whatever
 
-        ignored=after-blank-line
-        """
+            ignored=after-blank-line
+            """
         let message = try GitCredentialMessage.parse(SecretBytes(utf8: input))
         #expect(message.protocolName == "https")
         #expect(message.host == "example.com:8443")
@@ -56,19 +58,22 @@ struct GitCredentialMessageTests {
         #expect(message.path == "team/x.git")
     }
 
-    @Test("malformed input is refused without echoing values", arguments: [
-        "protocol=https\nthis line has no equals sign\n",
-        "=value-without-key\n",
-        "password_expiry_utc=tomorrow\n",
-        "host=a\u{0}b\n",
-        "host=a\rb\n",
-        "url=hts://bobb:pwgit\r\r\n\r\n", // found by make fuzz: the host kept a CR that serializing lost
-        "password_expiry_utc=9223372036854775807\n", // seen while fixing the fuzzer's finding: serialized() could trap converting it back
-        "password_expiry_utc=-1\n",
-        "url=git.example.com\n", // issue 16: an unparseable url must never leave a request that matches every host
-        "url=://git.example.com\n",
-        "url=https://git.example.com/a%0Ab\n",
-    ])
+    @Test(
+        "malformed input is refused without echoing values",
+        arguments: [
+            "protocol=https\nthis line has no equals sign\n",
+            "=value-without-key\n",
+            "password_expiry_utc=tomorrow\n",
+            "host=a\u{0}b\n",
+            "host=a\rb\n",
+            "url=hts://bobb:pwgit\r\r\n\r\n", // found by make fuzz: the host kept a CR that serializing lost
+            // seen while fixing the fuzzer's finding: serialized() could trap converting it back
+            "password_expiry_utc=9223372036854775807\n",
+            "password_expiry_utc=-1\n",
+            "url=git.example.com\n", // issue 16: an unparseable url must never leave a request that matches every host
+            "url=://git.example.com\n",
+            "url=https://git.example.com/a%0Ab\n",
+        ])
     func malformed(input: String) {
         let error = #expect(throws: LatchkeyError.self) { try GitCredentialMessage.parse(SecretBytes(utf8: input)) }
         #expect(error?.code == .invalidInput)
@@ -85,7 +90,10 @@ struct GitCredentialMessageTests {
         message.password = SecretBytes(utf8: "pässword")
         message.passwordExpiry = Date(timeIntervalSince1970: 1_800_000_000)
         let text = message.serialized().utf8String()
-        #expect(text == "protocol=https\nhost=example.com\nusername=alice\npassword=pässword\npassword_expiry_utc=1800000000\n")
+        #expect(
+            text
+                == "protocol=https\nhost=example.com\nusername=alice\npassword=pässword\npassword_expiry_utc=1800000000\n"
+        )
         let back = try GitCredentialMessage.parse(message.serialized())
         #expect(back.password == message.password)
         #expect(back.passwordExpiry == message.passwordExpiry)
@@ -99,8 +107,9 @@ struct GitCredentialMessageTests {
         #expect(message.serialized().utf8String() == "host=example.com\n")
     }
 
-    @Test("a url that cannot be parsed is refused without quoting it; a url with a scheme still fills the attributes",
-          arguments: ["example.com/repo", "://example.com", "alice:hunter2@example.com", ""])
+    @Test(
+        "a url that cannot be parsed is refused without quoting it; a url with a scheme still fills the attributes",
+        arguments: ["example.com/repo", "://example.com", "alice:hunter2@example.com", ""])
     func unparsableURL(url: String) throws {
         let error = #expect(throws: LatchkeyError.self) {
             _ = try GitCredentialMessage.parse(SecretBytes(utf8: "protocol=https\nurl=\(url)\n"))
@@ -109,7 +118,9 @@ struct GitCredentialMessageTests {
         #expect(error?.message.contains("'url' cannot be parsed") == true)
         #expect(error?.message.contains("hunter2") == false)
         let parsed = try GitCredentialMessage.parse(SecretBytes(utf8: "url=https://bob@example.com/r.git\n"))
-        #expect(parsed.protocolName == "https" && parsed.host == "example.com" && parsed.username == "bob" && parsed.path == "r.git")
+        #expect(
+            parsed.protocolName == "https" && parsed.host == "example.com" && parsed.username == "bob"
+                && parsed.path == "r.git")
     }
 
     @Test("password_expiry_utc=0 is git's 'no expiry', not 1970")
@@ -129,7 +140,8 @@ struct GitCredentialMessageTests {
 
     @Test("state[] is kept apart like the other arrays; a url's escapes are decoded and an empty host stays empty")
     func stateAndURL() throws {
-        let message = try GitCredentialMessage.parse(SecretBytes(utf8: "state[]=one\nstate[]=two\nurl=https://j%40ne@h.example/a%20b.git\n"))
+        let message = try GitCredentialMessage.parse(
+            SecretBytes(utf8: "state[]=one\nstate[]=two\nurl=https://j%40ne@h.example/a%20b.git\n"))
         #expect(message.state == ["one", "two"])
         #expect(message.otherAttributes.isEmpty)
         #expect(message.username == "j@ne")
@@ -144,6 +156,8 @@ struct GitCredentialMessageTests {
         message.password = SecretBytes(utf8: "p")
         message.passwordExpiry = Date(timeIntervalSince1970: 1_800_000_000)
         message.oauthRefreshToken = SecretBytes(utf8: "r")
-        #expect(message.serialized().utf8String() == "username=\npassword=p\noauth_refresh_token=r\npassword_expiry_utc=1800000000\n")
+        #expect(
+            message.serialized().utf8String()
+                == "username=\npassword=p\noauth_refresh_token=r\npassword_expiry_utc=1800000000\n")
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
 import LatchkeyTesting
 import Synchronization
+import Testing
+
 @testable import Latchkey
 
 /// A store without atomic rewrites whose deletions start failing after a given
@@ -40,15 +41,21 @@ struct InterruptedDeletionTests {
     func recordedAndFinished() throws {
         let store = DyingStore()
         let directory = try freshDirectory() + "/store"
-        let vault = Vault(appID: try AppID("com.example.cut"), policy: .default, backend: store, storeDirectory: directory)
+        let vault = Vault(
+            appID: try AppID("com.example.cut"), policy: .default, backend: store, storeDirectory: directory)
         for index in 0..<6 { try vault.saveSession(SecretBytes(utf8: "t"), name: "s\(index)", account: "alice") }
 
         store.dies(afterDeleting: 2)
         #expect(throws: LatchkeyError.self) { try vault.logout(account: "alice") }
-        let started = try #require(try vault.auditEntries().first { $0.event == AuditEvent(rawValue: "logout.started") })
-        #expect(started.detail == "deleting: wiped 6 sessions (s0, s1, s2, s3, s4, s5); no username was remembered", "\(started.detail ?? "")")
+        let started = try #require(
+            try vault.auditEntries().first { $0.event == AuditEvent(rawValue: "logout.started") })
+        #expect(
+            started.detail == "deleting: wiped 6 sessions (s0, s1, s2, s3, s4, s5); no username was remembered",
+            "\(started.detail ?? "")")
         #expect(try store.list(kind: .session).count == 4, "cut short after two deletions")
-        #expect(FileManager.default.fileExists(atPath: vault.pendingDeletionMarkerPath), "the marker stands while the list does")
+        #expect(
+            FileManager.default.fileExists(atPath: vault.pendingDeletionMarkerPath),
+            "the marker stands while the list does")
 
         store.revive()
         let next = Vault(appID: vault.appID, policy: .default, backend: store, storeDirectory: directory)
@@ -56,8 +63,10 @@ struct InterruptedDeletionTests {
         #expect(try store.list(kind: .session).isEmpty)
         #expect(try store.read(Vault.pendingDeletionItem) == nil)
         let finished = try #require(try next.auditEntries().last)
-        #expect(finished.event == .logout && finished.detail?.hasPrefix("finished an interrupted logout: wiped 4 sessions") == true,
-                "\(finished.detail ?? "")")
+        #expect(
+            finished.event == .logout
+                && finished.detail?.hasPrefix("finished an interrupted logout: wiped 4 sessions") == true,
+            "\(finished.detail ?? "")")
         #expect(try next.verifyAudit().allSatisfy { $0.verification.isIntact })
         #expect(!FileManager.default.fileExists(atPath: next.pendingDeletionMarkerPath))
         try next.finishInterruptedDeletions()
@@ -68,7 +77,8 @@ struct InterruptedDeletionTests {
     func markerGatesTheCheck() throws {
         let store = DyingStore()
         let directory = try freshDirectory() + "/store"
-        let vault = Vault(appID: try AppID("com.example.marker"), policy: .default, backend: store, storeDirectory: directory)
+        let vault = Vault(
+            appID: try AppID("com.example.marker"), policy: .default, backend: store, storeDirectory: directory)
         try vault.saveSession(SecretBytes(utf8: "t"), name: "s", account: "alice")
         try vault.logout(account: "alice")
         #expect(!FileManager.default.fileExists(atPath: vault.pendingDeletionMarkerPath))

@@ -1,5 +1,6 @@
-import Testing
 import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 @Suite("LatchkeyError")
@@ -13,10 +14,12 @@ struct LatchkeyErrorTests {
         #expect(String(describing: a) == "collection is locked (secret_service_search_sync)")
     }
 
-    @Test("app ids are validated at construction", arguments: [
-        ("com.example.notes", true), ("a", true), ("", false), (".hidden", false),
-        ("-flag", false), ("has/slash", false), ("has space", false), (String(repeating: "a", count: 129), false),
-    ])
+    @Test(
+        "app ids are validated at construction",
+        arguments: [
+            ("com.example.notes", true), ("a", true), ("", false), (".hidden", false),
+            ("-flag", false), ("has/slash", false), ("has space", false), (String(repeating: "a", count: 129), false),
+        ])
     func appIDs(text: String, valid: Bool) {
         let accepted = (try? AppID(text)) != nil
         #expect(accepted == valid)

@@ -1,5 +1,6 @@
-import Testing
 import Synchronization
+import Testing
+
 @testable import Latchkey
 
 @Suite("A libsecret call that never returns after its deadline")
@@ -21,7 +22,8 @@ struct LibSecretDeadlineTests {
     func reportedOnce() throws {
         try LibSecret.load()
         let reports = Reports()
-        let stuck = try LibSecret.Cancellation(after: .milliseconds(20), grace: .milliseconds(50), neverReturning: reports.add)
+        let stuck = try LibSecret.Cancellation(
+            after: .milliseconds(20), grace: .milliseconds(50), neverReturning: reports.add)
         wait { reports.value > 0 }
         #expect(stuck.isCancelled)
         #expect(reports.value == 1)
@@ -35,7 +37,8 @@ struct LibSecretDeadlineTests {
         try LibSecret.load()
         let reports = Reports()
         do {
-            let returned = try LibSecret.Cancellation(after: .milliseconds(20), grace: .seconds(1), neverReturning: reports.add)
+            let returned = try LibSecret.Cancellation(
+                after: .milliseconds(20), grace: .seconds(1), neverReturning: reports.add)
             wait { returned.isCancelled }
             #expect(returned.isCancelled)
         }

@@ -1,6 +1,7 @@
-import Testing
-import LatchkeyTestSupport
 import Glibc
+import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 @Suite("One directory per namespace")
@@ -10,8 +11,9 @@ struct NamespaceDirectoryTests {
         try Vault.withoutSecretService(appID: AppID(app), policy: .default, storeDirectory: store, backend: .file)
     }
 
-    @Test("app ids that end like Latchkey's own suffixes never share a file: wiping one leaves the other whole",
-          arguments: ["a.file.audit", "a.secret-service.audit", "a.vault", "a.key"])
+    @Test(
+        "app ids that end like Latchkey's own suffixes never share a file: wiping one leaves the other whole",
+        arguments: ["a.file.audit", "a.secret-service.audit", "a.vault", "a.key"])
     func noCollisions(other: String) throws {
         let store = try freshDirectory() + "/store"
         let first = try Self.open("a", store)
@@ -32,9 +34,11 @@ struct NamespaceDirectoryTests {
     /// namespace's files to those names in another store.
     static func flatten(_ app: String, from source: String, into store: String, keep: Set<String> = []) throws {
         let namespace = NamespaceDirectory(appID: try AppID(app), storeDirectory: source)
-        let names = [("credentials.vault", ".vault"), ("credentials.key", ".key"), ("audit-keys.vault", "+audit.vault"),
-                     ("audit-keys.key", "+audit.key"), ("audit.file.jsonl", ".file.audit.jsonl"),
-                     ("audit.file.anchor", ".file.audit.anchor")]
+        let names = [
+            ("credentials.vault", ".vault"), ("credentials.key", ".key"), ("audit-keys.vault", "+audit.vault"),
+            ("audit-keys.key", "+audit.key"), ("audit.file.jsonl", ".file.audit.jsonl"),
+            ("audit.file.anchor", ".file.audit.anchor"),
+        ]
         try PrivateFiles.prepareDirectory(store)
         let target = NamespaceDirectory(appID: try AppID(app), storeDirectory: store)
         for (new, old) in names {
@@ -47,8 +51,9 @@ struct NamespaceDirectoryTests {
         }
     }
 
-    @Test("a namespace in the earlier flat layout is moved into its directory on first use, sessions and trail intact",
-          arguments: [Set<String>(), ["credentials.vault", "audit-keys.key"]])
+    @Test(
+        "a namespace in the earlier flat layout is moved into its directory on first use, sessions and trail intact",
+        arguments: [Set<String>(), ["credentials.vault", "audit-keys.key"]])
     func upgradesFlatLayout(alreadyMoved: Set<String>) throws {
         let base = try freshDirectory()
         let original = try Self.open("com.example.old", base + "/source")
@@ -71,9 +76,13 @@ struct NamespaceDirectoryTests {
         let namespace = NamespaceDirectory(appID: try AppID("com.example.both"), storeDirectory: base + "/store")
         try PrivateFiles.prepareDirectory(namespace.path)
         try PrivateFiles.replace(namespace.file("credentials.vault"), with: [1, 2, 3])
-        let error = #expect(throws: LatchkeyError.self) { _ = try Self.open("com.example.both", base + "/store").sessions() }
+        let error = #expect(throws: LatchkeyError.self) {
+            _ = try Self.open("com.example.both", base + "/store").sessions()
+        }
         #expect(error?.code == .invalidInput)
-        #expect(error?.message.contains("com.example.both.vault") == true && error?.message.contains("credentials.vault") == true)
+        #expect(
+            error?.message.contains("com.example.both.vault") == true
+                && error?.message.contains("credentials.vault") == true)
         #expect(try fileBytes(namespace.file("credentials.vault")) == [1, 2, 3])
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Latchkey
 
 @Suite("The built-in default policy, built as a value")

@@ -1,11 +1,13 @@
-import Testing
 import LatchkeyTestSupport
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import Testing
+
 @testable import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The repository's top-level directory, found from this file's path.
 let repositoryRoot: String = {
@@ -24,7 +26,9 @@ struct PolicyTests {
 
     @Test("every file in policy/ loads", arguments: ["default.json", "strict.json", "shared-device.json"])
     func shippedFilesLoad(file: String) throws {
-        let entries = try POSIX.directoryEntries(repositoryRoot + "/policy").filter { $0.hasSuffix(".json") && $0 != "policy.schema.json" }
+        let entries = try POSIX.directoryEntries(repositoryRoot + "/policy").filter {
+            $0.hasSuffix(".json") && $0 != "policy.schema.json"
+        }
         #expect(entries.sorted() == ["default.json", "shared-device.json", "strict.json"])
         let policy = try Policy(contentsOfFile: repositoryRoot + "/policy/" + file)
         #expect(policy.source.hasSuffix("policy/" + file))
@@ -44,11 +48,15 @@ struct PolicyTests {
     func schemaParses() throws {
         let bytes = try POSIX.File.open(repositoryRoot + "/policy/policy.schema.json", .read).readAll()
         guard case .object(let schema) = try JSONValue.parse(bytes, source: "policy.schema.json"),
-              case .object(let properties) = schema["properties"] else {
+            case .object(let properties) = schema["properties"]
+        else {
             Issue.record("the schema has no properties object")
             return
         }
-        #expect(properties.keys.sorted() == ["agent", "audit", "backend", "file", "name", "onLogout", "sessions", "username", "version"])
+        #expect(
+            properties.keys.sorted() == [
+                "agent", "audit", "backend", "file", "name", "onLogout", "sessions", "username", "version",
+            ])
     }
 
     @Test("the shipped policies mean what DESIGN.md says")
@@ -82,30 +90,56 @@ struct PolicyTests {
         expected.name = "minimal"
         #expect(minimal == expected)
 
-        let secretServiceOnly = try Policy(jsonData: Array(#"{"version": 1, "name": "ss", "backend": {"kind": "secret-service"}}"#.utf8), source: "ss.json")
-        #expect(!secretServiceOnly.allowsFileFallback && secretServiceOnly.fileKeySource == nil && secretServiceOnly.migratesToSecretService)
+        let secretServiceOnly = try Policy(
+            jsonData: Array(#"{"version": 1, "name": "ss", "backend": {"kind": "secret-service"}}"#.utf8),
+            source: "ss.json")
+        #expect(
+            !secretServiceOnly.allowsFileFallback && secretServiceOnly.fileKeySource == nil
+                && secretServiceOnly.migratesToSecretService)
 
-        let fileOnly = try Policy(jsonData: Array(#"{"version": 1, "name": "f", "backend": {"kind": "file"}, "file": {"keySource": "passphrase"}}"#.utf8), source: "f.json")
+        let fileOnly = try Policy(
+            jsonData: Array(
+                #"{"version": 1, "name": "f", "backend": {"kind": "file"}, "file": {"keySource": "passphrase"}}"#.utf8),
+            source: "f.json")
         #expect(fileOnly.allowsFileFallback && !fileOnly.migratesToSecretService && fileOnly.kdf == .standard)
 
-        let forgetful = try Policy(jsonData: Array(#"{"version": 1, "name": "n", "username": {"remember": false}, "audit": {"maxEntries": null, "maxAgeDays": null}}"#.utf8), source: "n.json")
+        let forgetful = try Policy(
+            jsonData: Array(
+                #"{"version": 1, "name": "n", "username": {"remember": false}, "audit": {"maxEntries": null, "maxAgeDays": null}}"#
+                    .utf8), source: "n.json")
         #expect(forgetful.usernameOnLogout == .forget && forgetful.audit.retention == .unbounded)
 
-        #expect(minimal.agent.autostarts && minimal.agent.unlockCacheDuration == 900 && minimal.agent.idleTimeout == 600)
-        let emptyAgent = try Policy(jsonData: Array(#"{"version": 1, "name": "a", "agent": {}}"#.utf8), source: "a.json")
+        #expect(
+            minimal.agent.autostarts && minimal.agent.unlockCacheDuration == 900 && minimal.agent.idleTimeout == 600)
+        let emptyAgent = try Policy(
+            jsonData: Array(#"{"version": 1, "name": "a", "agent": {}}"#.utf8), source: "a.json")
         #expect(emptyAgent.agent == .standard)
     }
 
-    @Test("the agent section is read key by key, each absent key taking its default", arguments: [
-        (#"{"autostart": false}"#, Policy.AgentRules(autostarts: false, unlockCacheDuration: 900, idleTimeout: 600)),
-        (#"{"unlockCacheSeconds": 0}"#, Policy.AgentRules(autostarts: true, unlockCacheDuration: 0, idleTimeout: 600)),
-        (#"{"unlockCacheSeconds": 86400}"#, Policy.AgentRules(autostarts: true, unlockCacheDuration: 86_400, idleTimeout: 600)),
-        (#"{"idleExitSeconds": 1}"#, Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 1)),
-        (#"{"autostart": false, "unlockCacheSeconds": 30, "idleExitSeconds": 86400}"#,
-         Policy.AgentRules(autostarts: false, unlockCacheDuration: 30, idleTimeout: 86_400)),
-    ])
+    @Test(
+        "the agent section is read key by key, each absent key taking its default",
+        arguments: [
+            (
+                #"{"autostart": false}"#,
+                Policy.AgentRules(autostarts: false, unlockCacheDuration: 900, idleTimeout: 600)
+            ),
+            (
+                #"{"unlockCacheSeconds": 0}"#,
+                Policy.AgentRules(autostarts: true, unlockCacheDuration: 0, idleTimeout: 600)
+            ),
+            (
+                #"{"unlockCacheSeconds": 86400}"#,
+                Policy.AgentRules(autostarts: true, unlockCacheDuration: 86_400, idleTimeout: 600)
+            ),
+            (#"{"idleExitSeconds": 1}"#, Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 1)),
+            (
+                #"{"autostart": false, "unlockCacheSeconds": 30, "idleExitSeconds": 86400}"#,
+                Policy.AgentRules(autostarts: false, unlockCacheDuration: 30, idleTimeout: 86_400)
+            ),
+        ])
     func agentSection(section: String, expected: Policy.AgentRules) throws {
-        let policy = try Policy(jsonData: Array(#"{"version": 1, "name": "a", "agent": \#(section)}"#.utf8), source: "a.json")
+        let policy = try Policy(
+            jsonData: Array(#"{"version": 1, "name": "a", "agent": \#(section)}"#.utf8), source: "a.json")
         #expect(policy.agent == expected)
         var others = policy
         others.agent = .standard
@@ -129,18 +163,45 @@ struct PolicyTests {
         (#"{"version": 1, "name": "x", "sessions": {"wipeOnExit": 1}}"#, "sessions.wipeOnExit"),
         (#"{"version": 1, "name": "x", "sessions": null}"#, "sessions"),
         (#"{"version": 1, "name": "x", "onLogout": {"sessions": "shred"}}"#, "onLogout.sessions"),
-        (#"{"version": 1, "name": "x", "username": {"remember": false}, "onLogout": {"username": "keep"}}"#, "onLogout.username"),
+        (
+            #"{"version": 1, "name": "x", "username": {"remember": false}, "onLogout": {"username": "keep"}}"#,
+            "onLogout.username"
+        ),
         (#"{"version": 1, "name": "x", "backend": {"kind": "keychain"}}"#, "backend.kind"),
-        (#"{"version": 1, "name": "x", "backend": {"kind": "secret-service", "allowFileFallback": true}}"#, "backend.allowFileFallback"),
-        (#"{"version": 1, "name": "x", "backend": {"kind": "file", "allowFileFallback": false}}"#, "backend.allowFileFallback"),
-        (#"{"version": 1, "name": "x", "backend": {"kind": "file", "migrateToSecretService": true}}"#, "backend.migrateToSecretService"),
-        (#"{"version": 1, "name": "x", "backend": {"secretServiceTimeoutMilliseconds": 0}}"#, "backend.secretServiceTimeoutMilliseconds"),
-        (#"{"version": 1, "name": "x", "backend": {"kind": "secret-service"}, "file": {"keySource": "keyfile"}}"#, "file.keySource"),
+        (
+            #"{"version": 1, "name": "x", "backend": {"kind": "secret-service", "allowFileFallback": true}}"#,
+            "backend.allowFileFallback"
+        ),
+        (
+            #"{"version": 1, "name": "x", "backend": {"kind": "file", "allowFileFallback": false}}"#,
+            "backend.allowFileFallback"
+        ),
+        (
+            #"{"version": 1, "name": "x", "backend": {"kind": "file", "migrateToSecretService": true}}"#,
+            "backend.migrateToSecretService"
+        ),
+        (
+            #"{"version": 1, "name": "x", "backend": {"secretServiceTimeoutMilliseconds": 0}}"#,
+            "backend.secretServiceTimeoutMilliseconds"
+        ),
+        (
+            #"{"version": 1, "name": "x", "backend": {"kind": "secret-service"}, "file": {"keySource": "keyfile"}}"#,
+            "file.keySource"
+        ),
         (#"{"version": 1, "name": "x", "backend": {"allowFileFallback": false}, "file": {"kdf": {}}}"#, "file.kdf"),
         (#"{"version": 1, "name": "x", "file": {"keySource": "usb-stick"}}"#, "file.keySource"),
-        (#"{"version": 1, "name": "x", "file": {"keySource": "keyfile", "kdf": {"targetUnlockMilliseconds": 500}}}"#, "file.kdf"),
-        (#"{"version": 1, "name": "x", "file": {"keySource": "passphrase", "kdf": {"minimumMemoryKiB": 2000000, "maximumMemoryKiB": 1000}}}"#, "file.kdf.minimumMemoryKiB"),
-        (#"{"version": 1, "name": "x", "file": {"keySource": "passphrase", "kdf": {"targetUnlockMilliseconds": 1}}}"#, "file.kdf.targetUnlockMilliseconds"),
+        (
+            #"{"version": 1, "name": "x", "file": {"keySource": "keyfile", "kdf": {"targetUnlockMilliseconds": 500}}}"#,
+            "file.kdf"
+        ),
+        (
+            #"{"version": 1, "name": "x", "file": {"keySource": "passphrase", "kdf": {"minimumMemoryKiB": 2000000, "maximumMemoryKiB": 1000}}}"#,
+            "file.kdf.minimumMemoryKiB"
+        ),
+        (
+            #"{"version": 1, "name": "x", "file": {"keySource": "passphrase", "kdf": {"targetUnlockMilliseconds": 1}}}"#,
+            "file.kdf.targetUnlockMilliseconds"
+        ),
         (#"{"version": 1, "name": "x", "audit": {"maxEntries": 5}}"#, "audit.maxEntries"),
         (#"{"version": 1, "name": "x", "audit": {"maxAgeDays": "forever"}}"#, "audit.maxAgeDays"),
         (#"{"version": 1, "name": "x", "audit": {"onFailure": "ignore"}}"#, "audit.onFailure"),
@@ -159,14 +220,18 @@ struct PolicyTests {
 
     @Test("a malformed policy is an invalidInput error naming the file and the offending key", arguments: malformed)
     func malformedPolicy(json: String, keyPath: String) {
-        let error = #expect(throws: LatchkeyError.self) { try Policy(jsonData: Array(json.utf8), source: "policy/broken.json") }
+        let error = #expect(throws: LatchkeyError.self) {
+            try Policy(jsonData: Array(json.utf8), source: "policy/broken.json")
+        }
         #expect(error?.code == .invalidInput)
         #expect(error?.message.hasPrefix("policy/broken.json: \(keyPath): ") == true, "\(error?.message ?? "no error")")
     }
 
     @Test("a document that is not JSON names the file")
     func notJSON() {
-        let error = #expect(throws: LatchkeyError.self) { try Policy(jsonData: Array("{\"version\": 1,".utf8), source: "policy/cut.json") }
+        let error = #expect(throws: LatchkeyError.self) {
+            try Policy(jsonData: Array("{\"version\": 1,".utf8), source: "policy/cut.json")
+        }
         #expect(error?.code == .invalidInput && error?.message.hasPrefix("policy/cut.json: ") == true)
     }
 
@@ -176,8 +241,9 @@ struct PolicyTests {
         #expect(error?.code == .notFound && error?.message.contains("/nonexistent/policy.json") == true)
     }
 
-    @Test("remembering a username: a forbidding policy wins over the user, the user's opt-out wins over an allowing policy",
-          arguments: [(true, false, true), (true, true, false), (false, false, false), (false, true, false)])
+    @Test(
+        "remembering a username: a forbidding policy wins over the user, the user's opt-out wins over an allowing policy",
+        arguments: [(true, false, true), (true, true, false), (false, false, false), (false, true, false)])
     func rememberDecision(policyAllows: Bool, userOptedOut: Bool, allowed: Bool) {
         var policy = Policy.default
         policy.remembersUsernames = policyAllows
@@ -198,7 +264,12 @@ struct PolicyTests {
         #expect(PolicyDecision.any(of: [no1, no2]) == .deny(reason: "one; two"))
         #expect(!PolicyDecision.any(of: []).isAllowed)
         var evaluated = false
-        #expect(no1.and({ evaluated = true; return .allow }()) == no1)
+        #expect(
+            no1.and(
+                {
+                    evaluated = true
+                    return .allow
+                }()) == no1)
         #expect(!evaluated)
         #expect(PolicyDecision.allow.and(no2) == no2)
         let error = #expect(throws: LatchkeyError.self) { try no2.requireAllowed() }
@@ -221,9 +292,14 @@ struct PolicyTests {
     func sessionExpiryCap() {
         let created = Date(timeIntervalSince1970: 1_000_000)
         let strict = Policy.strict
-        #expect(strict.sessionExpiry(requested: nil, created: created) == created.addingTimeInterval(strict.sessionMaxAge))
-        #expect(strict.sessionExpiry(requested: created.addingTimeInterval(60), created: created) == created.addingTimeInterval(60))
-        #expect(strict.sessionExpiry(requested: created.addingTimeInterval(10 * 86_400), created: created) == created.addingTimeInterval(strict.sessionMaxAge))
+        #expect(
+            strict.sessionExpiry(requested: nil, created: created) == created.addingTimeInterval(strict.sessionMaxAge))
+        #expect(
+            strict.sessionExpiry(requested: created.addingTimeInterval(60), created: created)
+                == created.addingTimeInterval(60))
+        #expect(
+            strict.sessionExpiry(requested: created.addingTimeInterval(10 * 86_400), created: created)
+                == created.addingTimeInterval(strict.sessionMaxAge))
     }
 
     @Test("the validating initializer builds what the parser builds")
@@ -234,36 +310,85 @@ struct PolicyTests {
         #expect(built.source == "code:default")
         let passphrase = try Policy(
             name: "kiosk", remembersUsernames: false, backend: .file, fileKeySource: .passphrase,
-            kdf: Policy.KDFBounds(targetUnlockTime: 0.2, minimumMemoryKiB: 8_192, maximumMemoryKiB: 65_536, maximumOpsLimit: 4))
+            kdf: Policy.KDFBounds(
+                targetUnlockTime: 0.2, minimumMemoryKiB: 8_192, maximumMemoryKiB: 65_536, maximumOpsLimit: 4))
         #expect(passphrase.usernameOnLogout == .forget)
         #expect(passphrase.kdf?.maximumOpsLimit == 4)
         #expect(!passphrase.migratesToSecretService)
         let agent = Policy.AgentRules(autostarts: false, unlockCacheDuration: 0, idleTimeout: 30)
         let quiet = try Policy(name: "quiet", agent: agent)
         #expect(quiet.agent == agent)
-        #expect(quiet == (try Policy(jsonData: Array(#"{"version": 1, "name": "quiet", "agent": {"autostart": false, "unlockCacheSeconds": 0, "idleExitSeconds": 30}}"#.utf8), source: "test")))
+        #expect(
+            quiet
+                == (try Policy(
+                    jsonData: Array(
+                        #"{"version": 1, "name": "quiet", "agent": {"autostart": false, "unlockCacheSeconds": 0, "idleExitSeconds": 30}}"#
+                            .utf8), source: "test")))
     }
 
-    @Test("the validating initializer refuses what the parser refuses, naming the field", arguments: [
-        ({ @Sendable in try Policy(name: "") }, "name"),
-        ({ @Sendable in try Policy(name: "x", remembersUsernames: false, usernameOnLogout: .keep) }, "onLogout.username"),
-        ({ @Sendable in try Policy(name: "x", sessionMaxAge: 0) }, "sessions.maxAgeSeconds"),
-        ({ @Sendable in try Policy(name: "x", sessionMaxAge: 1.5) }, "sessions.maxAgeSeconds"),
-        ({ @Sendable in try Policy(name: "x", backend: .secretService, allowsFileFallback: true) }, "backend.allowFileFallback"),
-        ({ @Sendable in try Policy(name: "x", secretServiceTimeout: 100) }, "backend.secretServiceTimeoutMilliseconds"),
-        ({ @Sendable in try Policy(name: "x", fileKeySource: .keyfile, kdf: .standard) }, "file.kdf"),
-        ({ @Sendable in try Policy(name: "x", backend: .secretService, fileKeySource: .keyfile) }, "file.keySource"),
-        ({ @Sendable in try Policy(name: "x", fileKeySource: .passphrase,
-                      kdf: Policy.KDFBounds(targetUnlockTime: 0.5, minimumMemoryKiB: 64, maximumMemoryKiB: 32, maximumOpsLimit: 4)) }, "file.kdf"),
-        ({ @Sendable in try Policy(name: "x", agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: -1, idleTimeout: 600)) },
-         "agent.unlockCacheSeconds"),
-        ({ @Sendable in try Policy(name: "x", agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: 0.5, idleTimeout: 600)) },
-         "agent.unlockCacheSeconds"),
-        ({ @Sendable in try Policy(name: "x", agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 0)) },
-         "agent.idleExitSeconds"),
-        ({ @Sendable in try Policy(name: "x", agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 86_401)) },
-         "agent.idleExitSeconds"),
-    ] as [(@Sendable () throws -> Policy, String)])
+    @Test(
+        "the validating initializer refuses what the parser refuses, naming the field",
+        arguments: [
+            ({ @Sendable in try Policy(name: "") }, "name"),
+            (
+                { @Sendable in try Policy(name: "x", remembersUsernames: false, usernameOnLogout: .keep) },
+                "onLogout.username"
+            ),
+            ({ @Sendable in try Policy(name: "x", sessionMaxAge: 0) }, "sessions.maxAgeSeconds"),
+            ({ @Sendable in try Policy(name: "x", sessionMaxAge: 1.5) }, "sessions.maxAgeSeconds"),
+            (
+                { @Sendable in try Policy(name: "x", backend: .secretService, allowsFileFallback: true) },
+                "backend.allowFileFallback"
+            ),
+            (
+                { @Sendable in try Policy(name: "x", secretServiceTimeout: 100) },
+                "backend.secretServiceTimeoutMilliseconds"
+            ),
+            ({ @Sendable in try Policy(name: "x", fileKeySource: .keyfile, kdf: .standard) }, "file.kdf"),
+            (
+                { @Sendable in try Policy(name: "x", backend: .secretService, fileKeySource: .keyfile) },
+                "file.keySource"
+            ),
+            (
+                { @Sendable in
+                    try Policy(
+                        name: "x", fileKeySource: .passphrase,
+                        kdf: Policy.KDFBounds(
+                            targetUnlockTime: 0.5, minimumMemoryKiB: 64, maximumMemoryKiB: 32, maximumOpsLimit: 4))
+                }, "file.kdf"
+            ),
+            (
+                { @Sendable in
+                    try Policy(
+                        name: "x", agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: -1, idleTimeout: 600)
+                    )
+                },
+                "agent.unlockCacheSeconds"
+            ),
+            (
+                { @Sendable in
+                    try Policy(
+                        name: "x",
+                        agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: 0.5, idleTimeout: 600))
+                },
+                "agent.unlockCacheSeconds"
+            ),
+            (
+                { @Sendable in
+                    try Policy(
+                        name: "x", agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 0))
+                },
+                "agent.idleExitSeconds"
+            ),
+            (
+                { @Sendable in
+                    try Policy(
+                        name: "x",
+                        agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 86_401))
+                },
+                "agent.idleExitSeconds"
+            ),
+        ] as [(@Sendable () throws -> Policy, String)])
     func validatingInitializerRefuses(make: @Sendable () throws -> Policy, field: String) {
         let error = #expect(throws: LatchkeyError.self) { try make() }
         #expect(error?.code == .invalidInput)

@@ -1,12 +1,14 @@
-import Testing
-import LatchkeyTestSupport
 import Glibc
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 @Suite("Private files")
 struct PrivateFilesTests {
@@ -18,7 +20,9 @@ struct PrivateFilesTests {
         #expect(try POSIX.status(of: root + "/a/b")?.permissions == 0o700)
     }
 
-    @Test("group- or world-accessible files and directories are refused, naming the path", arguments: [0o640, 0o604, 0o660, 0o666])
+    @Test(
+        "group- or world-accessible files and directories are refused, naming the path",
+        arguments: [0o640, 0o604, 0o660, 0o666])
     func refusesOpenPermissions(mode: Int) throws {
         let root = try freshDirectory()
         let file = root + "/vault"

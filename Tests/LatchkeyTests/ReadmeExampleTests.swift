@@ -1,11 +1,12 @@
-import Testing
-import LatchkeyTestSupport
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Latchkey
+import LatchkeyTestSupport
+import Testing
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 @Suite("README")
 struct ReadmeExampleTests {
@@ -17,8 +18,9 @@ struct ReadmeExampleTests {
         let lastUser = try await vault.rememberedUsername()
         #expect(lastUser == nil)
         try await vault.rememberUsername("alice")
-        try await vault.saveSession(SecretBytes(utf8: token), name: "access", account: "alice",
-                                    expires: Date().addingTimeInterval(3600))
+        try await vault.saveSession(
+            SecretBytes(utf8: token), name: "access", account: "alice",
+            expires: Date().addingTimeInterval(3600))
         let access = try await vault.session(named: "access", account: "alice")
         #expect(access?.value == SecretBytes(utf8: token))
         try await vault.logout(account: "alice")

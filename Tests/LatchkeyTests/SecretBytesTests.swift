@@ -1,6 +1,7 @@
-import Testing
 import LatchkeyTestSupport
 import Synchronization
+import Testing
+
 @testable import Latchkey
 
 @Suite("SecretBytes")
@@ -10,7 +11,8 @@ struct SecretBytesTests {
     @Test("released memory is zeroed before it is freed")
     func zeroedOnRelease() {
         let seen = Mutex<[(zeroed: Bool, count: Int)]>([])
-        SecretBytes.$releaseObserver.withValue({ zeroed, count in seen.withLock { $0.append((zeroed, count)) } }) {
+        let observer: @Sendable (Bool, Int) -> Void = { zeroed, count in seen.withLock { $0.append((zeroed, count)) } }
+        SecretBytes.$releaseObserver.withValue(observer) {
             do {
                 let secret = SecretBytes(utf8: Self.canary)
                 let copy = secret
@@ -29,7 +31,8 @@ struct SecretBytesTests {
     func copiesShareStorage() {
         let released = Mutex(0)
         var survivor: SecretBytes?
-        SecretBytes.$releaseObserver.withValue({ _, _ in released.withLock { $0 += 1 } }) {
+        let observer: @Sendable (Bool, Int) -> Void = { _, _ in released.withLock { $0 += 1 } }
+        SecretBytes.$releaseObserver.withValue(observer) {
             let secret = SecretBytes(utf8: Self.canary)
             survivor = secret
         }
@@ -59,13 +62,15 @@ struct SecretBytesTests {
         #expect(String(describing: secret).contains("redacted"))
     }
 
-    @Test("equality", arguments: [
-        ("same", "same", true),
-        ("same", "sane", false),
-        ("short", "shorter", false),
-        ("", "", true),
-        ("", "x", false),
-    ])
+    @Test(
+        "equality",
+        arguments: [
+            ("same", "same", true),
+            ("same", "sane", false),
+            ("short", "shorter", false),
+            ("", "", true),
+            ("", "x", false),
+        ])
     func equality(lhs: String, rhs: String, equal: Bool) {
         #expect((SecretBytes(utf8: lhs) == SecretBytes(utf8: rhs)) == equal)
     }
@@ -88,19 +93,21 @@ struct GuardedBlocksTests {
         let blocks = Sodium.GuardedBlocks(kept: 2)
         let taken = try (0..<3).map { _ in try #require(blocks.take(count: 64)) }
         #expect(Set(taken).count == 3)
-        taken.forEach { blocks.give(back: $0) }
+        for block in taken { blocks.give(back: block) }
         #expect(blocks.count == 2)
         let again = try (0..<2).map { _ in try #require(blocks.take(count: Sodium.GuardedBlocks.capacity)) }
         #expect(Set(again) == Set(taken.prefix(2)))
         #expect(blocks.count == 0)
-        again.forEach { blocks.give(back: $0) }
+        for block in again { blocks.give(back: block) }
     }
 
     @Test("a secret longer than a block gets one of its own, and both kinds round-trip")
     func longSecrets() throws {
         #expect(Sodium.GuardedBlocks(kept: 1).take(count: Sodium.GuardedBlocks.capacity + 1) == nil)
         for count in [1, Sodium.GuardedBlocks.capacity, Sodium.GuardedBlocks.capacity + 1, 20_000] {
-            let secret = SecretBytes(count: count, guarded: true) { $0.initializeMemory(as: UInt8.self, repeating: 0xA5) }
+            let secret = SecretBytes(count: count, guarded: true) {
+                $0.initializeMemory(as: UInt8.self, repeating: 0xA5)
+            }
             #expect(secret.withUnsafeBytes { $0.count == count && $0.allSatisfy { $0 == 0xA5 } })
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 @Suite("Secret Service availability")
@@ -66,18 +67,22 @@ struct SecretServiceAvailabilityTests {
         #expect(check.error?.message.contains("no D-Bus session bus") == true)
         #expect(check.elapsed < .seconds(1))
 
-        let backend = SecretServiceBackend(appID: try AppID("com.example.nobus"), deadline: .seconds(3), environment: Self.noBus)
+        let backend = SecretServiceBackend(
+            appID: try AppID("com.example.nobus"), deadline: .seconds(3), environment: Self.noBus)
         let read = SecretServiceTestSupport.failure { _ = try backend.read(ItemKey(kind: .username, name: "last")) }
         #expect(read.error?.code == .unavailable)
         #expect(read.elapsed < .seconds(1))
-        let write = SecretServiceTestSupport.failure { try backend.write(StoredItem(value: SecretBytes(utf8: "x")), for: ItemKey(kind: .username, name: "last")) }
+        let write = SecretServiceTestSupport.failure {
+            try backend.write(StoredItem(value: SecretBytes(utf8: "x")), for: ItemKey(kind: .username, name: "last"))
+        }
         #expect(write.error?.code == .unavailable)
     }
 
     @Test("an XDG_RUNTIME_DIR without a bus socket is no session bus")
     func runtimeDirectoryWithoutBus() {
         let check = SecretServiceTestSupport.failure {
-            try SecretServiceAvailability.check(environment: ["XDG_RUNTIME_DIR": freshDirectory()], timeout: .seconds(3))
+            try SecretServiceAvailability.check(
+                environment: ["XDG_RUNTIME_DIR": freshDirectory()], timeout: .seconds(3))
         }
         #expect(check.error?.code == .unavailable)
     }
@@ -91,11 +96,13 @@ struct SecretServiceAvailabilityTests {
                 try SecretServiceAvailability.check(environment: environment, timeout: .seconds(3))
             }
             #expect(check.error?.code == .unavailable)
-            #expect(check.error?.message.contains("nobody owns org.freedesktop.secrets") == true, "the bus was not reached")
+            #expect(
+                check.error?.message.contains("nobody owns org.freedesktop.secrets") == true, "the bus was not reached")
             #expect(check.elapsed < .seconds(1))
         }
-        let backend = SecretServiceBackend(appID: try AppID("com.example.emptybus"), deadline: .seconds(3),
-                                           environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        let backend = SecretServiceBackend(
+            appID: try AppID("com.example.emptybus"), deadline: .seconds(3),
+            environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
         // The bus must outlive the calls: it is what makes the answer "nobody owns the name".
         let list = withExtendedLifetime(bus) { SecretServiceTestSupport.failure { _ = try backend.list(kind: nil) } }
         #expect(list.error?.code == .unavailable)
@@ -106,7 +113,8 @@ struct SecretServiceAvailabilityTests {
     @Test("a bus address nobody listens on gives unavailable")
     func deadAddress() {
         let check = SecretServiceTestSupport.failure {
-            try SecretServiceAvailability.check(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/latchkey-bus"], timeout: .seconds(3))
+            try SecretServiceAvailability.check(
+                environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/latchkey-bus"], timeout: .seconds(3))
         }
         #expect(check.error?.code == .unavailable)
         #expect(check.error?.cFunction == "g_dbus_connection_new_for_address_sync")

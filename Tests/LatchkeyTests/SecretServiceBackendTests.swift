@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 @Suite("Secret Service backend")
@@ -12,22 +13,26 @@ struct SecretServiceBackendTests {
     func firstStoreAndReadBack() async throws {
         try await SecretServiceTestSupport.withBackend("first") { backend in
             let key = ItemKey(kind: .session, account: "alice@example.com", name: "access")
-            let item = StoredItem(value: SecretBytes(utf8: "token-1"), created: Date(), expires: Date().addingTimeInterval(3600))
+            let item = StoredItem(
+                value: SecretBytes(utf8: "token-1"), created: Date(), expires: Date().addingTimeInterval(3600))
             try backend.write(item, for: key)
             #expect(try backend.read(key) == item)
         }
     }
 
-    @Test("values round-trip whole", arguments: [
-        ("empty", SecretBytes()),
-        ("64 KiB", large),
-        ("all 256 byte values", allBytes),
-        ("non-ASCII", SecretBytes(utf8: "Grüße, 你好, пароль, 🔑")),
-    ])
+    @Test(
+        "values round-trip whole",
+        arguments: [
+            ("empty", SecretBytes()),
+            ("64 KiB", large),
+            ("all 256 byte values", allBytes),
+            ("non-ASCII", SecretBytes(utf8: "Grüße, 你好, пароль, 🔑")),
+        ])
     func roundTrip(label: String, value: SecretBytes) async throws {
         try await SecretServiceTestSupport.withBackend("roundtrip") { backend in
             let key = ItemKey(kind: .session, account: "Jörg 用户", name: "refresh")
-            let item = StoredItem(value: value, created: Date(timeIntervalSinceReferenceDate: 123_456.789), expires: nil)
+            let item = StoredItem(
+                value: value, created: Date(timeIntervalSinceReferenceDate: 123_456.789), expires: nil)
             try backend.write(item, for: key)
             let read = try #require(try backend.read(key), "\(label) was not found")
             #expect(read.value == value, "\(label) changed")
@@ -92,7 +97,11 @@ struct SecretServiceBackendTests {
                 try other.write(StoredItem(value: SecretBytes(utf8: "theirs")), for: key)
                 let marker = "latchkey-test-\(UInt64.random(in: 0...UInt64.max))"
                 let stored = try runProgram(
-                    "secret-tool", ["store", "--label=Not Latchkey", "app", backend.appID.rawValue, "kind", "session", "marker", marker],
+                    "secret-tool",
+                    [
+                        "store", "--label=Not Latchkey", "app", backend.appID.rawValue, "kind", "session", "marker",
+                        marker,
+                    ],
                     input: "foreign-value")
                 try #require(stored.status == 0, "secret-tool store failed: \(stored.stderr)")
 
@@ -121,8 +130,9 @@ struct SecretServiceBackendTests {
                     group.addTask {
                         try await SecretServiceTestSupport.onOwnThread {
                             for index in 0..<100 {
-                                try backend.write(StoredItem(value: SecretBytes(utf8: "value-\(task)-\(index)")),
-                                                  for: ItemKey(kind: .session, account: "account-\(task)", name: "item-\(index)"))
+                                try backend.write(
+                                    StoredItem(value: SecretBytes(utf8: "value-\(task)-\(index)")),
+                                    for: ItemKey(kind: .session, account: "account-\(task)", name: "item-\(index)"))
                             }
                         }
                     }
@@ -132,7 +142,8 @@ struct SecretServiceBackendTests {
             let values = try await SecretServiceTestSupport.onOwnThread {
                 try (0..<8).flatMap { task in
                     try (0..<100).map { index in
-                        try backend.read(ItemKey(kind: .session, account: "account-\(task)", name: "item-\(index)"))?.value.utf8String()
+                        try backend.read(ItemKey(kind: .session, account: "account-\(task)", name: "item-\(index)"))?
+                            .value.utf8String()
                     }
                 }
             }
@@ -145,9 +156,12 @@ struct SecretServiceBackendTests {
     func tamperedPayload() async throws {
         try await SecretServiceTestSupport.withBackend("tampered") { backend in
             try backend.write(StoredItem(value: SecretBytes(utf8: "good")), for: ItemKey(kind: .setting, name: "real"))
-            let attributes = ["xdg:schema", SecretServiceAttributes.schemaName, "app", backend.appID.rawValue,
-                              "kind", "session", "account", String(repeating: "0", count: 64), "name", "forged"]
-            let stored = try runProgram("secret-tool", ["store", "--label=forged"] + attributes, input: "\u{01}garbage")
+            let attributes = [
+                "xdg:schema", SecretServiceAttributes.schemaName, "app", backend.appID.rawValue,
+                "kind", "session", "account", String(repeating: "0", count: 64), "name", "forged",
+            ]
+            let stored = try runProgram(
+                "secret-tool", ["store", "--label=forged"] + attributes, input: "\u{01}garbage")
             try #require(stored.status == 0, "secret-tool store failed: \(stored.stderr)")
             let (error, _) = SecretServiceTestSupport.failure { _ = try backend.list(kind: nil) }
             #expect(error?.code == .tampered)
@@ -176,7 +190,9 @@ struct SecretServiceBackendTests {
         }
     }
 
-    @Test("a backend that read an item by its remembered path sees what another instance replaced, deleted or stored anew")
+    @Test(
+        "a backend that read an item by its remembered path sees what another instance replaced, deleted or stored anew"
+    )
     func rememberedPath() async throws {
         let (reader, writer) = try Self.twoInstances("knownpath")
         let key = ItemKey(kind: .session, account: "alice", name: "access")

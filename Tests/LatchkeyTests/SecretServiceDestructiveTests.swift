@@ -1,16 +1,19 @@
 import Foundation
+import LatchkeyTestSupport
 import Synchronization
 import Testing
-import LatchkeyTestSupport
+
 @testable import Latchkey
 
 /// Tests that lock, stop or kill the real gnome-keyring-daemon. They would break
 /// every other test running beside them, so they run only in `make test`'s second
 /// pass, alone, on a fresh private bus and daemon
 /// (`LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1`), one after another.
-@Suite("Secret Service with a locked, hung or killed daemon", .serialized,
-       .enabled(if: ProcessInfo.processInfo.environment["LATCHKEY_DESTRUCTIVE_KEYRING_TESTS"] == "1",
-                "destructive: set LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1 (make test's second pass)"))
+@Suite(
+    "Secret Service with a locked, hung or killed daemon", .serialized,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["LATCHKEY_DESTRUCTIVE_KEYRING_TESTS"] == "1",
+        "destructive: set LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1 (make test's second pass)"))
 struct SecretServiceDestructiveTests {
     static let deadline = Duration.seconds(1)
     /// Deadline plus a margin: a correctness bound (no hang), not a speed benchmark.
@@ -52,7 +55,8 @@ struct SecretServiceDestructiveTests {
     @Test("a locked collection gives locked within the deadline for every operation, and no prompt is awaited")
     func lockedCollection() throws {
         let (backend, key, item) = try Self.backendWithItem("locked")
-        let fresh = SecretServiceBackend(appID: try SecretServiceTestSupport.freshAppID("locked-fresh"), deadline: Self.deadline)
+        let fresh = SecretServiceBackend(
+            appID: try SecretServiceTestSupport.freshAppID("locked-fresh"), deadline: Self.deadline)
 
         try Daemon.lockLogin()
         #expect(try Daemon.isLoginLocked())
@@ -106,9 +110,13 @@ struct SecretServiceDestructiveTests {
     @Test("a vault operation on a hung daemon costs one deadline in all, its audit entry included")
     func hungDaemonOneDeadline() throws {
         let directory = try freshDirectory()
-        let policy = try Policy(jsonData: Array(#"{"version": 1, "name": "slow", "backend": {"kind": "secret-service", "secretServiceTimeoutMilliseconds": 1500}}"#.utf8), source: "test")
+        let policy = try Policy(
+            jsonData: Array(
+                #"{"version": 1, "name": "slow", "backend": {"kind": "secret-service", "secretServiceTimeoutMilliseconds": 1500}}"#
+                    .utf8), source: "test")
         let vault = try Self.eventually {
-            try Vault.open(appID: SecretServiceTestSupport.freshAppID("one-deadline"), policy: policy, storeDirectory: directory)
+            try Vault.open(
+                appID: SecretServiceTestSupport.freshAppID("one-deadline"), policy: policy, storeDirectory: directory)
         }
         let pid = try Daemon.pid()
         #expect(kill(pid, SIGSTOP) == 0)
@@ -132,9 +140,12 @@ struct SecretServiceDestructiveTests {
                 var outcomes: [(LatchkeyError?, Duration)] = []
                 var index = 0
                 while progress.withLock({ $0.killedAt.map { index < $0 + 10 } ?? true }) {
-                    outcomes.append(SecretServiceTestSupport.failure {
-                        try backend.write(StoredItem(value: SecretBytes(utf8: "w\(index)")), for: ItemKey(kind: .session, name: "w\(index % 40)"))
-                    })
+                    outcomes.append(
+                        SecretServiceTestSupport.failure {
+                            try backend.write(
+                                StoredItem(value: SecretBytes(utf8: "w\(index)")),
+                                for: ItemKey(kind: .session, name: "w\(index % 40)"))
+                        })
                     index += 1
                     progress.withLock { $0.writes = index }
                 }
@@ -163,11 +174,14 @@ struct SecretServiceDestructiveTests {
         ]
         for (name, operation) in later {
             let outcome = SecretServiceTestSupport.failure(operation)
-            #expect(outcome.error.map { Self.allowedAfterKill.contains($0.code) } == true, "\(name): \(String(describing: outcome.error))")
+            #expect(
+                outcome.error.map { Self.allowedAfterKill.contains($0.code) } == true,
+                "\(name): \(String(describing: outcome.error))")
             #expect(outcome.elapsed < Self.bound, "\(name) took \(outcome.elapsed)")
         }
 
-        #expect(try Daemon.pid() != pid && Daemon.isLoginLocked(), "D-Bus re-activated a daemon, whose keyring is locked")
+        #expect(
+            try Daemon.pid() != pid && Daemon.isLoginLocked(), "D-Bus re-activated a daemon, whose keyring is locked")
 
         try Daemon.restartUnlocked()
         #expect(try Self.eventually { try backend.read(key) } == item, "the item written before the kill survives")
@@ -199,7 +213,8 @@ struct SecretServiceDestructiveTests {
     /// The test session's gnome-keyring-daemon, reached through `dbus-send`.
     enum Daemon {
         static func send(_ arguments: [String]) throws -> String {
-            let output = try runProgram("dbus-send", ["--session", "--print-reply", "--reply-timeout=5000"] + arguments)
+            let output = try runProgram(
+                "dbus-send", ["--session", "--print-reply", "--reply-timeout=5000"] + arguments)
             guard output.status == 0 else {
                 throw LatchkeyError(.io, "dbus-send \(arguments.joined(separator: " ")) failed: \(output.stderr)")
             }
@@ -207,28 +222,40 @@ struct SecretServiceDestructiveTests {
         }
 
         static func pid() throws -> pid_t {
-            let reply = try send(["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                  "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets"])
-            guard let number = reply.split(separator: " ").last.flatMap({ pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
+            let reply = try send([
+                "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets",
+            ])
+            guard
+                let number = reply.split(separator: " ").last.flatMap({
+                    pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
+                })
+            else {
                 throw LatchkeyError(.io, "no process id in: \(reply)")
             }
             return number
         }
 
         static func lockLogin() throws {
-            _ = try send(["--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
-                          "array:objpath:/org/freedesktop/secrets/collection/login"])
+            _ = try send([
+                "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+                "array:objpath:/org/freedesktop/secrets/collection/login",
+            ])
         }
 
         static func isLoginLocked() throws -> Bool {
-            let reply = try send(["--dest=org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login",
-                                  "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection", "string:Locked"])
+            let reply = try send([
+                "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login",
+                "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection", "string:Locked",
+            ])
             return reply.contains("boolean true")
         }
 
         static func isRunning() throws -> Bool {
-            try send(["--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
-                      "string:org.freedesktop.secrets"]).contains("boolean true")
+            try send([
+                "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
+                "string:org.freedesktop.secrets",
+            ]).contains("boolean true")
         }
 
         /// Starts a daemon that replaces the current one, unlocked with the test
@@ -236,11 +263,13 @@ struct SecretServiceDestructiveTests {
         static func restartUnlocked() throws {
             let environment = ProcessInfo.processInfo.environment
             guard let passwordFile = environment["LATCHKEY_TEST_KEYRING_PASSWORD_FILE"],
-                  let sandbox = environment["LATCHKEY_TEST_SANDBOX"] else {
+                let sandbox = environment["LATCHKEY_TEST_SANDBOX"]
+            else {
                 throw LatchkeyError(.io, "not inside .ci/with-keyring: LATCHKEY_TEST_KEYRING_PASSWORD_FILE is not set")
             }
-            let pid = try spawn(["gnome-keyring-daemon", "--replace", "--foreground", "--unlock", "--components=secrets"],
-                                input: passwordFile, log: sandbox + "/gnome-keyring-restarted.log")
+            let pid = try spawn(
+                ["gnome-keyring-daemon", "--replace", "--foreground", "--unlock", "--components=secrets"],
+                input: passwordFile, log: sandbox + "/gnome-keyring-restarted.log")
             let clock = ContinuousClock()
             let start = clock.now
             while clock.now - start < .seconds(10) {
@@ -272,7 +301,7 @@ struct SecretServiceDestructiveTests {
             let argv = arguments.map { strdup($0) } + [nil]
             var pid: pid_t = 0
             let result = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
-            argv.forEach { free($0) }
+            for pointer in argv { free(pointer) }
             posix_spawn_file_actions_destroy(&actions)
             posix_spawnattr_destroy(&attributes)
             guard result == 0 else { throw LatchkeyError(.io, "posix_spawnp \(arguments[0]) failed: \(result)") }

@@ -1,14 +1,16 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 @Suite("Secret Service envelope")
 struct SecretServiceEnvelopeTests {
     static let sample = SecretServiceEnvelope(
         account: "Zoë", name: "access",
-        item: StoredItem(value: SecretBytes(utf8: "tok"), created: Date(timeIntervalSinceReferenceDate: 1.5),
-                         expires: Date(timeIntervalSinceReferenceDate: 2.25)))
+        item: StoredItem(
+            value: SecretBytes(utf8: "tok"), created: Date(timeIntervalSinceReferenceDate: 1.5),
+            expires: Date(timeIntervalSinceReferenceDate: 2.25)))
 
     @Test("an envelope decodes to what was encoded, with and without an expiry")
     func roundTrip() throws {
@@ -16,14 +18,16 @@ struct SecretServiceEnvelopeTests {
         #expect(decoded.account == "Zoë")
         #expect(decoded.name == "access")
         #expect(decoded.item == Self.sample.item)
-        let forever = SecretServiceEnvelope(account: "", name: "n", item: StoredItem(value: SecretBytes(), created: Date()))
+        let forever = SecretServiceEnvelope(
+            account: "", name: "n", item: StoredItem(value: SecretBytes(), created: Date()))
         #expect(try SecretServiceEnvelope(decoding: forever.encoded()).item == forever.item)
     }
 
     @Test("the layout is the documented one")
     func layout() {
         let bytes = Self.sample.encoded().copyBytes()
-        let expected: [UInt8] = [1]
+        let expected: [UInt8] =
+            [1]
             + [0, 0, 0, 4] + Array("Zoë".utf8)
             + [0, 0, 0, 6] + Array("access".utf8)
             + [0, 0, 0, 3] + Array("tok".utf8)
@@ -53,8 +57,17 @@ struct SecretServiceEnvelopeTests {
         ("trailing byte", corrupted { $0.append(0) }),
         ("length past the end", corrupted { $0[1] = 0xff }),
         ("account not UTF-8", corrupted { $0[5] = 0xff }),
-        ("short time", corrupted { $0.removeLast(12); $0 += [0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0] }),
-        ("time not finite", corrupted { $0.replaceSubrange($0.count - 8..<$0.count, with: [0x7f, 0xf0, 0, 0, 0, 0, 0, 0]) }),
+        (
+            "short time",
+            corrupted {
+                $0.removeLast(12)
+                $0 += [0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0]
+            }
+        ),
+        (
+            "time not finite",
+            corrupted { $0.replaceSubrange($0.count - 8..<$0.count, with: [0x7f, 0xf0, 0, 0, 0, 0, 0, 0]) }
+        ),
     ]
 
     @Test("malformed envelopes are tampered", arguments: corruptions)

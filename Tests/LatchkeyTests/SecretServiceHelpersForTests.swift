@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 /// What the Secret Service tests share: fresh app namespaces, real processes,
@@ -12,15 +13,19 @@ enum SecretServiceTestSupport {
     }
 
     /// Runs `body` with a backend for a namespace of its own, then empties the namespace.
-    static func withBackend<Result>(_ purpose: String, deadline: Duration = .seconds(3),
-                                    _ body: (SecretServiceBackend) async throws -> Result) async throws -> Result {
+    static func withBackend<Result>(
+        _ purpose: String, deadline: Duration = .seconds(3),
+        _ body: (SecretServiceBackend) async throws -> Result
+    ) async throws -> Result {
         let backend = SecretServiceBackend(appID: try freshAppID(purpose), deadline: deadline)
         do {
             let result = try await body(backend)
             try await onOwnThread { try backend.deleteAll() }
             return result
         } catch {
-            do { try await onOwnThread { try backend.deleteAll() } } catch let cleanup { Issue.record("cleaning up failed: \(cleanup)") }
+            do { try await onOwnThread { try backend.deleteAll() } } catch let cleanup {
+                Issue.record("cleaning up failed: \(cleanup)")
+            }
             throw error
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 @Suite("Secret Service privacy")
@@ -11,9 +12,12 @@ struct SecretServicePrivacyTests {
 
     /// Writes items whose account, username and token are canaries.
     static func writeCanaries(_ backend: SecretServiceBackend) throws {
-        try backend.write(StoredItem(value: SecretBytes(utf8: token)), for: ItemKey(kind: .session, account: account, name: "access"))
+        try backend.write(
+            StoredItem(value: SecretBytes(utf8: token)), for: ItemKey(kind: .session, account: account, name: "access"))
         try backend.write(StoredItem(value: SecretBytes(utf8: username)), for: ItemKey(kind: .username, name: "last"))
-        try backend.write(StoredItem(value: SecretBytes(utf8: token)), for: ItemKey(kind: .session, account: username, name: "refresh"))
+        try backend.write(
+            StoredItem(value: SecretBytes(utf8: token)),
+            for: ItemKey(kind: .session, account: username, name: "refresh"))
     }
 
     static func leaks(_ text: String) -> [String] {
@@ -25,7 +29,8 @@ struct SecretServicePrivacyTests {
         try await SecretServiceTestSupport.withBackend("privacy") { backend in
             try Self.writeCanaries(backend)
             let items = try LibSecret.withConnection(deadline: .seconds(3)) { connection in
-                try connection.search(SecretServiceAttributes.schema, ["app": backend.appID.rawValue], loadSecrets: false)
+                try connection.search(
+                    SecretServiceAttributes.schema, ["app": backend.appID.rawValue], loadSecrets: false)
             }
             #expect(items.count == 4, "three items and the pseudonym key")
             for item in items {
@@ -53,7 +58,10 @@ struct SecretServicePrivacyTests {
             var inSecret = false
             var checked = 0
             for line in (search.text + "\n" + search.stderr).split(separator: "\n", omittingEmptySubsequences: false) {
-                if line.hasPrefix("secret = ") { inSecret = true; continue }
+                if line.hasPrefix("secret = ") {
+                    inSecret = true
+                    continue
+                }
                 if line.hasPrefix("created = ") { inSecret = false }
                 if line.hasPrefix("[") { inSecret = false }
                 guard !inSecret else { continue }

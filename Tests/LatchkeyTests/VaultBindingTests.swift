@@ -1,5 +1,6 @@
-import Testing
 import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
 
 /// A vault belongs to its app namespace (format version 2): one copied over
@@ -16,8 +17,9 @@ struct VaultBindingTests {
         return backend
     }
 
-    @Test("app A's vault copied over app B's, with its key file or under the same passphrase, is tampered",
-          arguments: [false, true])
+    @Test(
+        "app A's vault copied over app B's, with its key file or under the same passphrase, is tampered",
+        arguments: [false, true])
     func transplantRefused(passphrase: Bool) throws {
         let store = try freshDirectory() + "/store"
         let source: () -> KeySource = { passphrase ? fastPassphrase() : .keyFile }
@@ -41,7 +43,9 @@ struct VaultBindingTests {
         #expect(bytes[88] == UInt8(id.count))
         bytes.replaceSubrange(89..<(89 + id.count), with: id)
         let checksumStart = VaultHeader.length - VaultHeader.checksumLength
-        bytes.replaceSubrange(checksumStart..<VaultHeader.length, with: Sodium.hash(bytes[..<checksumStart], length: VaultHeader.checksumLength))
+        bytes.replaceSubrange(
+            checksumStart..<VaultHeader.length,
+            with: Sodium.hash(bytes[..<checksumStart], length: VaultHeader.checksumLength))
         try overwrite(b.vaultPath, with: bytes)
         try overwrite(b.keyFilePath, with: fileBytes(a.keyFilePath))
         let fresh = EncryptedFileBackend(appID: b.appID, directory: store, keySource: .keyFile)
@@ -57,8 +61,10 @@ struct VaultBindingTests {
         #expect(try PrivateFiles.createIfAbsent(backend.keyFilePath, with: master))
         let salt = Sodium.randomBytes(count: Sodium.pwhashSaltLength)
         let keys = VaultKeys(master: master, salt: salt)
-        let header = VaultHeader(version: 1, source: .keyFile, kdf: nil, salt: salt, generation: 4, keyCheck: keys.check)
-        let old = VaultFormat.seal([Self.access: StoredItem(value: SecretBytes(utf8: "from v1"))], header: header, keys: keys)
+        let header = VaultHeader(
+            version: 1, source: .keyFile, kdf: nil, salt: salt, generation: 4, keyCheck: keys.check)
+        let old = VaultFormat.seal(
+            [Self.access: StoredItem(value: SecretBytes(utf8: "from v1"))], header: header, keys: keys)
         try PrivateFiles.replace(backend.vaultPath, with: old)
 
         #expect(try backend.read(Self.access)?.value == SecretBytes(utf8: "from v1"))

@@ -1,10 +1,12 @@
 import Testing
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+
 @testable import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 @Suite("Vault entry table, decoded entry by entry")
 struct VaultEntriesTests {
@@ -14,13 +16,16 @@ struct VaultEntriesTests {
         let created = Date(timeIntervalSinceReferenceDate: 800_000_000)
         for number in 0..<50 {
             items[ItemKey(kind: .session, account: "user-\(number)", name: "git:https://host-\(number).example")] =
-                StoredItem(value: SecretBytes(utf8: "password-\(number)"), created: created.addingTimeInterval(Double(number)))
+                StoredItem(
+                    value: SecretBytes(utf8: "password-\(number)"), created: created.addingTimeInterval(Double(number)))
         }
         items[ItemKey(kind: .session, account: "", name: "git-index:https://host-1.example")] =
             StoredItem(value: SecretBytes(utf8: "{}"), created: created, expires: created.addingTimeInterval(60))
-        items[ItemKey(kind: .session, account: "José", name: "accès")] = StoredItem(value: SecretBytes(utf8: "é"), created: created)
+        items[ItemKey(kind: .session, account: "José", name: "accès")] = StoredItem(
+            value: SecretBytes(utf8: "é"), created: created)
         items[ItemKey(kind: .username, name: "last")] = StoredItem(value: SecretBytes(utf8: "alice"), created: created)
-        items[ItemKey(kind: .key, name: "pseudonyms")] = StoredItem(value: SecretBytes(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 7) }, created: created)
+        items[ItemKey(kind: .key, name: "pseudonyms")] = StoredItem(
+            value: SecretBytes(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 7) }, created: created)
         return items
     }()
 
@@ -32,9 +37,13 @@ struct VaultEntriesTests {
         }
         #expect(entries.all == Self.items)
         // The same account typed decomposed (e + U+0301) is the same item, as in every store.
-        #expect(entries.item(for: ItemKey(kind: .session, account: "Jose\u{301}", name: "acce\u{300}s"))?.value == SecretBytes(utf8: "é"))
-        #expect(entries.item(for: ItemKey(kind: .session, account: "user-1", name: "git:https://host-2.example")) == nil)
-        #expect(entries.item(for: ItemKey(kind: .username, account: "user-1", name: "git:https://host-1.example")) == nil)
+        #expect(
+            entries.item(for: ItemKey(kind: .session, account: "Jose\u{301}", name: "acce\u{300}s"))?.value
+                == SecretBytes(utf8: "é"))
+        #expect(
+            entries.item(for: ItemKey(kind: .session, account: "user-1", name: "git:https://host-2.example")) == nil)
+        #expect(
+            entries.item(for: ItemKey(kind: .username, account: "user-1", name: "git:https://host-1.example")) == nil)
         #expect(entries.item(for: ItemKey(kind: .session, account: "user-1", name: "git:https://host-1.exampl")) == nil)
     }
 
@@ -69,10 +78,12 @@ struct VaultEntriesTests {
             withUnsafeBytes(of: UInt32(entries.count).littleEndian) { count += $0 }
             return SecretBytes(count + body)
         }
-        let distinct = try VaultEntries(table: table([("session", "a", "x"), ("session", "b", "x"), ("username", "a", "x")]), path: "t")
+        let distinct = try VaultEntries(
+            table: table([("session", "a", "x"), ("session", "b", "x"), ("username", "a", "x")]), path: "t")
         #expect(distinct.keys(kind: nil).count == 3)
         #expect(throws: LatchkeyError(.tampered, "")) {
-            try VaultEntries(table: table([("session", "a", "x"), ("session", "b", "x"), ("session", "a", "x")]), path: "t")
+            try VaultEntries(
+                table: table([("session", "a", "x"), ("session", "b", "x"), ("session", "a", "x")]), path: "t")
         }
         #expect(throws: LatchkeyError(.tampered, "")) {
             try VaultEntries(table: table([("session", "Jos\u{E9}", "x"), ("session", "Jose\u{301}", "x")]), path: "t")

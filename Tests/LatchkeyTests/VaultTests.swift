@@ -1,17 +1,21 @@
-import Testing
-import LatchkeyTestSupport
+import Foundation
 import Glibc
-import Foundation
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import LatchkeyTestSupport
+import Testing
+
 @testable import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 @Suite("Vault")
 struct VaultTests {
-    @Test("opt-out: remember, opt out erases at once, remember is skipped, opt in, remember again", arguments: TestedStore.allCases)
+    @Test(
+        "opt-out: remember, opt out erases at once, remember is skipped, opt in, remember again",
+        arguments: TestedStore.allCases)
     func optOutSequence(store: TestedStore) async throws {
         let vault = try store.open()
         try await vault.rememberUsername("alice")
@@ -26,7 +30,8 @@ struct VaultTests {
         try await vault.rememberUsername("bob")
         #expect(try await vault.rememberedUsername() == "bob")
         let events = try vault.auditEntries().map(\.event)
-        #expect(events == [.usernameRemembered, .rememberDisabled, .usernameSkipped, .rememberEnabled, .usernameRemembered])
+        #expect(
+            events == [.usernameRemembered, .rememberDisabled, .usernameSkipped, .rememberEnabled, .usernameRemembered])
     }
 
     @Test("a policy that forbids remembering wins over the user's setting", arguments: TestedStore.allCases)
@@ -108,19 +113,27 @@ struct VaultTests {
         #expect(try offline.auditEntries().map(\.event) == [.backendFallback])
         let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
         #expect(online.backend.kind == .secretService)
-        #expect(try online.auditEntries().map(\.event).filter { $0 == .backendReturned || $0 == .backendFallback } == [.backendFallback, .backendReturned])
+        #expect(
+            try online.auditEntries().map(\.event).filter { $0 == .backendReturned || $0 == .backendFallback } == [
+                .backendFallback, .backendReturned,
+            ])
         _ = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
         _ = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
-        #expect(try online.auditEntries().filter { $0.event == .backendFallback }.count == 2, "a second fallback after the return is a change again")
+        #expect(
+            try online.auditEntries().filter { $0.event == .backendFallback }.count == 2,
+            "a second fallback after the return is a change again")
         #expect(try online.verifyAudit().allSatisfy { $0.verification.isIntact })
         try online.wipe()
         try SecretServiceBackend(appID: appID).deleteAll()
     }
 
-    @Test("a session saved with a 1 s life is gone after 2 s; the read deletes it and audits session.expired", arguments: TestedStore.allCases)
+    @Test(
+        "a session saved with a 1 s life is gone after 2 s; the read deletes it and audits session.expired",
+        arguments: TestedStore.allCases)
     func expiry(store: TestedStore) async throws {
         let vault = try store.open()
-        try await vault.saveSession(SecretBytes(utf8: "short"), name: "access", account: "alice", expires: Date().addingTimeInterval(1))
+        try await vault.saveSession(
+            SecretBytes(utf8: "short"), name: "access", account: "alice", expires: Date().addingTimeInterval(1))
         #expect(try vault.storedKeys([.session]).count == 1)
         try await Task.sleep(for: .seconds(2))
         #expect(try await vault.session(named: "access", account: "alice") == nil)
@@ -132,14 +145,16 @@ struct VaultTests {
     func maxAge(store: TestedStore) throws {
         let vault = try store.open()
         let before = Date()
-        let expiry = try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "a", expires: before.addingTimeInterval(90 * 86_400))
+        let expiry = try vault.saveSession(
+            SecretBytes(utf8: "t"), name: "access", account: "a", expires: before.addingTimeInterval(90 * 86_400))
         #expect(abs(expiry.timeIntervalSince(before) - Policy.default.sessionMaxAge) < 5)
         let stored = try #require(try vault.session(named: "access", account: "a"))
         #expect(stored.expires.map { abs($0.timeIntervalSince(expiry)) < 0.01 } == true)
         #expect(try vault.sessions().map(\.name) == ["access"])
     }
 
-    @Test("wipe erases sessions and the username, keeps the opt-out, and is idempotent", arguments: TestedStore.allCases)
+    @Test(
+        "wipe erases sessions and the username, keeps the opt-out, and is idempotent", arguments: TestedStore.allCases)
     func wipe(store: TestedStore) throws {
         let vault = try store.open()
         try vault.rememberUsername("alice")
@@ -184,7 +199,9 @@ struct VaultTests {
         #expect(online.openReport.migration?.destroyedFileVault == true)
         #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
         #expect(try online.rememberedUsername() == "alice")
-        for i in 0..<5 { #expect(try online.session(named: "t\(i)", account: "alice")?.value == SecretBytes(utf8: "token-\(i)")) }
+        for i in 0..<5 {
+            #expect(try online.session(named: "t\(i)", account: "alice")?.value == SecretBytes(utf8: "token-\(i)"))
+        }
         let migrate = try #require(try online.auditEntries().first { $0.event == .migrate })
         #expect(migrate.detail?.contains("moved 6 items") == true, "\(migrate.detail ?? "")")
         #expect(try online.verifyAudit().allSatisfy { $0.verification.isIntact })
@@ -202,7 +219,9 @@ struct VaultMigrationCrashTests {
         let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
         try offline.rememberUsername("alice")
         let tokens = (0..<5).map { "token-\($0)-\(UInt32.random(in: 0...UInt32.max))" }
-        for (i, token) in tokens.enumerated() { try offline.saveSession(SecretBytes(utf8: token), name: "t\(i)", account: "alice") }
+        for (i, token) in tokens.enumerated() {
+            try offline.saveSession(SecretBytes(utf8: token), name: "t\(i)", account: "alice")
+        }
         let file = try #require(offline.fileVault)
         let service = SecretServiceBackend(appID: appID)
 
@@ -227,7 +246,9 @@ struct VaultMigrationCrashTests {
             helper.waitUntilExit()
             #expect(helper.terminationReason == .uncaughtSignal && helper.terminationStatus == SIGKILL, "step \(step)")
             try nothingLost()
-            #expect(try POSIX.status(of: file.vaultPath) != nil || step == 7, "the file vault went before every item was verified")
+            #expect(
+                try POSIX.status(of: file.vaultPath) != nil || step == 7,
+                "the file vault went before every item was verified")
         }
         let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
         #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
@@ -245,12 +266,18 @@ struct VaultFailureAuditTests {
         let directory = try freshDirectory() + "/store"
         var policy = Policy.default
         policy.fileKeySource = .passphrase
-        policy.kdf = Policy.KDFBounds(targetUnlockTime: 0.05, minimumMemoryKiB: 8_192, maximumMemoryKiB: 65_536, maximumOpsLimit: 4) // fast: the test is about auditing
-        let right = try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
+        // fast: the test is about auditing
+        policy.kdf = Policy.KDFBounds(
+            targetUnlockTime: 0.05, minimumMemoryKiB: 8_192, maximumMemoryKiB: 65_536, maximumOpsLimit: 4)
+        let right = try Vault.open(
+            appID: appID, policy: policy, storeDirectory: directory, backend: .file,
+            passphrase: SecretBytes(utf8: "right"))
         try right.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
         let vaultPath = try #require(right.fileVault?.vaultPath)
 
-        let wrong = try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "wrong"))
+        let wrong = try Vault.open(
+            appID: appID, policy: policy, storeDirectory: directory, backend: .file,
+            passphrase: SecretBytes(utf8: "wrong"))
         let refused = #expect(throws: LatchkeyError.self) { try wrong.session(named: "access", account: "alice") }
         #expect(refused?.code == .wrongKey)
         let unlock = try #require(try wrong.auditEntries().last)
@@ -259,7 +286,9 @@ struct VaultFailureAuditTests {
         var bytes = try fileBytes(vaultPath)
         bytes[bytes.count - 1] ^= 1
         try overwrite(vaultPath, with: bytes)
-        let reopened = try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "right"))
+        let reopened = try Vault.open(
+            appID: appID, policy: policy, storeDirectory: directory, backend: .file,
+            passphrase: SecretBytes(utf8: "right"))
         let tampered = #expect(throws: LatchkeyError.self) { try reopened.session(named: "access", account: "alice") }
         #expect(tampered?.code == .tampered)
         let tamper = try #require(try wrong.auditEntries().last)
@@ -282,21 +311,27 @@ struct VaultKDFBoundsTests {
         let appID = try SecretServiceTestSupport.freshAppID("kdfbounds")
         let directory = try freshDirectory() + "/store"
         let heavy = try KDFParameters(opsLimit: 1, memoryLimit: 64 << 10)
-        try EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(SecretBytes(utf8: "p"), newVault: .fixed(heavy)))
-            .write(StoredItem(value: SecretBytes(utf8: "t")), for: ItemKey(kind: .session, account: "a", name: "access"))
+        try EncryptedFileBackend(
+            appID: appID, directory: directory, keySource: .passphrase(SecretBytes(utf8: "p"), newVault: .fixed(heavy))
+        )
+        .write(StoredItem(value: SecretBytes(utf8: "t")), for: ItemKey(kind: .session, account: "a", name: "access"))
         var policy = Policy.default
         policy.fileKeySource = .passphrase
-        policy.kdf = Policy.KDFBounds(targetUnlockTime: 0.1, minimumMemoryKiB: 8, maximumMemoryKiB: 32, maximumOpsLimit: 4)
+        policy.kdf = Policy.KDFBounds(
+            targetUnlockTime: 0.1, minimumMemoryKiB: 8, maximumMemoryKiB: 32, maximumOpsLimit: 4)
         let error = #expect(throws: LatchkeyError.self) {
-            try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: SecretBytes(utf8: "p"))
+            try Vault.open(
+                appID: appID, policy: policy, storeDirectory: directory, backend: .file,
+                passphrase: SecretBytes(utf8: "p"))
         }
         #expect(error?.code == .invalidInput && error?.message.contains("file.kdf.maximumMemoryKiB") == true)
     }
 
     @Test("calibration never chooses more passes than the policy's reader accepts, and uses more memory instead")
     func calibrationRespectsPasses() throws {
-        let parameters = try KDFParameters.calibrated(target: .milliseconds(150), memoryLimit: 1 << 20, minimumMemory: 1 << 20,
-                                                      maximumPasses: 2, maximumMemory: 256 << 20)
+        let parameters = try KDFParameters.calibrated(
+            target: .milliseconds(150), memoryLimit: 1 << 20, minimumMemory: 1 << 20,
+            maximumPasses: 2, maximumMemory: 256 << 20)
         #expect(parameters.opsLimit <= 2)
         #expect(parameters.memoryLimit > 1 << 20 && parameters.memoryLimit <= 256 << 20, "\(parameters)")
     }
@@ -314,7 +349,9 @@ struct VaultAuditFailureTests {
             let trail = try #require(vault.auditEntries().isEmpty ? nil : vault.verifyAudit().first?.path)
             #expect(chmod(trail, 0o644) == 0)
             if mode == .fail {
-                let error = #expect(throws: LatchkeyError.self) { try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "a") }
+                let error = #expect(throws: LatchkeyError.self) {
+                    try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "a")
+                }
                 #expect(error?.code == .insecurePermissions && error?.message.contains(trail) == true)
                 #expect(error?.message.contains("nothing was changed") == true)
                 #expect(vault.auditWarnings.isEmpty)
@@ -327,7 +364,9 @@ struct VaultAuditFailureTests {
         }
     }
 
-    @Test("under 'fail', a change whose entry cannot be written is undone and the error keeps its cause; under 'warn' it stands")
+    @Test(
+        "under 'fail', a change whose entry cannot be written is undone and the error keeps its cause; under 'warn' it stands"
+    )
     func failedAppendUndoes() throws {
         for mode in [Policy.AuditFailureMode.fail, .warn] {
             var policy = Policy.default
@@ -340,7 +379,9 @@ struct VaultAuditFailureTests {
             let diskFull: @Sendable () throws -> Void = { throw LatchkeyError(.io, "no space left on device") }
             try AuditTrail.$appendFailure.withValue(diskFull) {
                 if mode == .fail {
-                    let saved = #expect(throws: LatchkeyError.self) { try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "alice") }
+                    let saved = #expect(throws: LatchkeyError.self) {
+                        try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "alice")
+                    }
                     #expect(saved?.code == .io && saved?.message.contains("the change was undone") == true)
                     let logout = #expect(throws: LatchkeyError.self) { try vault.logout(account: "alice") }
                     #expect(logout?.code == .io)

@@ -13,8 +13,10 @@ public func encodings(of canary: String) -> [String] {
         let c = Character(Unicode.Scalar(byte))
         return c.isLetter || c.isNumber ? String(c) : String(format: "%%%02X", byte)
     }.joined()
-    return [canary, unpadded, unpadded.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_"),
-            hex, hex.uppercased(), percent, bytes.map { String(format: "%%%02X", $0) }.joined()]
+    return [
+        canary, unpadded, unpadded.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_"),
+        hex, hex.uppercased(), percent, bytes.map { String(format: "%%%02X", $0) }.joined(),
+    ]
 }
 
 /// The canaries, in any encoding, that occur in `haystack`.
@@ -24,7 +26,8 @@ public func encodings(of canary: String) -> [String] {
 /// - Returns: Each leak found, as "canary as encoding".
 public func leaks(of canaries: [String], in haystack: [UInt8]) -> [String] {
     let text = String(decoding: haystack, as: UTF8.self)
-    return canaries.flatMap { canary in encodings(of: canary).filter { text.contains($0) }.map { "\(canary) as \($0)" } }
+    return canaries.flatMap { canary in encodings(of: canary).filter { text.contains($0) }.map { "\(canary) as \($0)" }
+    }
 }
 
 /// Every file below `directory` (names and contents), as one byte string.

@@ -47,7 +47,9 @@ public final class Child {
     ///   - arguments: Its arguments.
     ///   - environment: Changes to this process's environment: a nil value removes the variable.
     ///   - directory: Its working directory; this process's when nil.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String?] = [:], directory: String? = nil) throws {
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String?] = [:], directory: String? = nil
+    ) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
@@ -74,7 +76,8 @@ public final class Child {
         let collected = DataCollector(errors.fileHandleForReading)
         let out = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: out, stderr: String(decoding: collected.wait(), as: UTF8.self))
+        return Run(
+            status: process.terminationStatus, stdout: out, stderr: String(decoding: collected.wait(), as: UTF8.self))
     }
 }
 
@@ -105,13 +108,17 @@ private final class DataCollector: @unchecked Sendable {
 ///   - environment: Changes to this process's environment: a nil value removes the variable.
 /// - Returns: The status and output.
 @discardableResult
-public func runProgram(_ executable: String, _ arguments: [String], input: String = "", environment: [String: String?] = [:]) throws -> Run {
+public func runProgram(
+    _ executable: String, _ arguments: [String], input: String = "", environment: [String: String?] = [:]
+) throws -> Run {
     let (path, leading) = executable.contains("/") ? (executable, []) : ("/usr/bin/env", [executable])
     return try Child(path, leading + arguments, environment: environment).finish(writing: Data(input.utf8))
 }
 
 /// Runs `latchkey` (or `executable`, such as a `git-credential-latchkey` link to it) to the end.
 @discardableResult
-public func latchkey(_ arguments: [String], input: String = "", environment: [String: String?] = [:], executable: String? = nil) throws -> Run {
+public func latchkey(
+    _ arguments: [String], input: String = "", environment: [String: String?] = [:], executable: String? = nil
+) throws -> Run {
     try runProgram(executable ?? latchkeyPath(), arguments, input: input, environment: environment)
 }

@@ -9,7 +9,8 @@ public func freshDirectory(_ label: String = #function) throws -> String {
     let base = ProcessInfo.processInfo.environment["LATCHKEY_TEST_SANDBOX"] ?? NSTemporaryDirectory()
     let name = label.filter { $0.isLetter || $0.isNumber }.prefix(40) + "-" + UUID().uuidString.prefix(8)
     let path = (base as NSString).appendingPathComponent(String(name))
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    try FileManager.default.createDirectory(
+        atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     return path
 }
 
@@ -30,7 +31,9 @@ public struct TestSupportError: Error, CustomStringConvertible {
 public func builtProductPath(_ name: String) throws -> String {
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
     // `swift test` runs `<bin>/LatchkeyPackageTests.xctest`; step out of a bundle directory if there is one.
-    while directory.pathExtension == "xctest" || directory.lastPathComponent == "MacOS" { directory.deleteLastPathComponent() }
+    while directory.pathExtension == "xctest" || directory.lastPathComponent == "MacOS" {
+        directory.deleteLastPathComponent()
+    }
     let path = directory.appendingPathComponent(name).path
     guard FileManager.default.isExecutableFile(atPath: path) else {
         throw TestSupportError("\(path) is missing; build it with `swift build --build-tests` (make test does)")

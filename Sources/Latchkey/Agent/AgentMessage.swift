@@ -109,14 +109,21 @@ package struct AgentMessage: Sendable {
     /// Adds a big-endian `Int32` field.
     package mutating func append(_ tag: Tag, _ number: Int32) {
         let value = UInt32(bitPattern: number)
-        fields.append((tag, SecretBytes([UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)])))
+        fields.append(
+            (
+                tag,
+                SecretBytes([
+                    UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff),
+                ])
+            ))
     }
 
     /// The first field tagged `tag` as a big-endian `Int32`; nil when missing or not 4 bytes.
     package func integer(_ tag: Tag) -> Int32? {
         guard let value = value(tag), value.count == 4 else { return nil }
         return value.withUnsafeBytes { bytes in
-            Int32(bitPattern: UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3]))
+            Int32(
+                bitPattern: UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3]))
         }
     }
 
@@ -125,11 +132,17 @@ package struct AgentMessage: Sendable {
     package func encoded() throws -> SecretBytes {
         let bodyLength = fields.reduce(0) { $0 + 5 + $1.value.count }
         guard bodyLength <= Self.maximumBodyLength, fields.count <= Self.maximumFieldCount else {
-            throw LatchkeyError(.invalidInput, "the message for the agent is larger than the protocol allows (\(Self.maximumBodyLength) bytes, \(Self.maximumFieldCount) fields)")
+            throw LatchkeyError(
+                .invalidInput,
+                "the message for the agent is larger than the protocol allows (\(Self.maximumBodyLength) bytes, \(Self.maximumFieldCount) fields)"
+            )
         }
         return SecretBytes(count: Self.headerLength + bodyLength) { out in
             var offset = 0
-            func put(_ byte: UInt8) { out[offset] = byte; offset += 1 }
+            func put(_ byte: UInt8) {
+                out[offset] = byte
+                offset += 1
+            }
             func put32(_ value: Int) { for shift in [24, 16, 8, 0] { put(UInt8(truncatingIfNeeded: value >> shift)) } }
             Self.magic.forEach(put)
             put(Self.protocolVersion)
@@ -167,7 +180,9 @@ package struct AgentMessage: Sendable {
         }
         let length = bytes[6..<10].reduce(0) { $0 << 8 | Int($1) }
         guard length <= maximumBodyLength else {
-            throw LatchkeyError(.invalidInput, "an agent message of \(length) bytes is larger than the protocol allows (\(maximumBodyLength))")
+            throw LatchkeyError(
+                .invalidInput,
+                "an agent message of \(length) bytes is larger than the protocol allows (\(maximumBodyLength))")
         }
         return Header(version: bytes[4], kind: bytes[5], bodyLength: length)
     }
@@ -180,7 +195,9 @@ package struct AgentMessage: Sendable {
             throw LatchkeyError(.invalidInput, "an agent message of unknown kind \(header.kind)")
         }
         guard body.count == header.bodyLength else {
-            throw LatchkeyError(.invalidInput, "an agent message's body is \(body.count) bytes, not the \(header.bodyLength) its header says")
+            throw LatchkeyError(
+                .invalidInput,
+                "an agent message's body is \(body.count) bytes, not the \(header.bodyLength) its header says")
         }
         var fields: [(tag: Tag, value: SecretBytes)] = []
         try body.withUnsafeBytes { bytes in
@@ -211,13 +228,18 @@ package struct AgentMessage: Sendable {
     /// - Throws: `.invalidInput` as ``header(_:)`` and ``decode(_:body:)``, and
     ///   for another protocol version or trailing bytes.
     package static func parse(_ bytes: [UInt8]) throws -> AgentMessage {
-        guard bytes.count >= headerLength else { throw LatchkeyError(.invalidInput, "an agent message ends inside its header") }
+        guard bytes.count >= headerLength else {
+            throw LatchkeyError(.invalidInput, "an agent message ends inside its header")
+        }
         let header = try header(bytes[..<headerLength])
         guard header.version == protocolVersion else {
             throw LatchkeyError(.invalidInput, "agent protocol version \(header.version) is not \(protocolVersion)")
         }
         guard bytes.count - headerLength == header.bodyLength else {
-            throw LatchkeyError(.invalidInput, "an agent message's body is \(bytes.count - headerLength) bytes, not the \(header.bodyLength) its header says")
+            throw LatchkeyError(
+                .invalidInput,
+                "an agent message's body is \(bytes.count - headerLength) bytes, not the \(header.bodyLength) its header says"
+            )
         }
         return try decode(header, body: SecretBytes(bytes[headerLength...]))
     }
@@ -235,7 +257,9 @@ extension POSIX.LocalSocket {
     ///   The message is nil for another protocol version (its body is read and dropped).
     /// - Throws: `.timedOut` when it does not come whole in time; `.invalidInput`
     ///   for a message that breaks the protocol's rules; `.io`.
-    package func receiveMessage(before deadline: ContinuousClock.Instant) throws -> (header: AgentMessage.Header, message: AgentMessage?)? {
+    package func receiveMessage(before deadline: ContinuousClock.Instant) throws -> (
+        header: AgentMessage.Header, message: AgentMessage?
+    )? {
         var headerBytes = [UInt8](repeating: 0, count: AgentMessage.headerLength)
         guard try headerBytes.withUnsafeMutableBytes({ try receive(into: $0, before: deadline) }) else { return nil }
         let header = try AgentMessage.header(headerBytes)
@@ -243,7 +267,9 @@ extension POSIX.LocalSocket {
         let body = try SecretBytes(count: header.bodyLength) { buffer in
             if buffer.count > 0 { received = try receive(into: buffer, before: deadline) }
         }
-        guard received else { throw LatchkeyError(.invalidInput, "\(path): the peer closed the connection in the middle of a message") }
+        guard received else {
+            throw LatchkeyError(.invalidInput, "\(path): the peer closed the connection in the middle of a message")
+        }
         guard header.version == AgentMessage.protocolVersion else { return (header, nil) }
         return (header, try AgentMessage.decode(header, body: body))
     }

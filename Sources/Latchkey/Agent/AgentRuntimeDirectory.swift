@@ -11,7 +11,9 @@ package struct AgentRuntimeDirectory: Sendable {
     /// - Throws: `.unavailable` when `runtimeDirectory` is missing, relative or not a directory.
     package init(runtimeDirectory: String?) throws {
         guard let runtime = runtimeDirectory, runtime.hasPrefix("/") else {
-            throw LatchkeyError(.unavailable, "XDG_RUNTIME_DIR is not set to an absolute path, so there is no place for the agent's socket")
+            throw LatchkeyError(
+                .unavailable,
+                "XDG_RUNTIME_DIR is not set to an absolute path, so there is no place for the agent's socket")
         }
         guard let status = try POSIX.status(of: runtime), status.isDirectory else {
             throw LatchkeyError(.unavailable, "XDG_RUNTIME_DIR (\(runtime)) is not a directory")
@@ -32,8 +34,12 @@ package struct AgentRuntimeDirectory: Sendable {
     package func prepare() throws {
         try PrivateFiles.prepareDirectory(path)
         if let status = try POSIX.status(of: socketPath) {
-            guard status.typeName == "socket", status.owner == POSIX.effectiveUserID, status.permissions & 0o077 == 0 else {
-                throw LatchkeyError(.insecurePermissions, "\(socketPath) must be a socket of this user with mode 0600 (it is a \(status.typeName) of user \(status.owner), mode 0\(String(status.permissions, radix: 8)))")
+            guard status.typeName == "socket", status.owner == POSIX.effectiveUserID, status.permissions & 0o077 == 0
+            else {
+                throw LatchkeyError(
+                    .insecurePermissions,
+                    "\(socketPath) must be a socket of this user with mode 0600 (it is a \(status.typeName) of user \(status.owner), mode 0\(String(status.permissions, radix: 8)))"
+                )
             }
         }
     }

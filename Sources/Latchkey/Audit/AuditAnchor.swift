@@ -20,7 +20,8 @@ struct AuditAnchor: Equatable, Sendable {
     init(decodingLegacy value: SecretBytes) throws {
         let parts = (value.utf8String() ?? "").split(separator: " ")
         guard parts.count == 3, parts[0] == "v1", let sequence = UInt64(parts[1]),
-              let mac = Hex.decode(String(parts[2])), mac.count == AuditEntry.macLength else {
+            let mac = Hex.decode(String(parts[2])), mac.count == AuditEntry.macLength
+        else {
             throw LatchkeyError(.tampered, "the audit anchor kept in the backend is malformed")
         }
         self.init(sequence: sequence, mac: mac)

@@ -34,27 +34,46 @@ struct AuditChain {
             let isCheckpoint = entry.event == .checkpoint || entry.continuesFrom != nil
             if index == 0 && isCheckpoint {
                 guard entry.event == .checkpoint, let from = entry.continuesFrom.flatMap(Hex.decode) else {
-                    return (.broken(sequence: entry.sequence, reason: "\(source): a checkpoint needs both its event and continuesFrom"), lines)
+                    return (
+                        .broken(
+                            sequence: entry.sequence,
+                            reason: "\(source): a checkpoint needs both its event and continuesFrom"), lines
+                    )
                 }
                 previous = from
                 expected = entry.sequence
             } else if isCheckpoint {
-                return (.broken(sequence: expected, reason: "\(source): a checkpoint may only be the first line"), lines)
+                return (
+                    .broken(sequence: expected, reason: "\(source): a checkpoint may only be the first line"), lines
+                )
             } else if entry.sequence != expected {
-                let reason = index == 0
+                let reason =
+                    index == 0
                     ? "\(source): the trail starts at seq \(entry.sequence) without a checkpoint: earlier entries were removed"
                     : "\(source): seq \(entry.sequence) where \(expected) was expected: entries were removed, inserted or reordered"
                 return (.broken(sequence: expected, reason: reason), lines)
             }
             guard Hex.encode(entry.computeMAC(previous: previous, key: key, appID: appID)) == entry.mac else {
-                return (.broken(sequence: entry.sequence, reason: "\(source): the MAC does not match: this entry was altered or forged, or the one before it was removed or replaced"), lines)
+                return (
+                    .broken(
+                        sequence: entry.sequence,
+                        reason:
+                            "\(source): the MAC does not match: this entry was altered or forged, or the one before it was removed or replaced"
+                    ), lines
+                )
             }
             lines.append(Line(entry: entry, bytes: piece))
             previous = entry.chainValue
             expected = entry.sequence + 1
         }
         if incomplete {
-            return (.broken(sequence: expected, reason: "\(path) line \(pieces.count + 1): incomplete (no newline): a write was cut short or the file was altered"), lines)
+            return (
+                .broken(
+                    sequence: expected,
+                    reason:
+                        "\(path) line \(pieces.count + 1): incomplete (no newline): a write was cut short or the file was altered"
+                ), lines
+            )
         }
         return (checkAnchor(anchor, lines: lines), lines)
     }
@@ -62,30 +81,47 @@ struct AuditChain {
     private func checkAnchor(_ anchor: AuditAnchor?, lines: [Line]) -> AuditVerification {
         guard let last = lines.last?.entry, let first = lines.first?.entry else {
             if let anchor, anchor.sequence > 0 {
-                return .broken(sequence: 1, reason: "\(path) is empty or missing, but the anchor records seq \(anchor.sequence)")
+                return .broken(
+                    sequence: 1, reason: "\(path) is empty or missing, but the anchor records seq \(anchor.sequence)")
             }
             return .intact(entryCount: 0, lastSequence: 0)
         }
         guard let anchor else {
-            return .broken(sequence: last.sequence, reason: "the anchor is missing or invalid, so the end of \(path) cannot be vouched for")
+            return .broken(
+                sequence: last.sequence,
+                reason: "the anchor is missing or invalid, so the end of \(path) cannot be vouched for")
         }
         if anchor.sequence > last.sequence {
-            return .broken(sequence: last.sequence + 1, reason: "\(path) ends at seq \(last.sequence) but the anchor records seq \(anchor.sequence): the last \(anchor.sequence - last.sequence) entries were cut")
+            return .broken(
+                sequence: last.sequence + 1,
+                reason:
+                    "\(path) ends at seq \(last.sequence) but the anchor records seq \(anchor.sequence): the last \(anchor.sequence - last.sequence) entries were cut"
+            )
         }
         let anchored: [UInt8]
         if anchor.sequence == 0 && first.sequence == 1 && first.event != .checkpoint {
             anchored = AuditEntry.genesisMAC
-        } else if let line = lines.first(where: { $0.entry.sequence == anchor.sequence && $0.entry.event != .checkpoint }) {
+        } else if let line = lines.first(where: {
+            $0.entry.sequence == anchor.sequence && $0.entry.event != .checkpoint
+        }) {
             anchored = Hex.decode(line.entry.mac) ?? []
         } else {
-            return .broken(sequence: first.sequence, reason: "the anchor (seq \(anchor.sequence)) is older than the first entry of \(path)")
+            return .broken(
+                sequence: first.sequence,
+                reason: "the anchor (seq \(anchor.sequence)) is older than the first entry of \(path)")
         }
         guard anchored == anchor.mac else {
-            return .broken(sequence: anchor.sequence, reason: "entry \(anchor.sequence) does not match the anchor: the trail from there on was replaced")
+            return .broken(
+                sequence: anchor.sequence,
+                reason: "entry \(anchor.sequence) does not match the anchor: the trail from there on was replaced")
         }
         // A crash between an append and its anchor write leaves one entry past the anchor, never more.
         guard last.sequence <= anchor.sequence + 1 else {
-            return .broken(sequence: anchor.sequence + 2, reason: "\(path) goes on to seq \(last.sequence) but the anchor records seq \(anchor.sequence): the anchor was put back to an older copy")
+            return .broken(
+                sequence: anchor.sequence + 2,
+                reason:
+                    "\(path) goes on to seq \(last.sequence) but the anchor records seq \(anchor.sequence): the anchor was put back to an older copy"
+            )
         }
         return .intact(entryCount: lines.count, lastSequence: last.sequence)
     }

@@ -3,13 +3,17 @@
 
 extension AuditEntry {
     /// The keys of a line, in the order they are written.
-    static let lineKeys = ["seq", "time", "event", "outcome", "error", "backend", "account", "detail", "continuesFrom", "mac"]
+    static let lineKeys = [
+        "seq", "time", "event", "outcome", "error", "backend", "account", "detail", "continuesFrom", "mac",
+    ]
 
     /// The entry as one JSON line (without the newline): keys in ``lineKeys``
     /// order, absent optional keys left out, no spaces.
     var jsonLine: String {
-        var fields = ["\"seq\":\(sequence)", "\"time\":" + JSONText.quoted(timeText),
-                      "\"event\":" + JSONText.quoted(event.rawValue), "\"outcome\":" + JSONText.quoted(outcome.name)]
+        var fields = [
+            "\"seq\":\(sequence)", "\"time\":" + JSONText.quoted(timeText),
+            "\"event\":" + JSONText.quoted(event.rawValue), "\"outcome\":" + JSONText.quoted(outcome.name),
+        ]
         if let code = outcome.errorCode { fields.append("\"error\":" + JSONText.quoted(code.rawValue)) }
         fields.append("\"backend\":" + JSONText.quoted(backend.rawValue))
         if let account { fields.append("\"account\":" + JSONText.quoted(account)) }
@@ -27,18 +31,23 @@ extension AuditEntry {
     /// - Throws: `.tampered` naming `source` and what is wrong.
     init(line: some Collection<UInt8>, source: String) throws {
         do {
-            let reader = try JSONObjectReader(JSONValue.parse(line, source: source), path: "", source: source, allowedKeys: AuditEntry.lineKeys)
+            let reader = try JSONObjectReader(
+                JSONValue.parse(line, source: source), path: "", source: source, allowedKeys: AuditEntry.lineKeys)
             guard case .integer(let sequence) = try reader.required("seq"), sequence >= 0 else {
                 throw reader.error("seq", "must be a non-negative integer")
             }
-            guard case .string(let timeText) = try reader.required("time"), let milliseconds = UTCTimestamp.parse(timeText) else {
+            guard case .string(let timeText) = try reader.required("time"),
+                let milliseconds = UTCTimestamp.parse(timeText)
+            else {
                 throw reader.error("time", "must be a UTC time such as 2025-06-01T12:34:56.789Z")
             }
-            guard case .string(let event) = try reader.required("event"), AuditEvent(rawValue: event).isWellFormed else {
+            guard case .string(let event) = try reader.required("event"), AuditEvent(rawValue: event).isWellFormed
+            else {
                 throw reader.error("event", "must be an event name such as session.saved")
             }
             guard case .string(let outcomeName) = try reader.required("outcome"),
-                  let outcome = AuditOutcome(name: outcomeName, errorCode: try reader.string("error")) else {
+                let outcome = AuditOutcome(name: outcomeName, errorCode: try reader.string("error"))
+            else {
                 throw reader.error("outcome", "must be ok, skipped, denied, or failed with an error code")
             }
             guard case .string(let backend) = try reader.required("backend"), !backend.isEmpty else {
@@ -52,12 +61,14 @@ extension AuditEntry {
             guard continuesFrom.map({ Hex.decode($0)?.count == AuditEntry.macLength }) ?? true else {
                 throw reader.error("continuesFrom", "must be a MAC of \(AuditEntry.macLength * 2) hex digits")
             }
-            guard case .string(let mac) = try reader.required("mac"), Hex.decode(mac)?.count == AuditEntry.macLength else {
+            guard case .string(let mac) = try reader.required("mac"), Hex.decode(mac)?.count == AuditEntry.macLength
+            else {
                 throw reader.error("mac", "must be a MAC of \(AuditEntry.macLength * 2) hex digits")
             }
-            self.init(sequence: UInt64(sequence), milliseconds: milliseconds, event: AuditEvent(rawValue: event),
-                      outcome: outcome, backend: BackendKind(rawValue: backend), account: account,
-                      detail: try reader.string("detail"), continuesFrom: continuesFrom, mac: mac)
+            self.init(
+                sequence: UInt64(sequence), milliseconds: milliseconds, event: AuditEvent(rawValue: event),
+                outcome: outcome, backend: BackendKind(rawValue: backend), account: account,
+                detail: try reader.string("detail"), continuesFrom: continuesFrom, mac: mac)
         } catch let error as LatchkeyError {
             throw LatchkeyError(.tampered, error.message)
         }
@@ -81,9 +92,13 @@ extension AuditEntry {
         }
         guard take("{\"seq\":") else { return nil }
         let digits = rest.prefix { (48...57).contains($0) }
-        guard (1...20).contains(digits.count), let sequence = UInt64(String(decoding: digits, as: UTF8.self)) else { return nil }
+        guard (1...20).contains(digits.count), let sequence = UInt64(String(decoding: digits, as: UTF8.self)) else {
+            return nil
+        }
         rest = rest.dropFirst(digits.count)
-        guard take(",\"time\":\""), let milliseconds = UTCTimestamp.parse(String(decoding: rest.prefix(24), as: UTF8.self)) else { return nil }
+        guard take(",\"time\":\""),
+            let milliseconds = UTCTimestamp.parse(String(decoding: rest.prefix(24), as: UTF8.self))
+        else { return nil }
         rest = rest.dropFirst(24)
         guard take("\",\"event\":\"") else { return nil }
         return (sequence, milliseconds, take(AuditEvent.checkpoint.rawValue + "\""))
@@ -96,7 +111,9 @@ extension AuditEntry {
     static func trailingMAC(of line: some Collection<UInt8>) -> [UInt8]? {
         let field = Array(",\"mac\":\"".utf8)
         let end = line.suffix(field.count + macLength * 2 + 2)
-        guard end.count == field.count + macLength * 2 + 2, end.starts(with: field), end.suffix(2).elementsEqual("\"}".utf8) else { return nil }
+        guard end.count == field.count + macLength * 2 + 2, end.starts(with: field),
+            end.suffix(2).elementsEqual("\"}".utf8)
+        else { return nil }
         return Hex.decode(String(decoding: end.dropFirst(field.count).dropLast(2), as: UTF8.self))
     }
 
@@ -117,7 +134,9 @@ extension AuditEntry {
             }
             let bytes = Array(field.utf8)
             let length = UInt32(bytes.count)
-            out += [1, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+            out += [
+                1, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF),
+            ]
             out += bytes
         }
         return out

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// One line of the audit trail. It holds no secret: the account appears only
@@ -39,8 +39,10 @@ public struct AuditEntry: Sendable, Equatable {
     /// The most UTF-8 bytes a detail may have.
     static let maximumDetailLength = 512
 
-    init(sequence: UInt64, milliseconds: Int64, event: AuditEvent, outcome: AuditOutcome, backend: BackendKind,
-         account: String?, detail: String?, continuesFrom: String?, mac: String) {
+    init(
+        sequence: UInt64, milliseconds: Int64, event: AuditEvent, outcome: AuditOutcome, backend: BackendKind,
+        account: String?, detail: String?, continuesFrom: String?, mac: String
+    ) {
         self.sequence = sequence
         self.milliseconds = milliseconds
         self.event = event
@@ -54,8 +56,9 @@ public struct AuditEntry: Sendable, Equatable {
 
     /// This entry with `mac` as its MAC.
     func withMAC(_ mac: [UInt8]) -> AuditEntry {
-        AuditEntry(sequence: sequence, milliseconds: milliseconds, event: event, outcome: outcome, backend: backend,
-                   account: account, detail: detail, continuesFrom: continuesFrom, mac: Hex.encode(mac))
+        AuditEntry(
+            sequence: sequence, milliseconds: milliseconds, event: event, outcome: outcome, backend: backend,
+            account: account, detail: detail, continuesFrom: continuesFrom, mac: Hex.encode(mac))
     }
 
     /// The MAC the next entry's chain starts from: ``continuesFrom`` for a

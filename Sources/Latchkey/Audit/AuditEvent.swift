@@ -57,8 +57,9 @@ public struct AuditEvent: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// lower-case words (`a-z`, `0-9`, `-`) joined by single dots.
     var isWellFormed: Bool {
         let words = rawValue.split(separator: ".", omittingEmptySubsequences: false)
-        return (1...64).contains(rawValue.utf8.count) && words.allSatisfy { word in
-            !word.isEmpty && word.utf8.allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 45 }
-        }
+        return (1...64).contains(rawValue.utf8.count)
+            && words.allSatisfy { word in
+                !word.isEmpty && word.utf8.allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 45 }
+            }
     }
 }

@@ -44,7 +44,9 @@ struct AuditTail {
             (start, chunk) = try readEnd(window)
         }
         guard !chunk.isEmpty else {
-            guard (anchor?.sequence ?? 0) == 0 else { throw tampered("it is empty but the anchor records seq \(anchor?.sequence ?? 0)") }
+            guard (anchor?.sequence ?? 0) == 0 else {
+                throw tampered("it is empty but the anchor records seq \(anchor?.sequence ?? 0)")
+            }
             return (0, AuditEntry.genesisMAC)
         }
         guard let anchor else { throw tampered("the anchor is missing or invalid") }
@@ -55,7 +57,8 @@ struct AuditTail {
         if anchor.sequence > 0, newlineBefore != nil || start == 0 {
             let lastLine = chunk[((newlineBefore ?? -1) + 1)..<(chunk.count - 1)]
             if let head = AuditEntry.head(of: lastLine), !head.isCheckpoint, head.sequence == anchor.sequence,
-               AuditEntry.trailingMAC(of: lastLine) == anchor.mac {
+                AuditEntry.trailingMAC(of: lastLine) == anchor.mac
+            {
                 return (anchor.sequence, anchor.mac)
             }
         }
@@ -74,7 +77,8 @@ struct AuditTail {
             lineEnd = lineStart - 1
         }
         guard let last = entries.last, let first = entries.first, anchor.sequence <= last.sequence else {
-            throw tampered("it ends at seq \(entries.last?.sequence ?? 0) but the anchor records seq \(anchor.sequence)")
+            throw tampered(
+                "it ends at seq \(entries.last?.sequence ?? 0) but the anchor records seq \(anchor.sequence)")
         }
         var previous: [UInt8]
         var rest: ArraySlice<AuditEntry>
@@ -82,7 +86,9 @@ struct AuditTail {
             previous = AuditEntry.genesisMAC
             rest = entries[...]
         } else if let index = entries.firstIndex(where: { $0.sequence == anchor.sequence && $0.event != .checkpoint }) {
-            guard Hex.decode(entries[index].mac) == anchor.mac else { throw tampered("entry \(anchor.sequence) does not match the anchor") }
+            guard Hex.decode(entries[index].mac) == anchor.mac else {
+                throw tampered("entry \(anchor.sequence) does not match the anchor")
+            }
             previous = entries[index].chainValue
             rest = entries[(index + 1)...]
         } else {
@@ -90,12 +96,15 @@ struct AuditTail {
         }
         // A crash between an append and its anchor write leaves one entry past the anchor, never more.
         guard rest.count <= 1 else {
-            throw tampered("it goes on to seq \(last.sequence) but the anchor records seq \(anchor.sequence), so the anchor was put back to an older copy")
+            throw tampered(
+                "it goes on to seq \(last.sequence) but the anchor records seq \(anchor.sequence), so the anchor was put back to an older copy"
+            )
         }
         var expected = anchor.sequence + 1
         for entry in rest {
             guard entry.sequence == expected, entry.event != .checkpoint,
-                  Hex.encode(entry.computeMAC(previous: previous, key: key, appID: appID)) == entry.mac else {
+                Hex.encode(entry.computeMAC(previous: previous, key: key, appID: appID)) == entry.mac
+            else {
                 throw tampered("entry \(entry.sequence) after the anchor does not verify")
             }
             previous = entry.chainValue

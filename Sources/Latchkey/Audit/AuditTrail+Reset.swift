@@ -43,11 +43,13 @@ extension AuditTrail {
                 adopt(key: key)
             }
             let report = AuditResetReport(
-                trailPath: path, keptSegment: kept, lastVerifiedSequence: sequence > 0 ? sequence - 1 : 0, reason: reason)
+                trailPath: path, keptSegment: kept, lastVerifiedSequence: sequence > 0 ? sequence - 1 : 0,
+                reason: reason)
             let counter = try anchorFile.write(.genesis, after: nil, key: key)
             let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
-            let appender = Appender(trail: self, file: file, key: key, lastSequence: 0, previous: AuditEntry.genesisMAC,
-                                    anchorCounter: counter, legacyAnchor: false)
+            let appender = Appender(
+                trail: self, file: file, key: key, lastSequence: 0, previous: AuditEntry.genesisMAC,
+                anchorCounter: counter, legacyAnchor: false)
             try appender.append(.auditReset, outcome: .ok, backend: backend.kind, detail: report.detail)
             return report
         }

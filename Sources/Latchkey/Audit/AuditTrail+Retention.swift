@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension AuditTrail {
@@ -21,7 +21,8 @@ extension AuditTrail {
         guard retention.maxEntries != nil || retention.maxAge != nil else { return }
         // Only the start of the first two lines is read (``AuditEntry/head(of:)``); a line
         // that does not start as Latchkey writes it is parsed whole, which says what is wrong.
-        let heads = try file.read(upTo: Self.headWindow, at: 0).split(separator: 10, maxSplits: 2).prefix(2).map { line in
+        let heads = try file.read(upTo: Self.headWindow, at: 0).split(separator: 10, maxSplits: 2).prefix(2).map {
+            line in
             if let head = AuditEntry.head(of: line) { return head }
             let entry = try AuditEntry(line: line, source: path)
             return (entry.sequence, entry.milliseconds, entry.event == .checkpoint)
@@ -34,12 +35,15 @@ extension AuditTrail {
         let tooOld = cutoff.map { cutoff in oldest.map { $0.milliseconds < cutoff } ?? false } ?? false
         guard tooMany || tooOld else { return }
 
-        let (verdict, lines) = AuditChain(appID: appID, path: path, key: key).check(try file.readAll(), anchor: try readAnchor(key: key).value)
+        let (verdict, lines) = AuditChain(appID: appID, path: path, key: key).check(
+            try file.readAll(), anchor: try readAnchor(key: key).value)
         if case .broken(let sequence, let reason) = verdict {
-            throw LatchkeyError(.tampered, "not trimming \(path), which fails verification at seq \(sequence): \(reason)")
+            throw LatchkeyError(
+                .tampered, "not trimming \(path), which fails verification at seq \(sequence): \(reason)")
         }
         let entries = lines.first?.entry.event == .checkpoint ? Array(lines.dropFirst()) : lines
-        var keepFrom = cutoff.map { cutoff in entries.firstIndex { $0.entry.milliseconds >= cutoff } ?? entries.count } ?? 0
+        var keepFrom =
+            cutoff.map { cutoff in entries.firstIndex { $0.entry.milliseconds >= cutoff } ?? entries.count } ?? 0
         if let maxEntries = retention.maxEntries {
             let target = maxEntries - max(1, maxEntries / 10) // lines kept, the checkpoint included
             keepFrom = max(keepFrom, entries.count - (target - 1))
@@ -49,11 +53,14 @@ extension AuditTrail {
 
         let continued = entries[keepFrom - 1].entry.chainValue
         let checkpoint = AuditEntry(
-            sequence: entries[keepFrom].entry.sequence - 1, milliseconds: nowMilliseconds, event: .checkpoint, outcome: .ok,
+            sequence: entries[keepFrom].entry.sequence - 1, milliseconds: nowMilliseconds, event: .checkpoint,
+            outcome: .ok,
             backend: backend.kind, account: nil,
             detail: "retention dropped seq \(entries[0].entry.sequence)-\(entries[keepFrom - 1].entry.sequence)",
             continuesFrom: Hex.encode(continued), mac: "")
-        var bytes = Array((checkpoint.withMAC(checkpoint.computeMAC(previous: continued, key: key, appID: appID)).jsonLine + "\n").utf8)
+        var bytes = Array(
+            (checkpoint.withMAC(checkpoint.computeMAC(previous: continued, key: key, appID: appID)).jsonLine + "\n")
+                .utf8)
         for line in entries[keepFrom...] {
             bytes += line.bytes
             bytes.append(10)

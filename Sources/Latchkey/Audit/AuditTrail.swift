@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An app namespace's audit trail: an append-only JSON Lines file
 /// (`<directory>/<appid>.d/audit.<backend kind>.jsonl`, 0600 in a 0700 directory) whose entries
@@ -58,11 +59,16 @@ package final class AuditTrail: Sendable {
     ///   - directory: The directory beside the vault (created 0700 on the first record).
     ///   - backend: The store that keeps the key and the anchor; the Vault passes the one it uses.
     ///   - retention: How much of the trail is kept; usually `policy.audit.retention`.
-    package convenience init(appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention = .unbounded) {
+    package convenience init(
+        appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention = .unbounded
+    ) {
         self.init(appID: appID, directory: directory, backend: backend, retention: retention, clock: { Date() })
     }
 
-    init(appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention, clock: @escaping @Sendable () -> Date) {
+    init(
+        appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention,
+        clock: @escaping @Sendable () -> Date
+    ) {
         let namespace = NamespaceDirectory(appID: appID, storeDirectory: directory)
         self.appID = appID
         self.namespace = namespace
@@ -96,7 +102,9 @@ package final class AuditTrail: Sendable {
     ///   appended then, so a cut is never hidden); `.insecurePermissions`, `.io`
     ///   or the backend's errors when the entry cannot be written durably.
     @discardableResult
-    package func record(_ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil, detail: String? = nil) throws -> AuditEntry {
+    package func record(
+        _ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil, detail: String? = nil
+    ) throws -> AuditEntry {
         try withAppender { try $0.append(event, outcome: outcome, backend: backend, account: account, detail: detail) }
     }
 
@@ -117,12 +125,16 @@ package final class AuditTrail: Sendable {
             let status = try file.status()
             try PrivateFiles.requirePrivate(status, path: path, directory: false)
             var key = try keyCreatingIfFresh(trailSize: status.size)
-            func chainHead() throws -> (anchor: (value: AuditAnchor?, counter: UInt64?, isLegacy: Bool), lastSequence: UInt64, previous: [UInt8]) {
+            func chainHead() throws -> (
+                anchor: (value: AuditAnchor?, counter: UInt64?, isLegacy: Bool), lastSequence: UInt64, previous: [UInt8]
+            ) {
                 let anchor = try readAnchor(key: key)
-                let (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key).continuation(anchor: anchor.value)
+                let (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key)
+                    .continuation(anchor: anchor.value)
                 return (anchor, lastSequence, previous)
             }
-            let (anchor, lastSequence, previous): ((value: AuditAnchor?, counter: UInt64?, isLegacy: Bool), UInt64, [UInt8])
+            let (anchor, lastSequence, previous):
+                ((value: AuditAnchor?, counter: UInt64?, isLegacy: Bool), UInt64, [UInt8])
             do {
                 (anchor, lastSequence, previous) = try chainHead()
             } catch let error as LatchkeyError where error.code == .tampered && BackendReuse.shared.isEnabled {
@@ -133,8 +145,9 @@ package final class AuditTrail: Sendable {
                 key = try keyCreatingIfFresh(trailSize: status.size)
                 (anchor, lastSequence, previous) = try chainHead()
             }
-            let appender = Appender(trail: self, file: file, key: key, lastSequence: lastSequence, previous: previous,
-                                    anchorCounter: anchor.counter, legacyAnchor: anchor.isLegacy)
+            let appender = Appender(
+                trail: self, file: file, key: key, lastSequence: lastSequence, previous: previous,
+                anchorCounter: anchor.counter, legacyAnchor: anchor.isLegacy)
             let result = try body(appender)
             if appender.lastSequence > lastSequence {
                 try trimIfNeeded(file: file, key: key, lastSequence: appender.lastSequence, now: clock())
@@ -158,8 +171,10 @@ package final class AuditTrail: Sendable {
         private var anchorCounter: UInt64?
         private var legacyAnchor: Bool
 
-        init(trail: AuditTrail, file: POSIX.File, key: SecretBytes, lastSequence: UInt64, previous: [UInt8],
-                         anchorCounter: UInt64?, legacyAnchor: Bool) {
+        init(
+            trail: AuditTrail, file: POSIX.File, key: SecretBytes, lastSequence: UInt64, previous: [UInt8],
+            anchorCounter: UInt64?, legacyAnchor: Bool
+        ) {
             self.trail = trail
             self.file = file
             self.key = key
@@ -173,14 +188,19 @@ package final class AuditTrail: Sendable {
         /// - Throws: `.invalidInput` for a malformed event or an overlong
         ///   detail (nothing written); file errors.
         @discardableResult
-        package func append(_ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil, detail: String? = nil) throws -> AuditEntry {
+        package func append(
+            _ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil,
+            detail: String? = nil
+        ) throws -> AuditEntry {
             guard event.isWellFormed else {
-                throw LatchkeyError(.invalidInput, "audit event name '\(event.rawValue)' is not lower-case words joined by dots")
+                throw LatchkeyError(
+                    .invalidInput, "audit event name '\(event.rawValue)' is not lower-case words joined by dots")
             }
             // A long detail is shortened (with a mark saying so), never a reason to lose the entry.
             let detail = detail.map(AuditEntry.shortened)
             let unsigned = AuditEntry(
-                sequence: lastSequence + 1, milliseconds: AuditTrail.milliseconds(trail.clock()), event: event, outcome: outcome,
+                sequence: lastSequence + 1, milliseconds: AuditTrail.milliseconds(trail.clock()), event: event,
+                outcome: outcome,
                 backend: backend, account: try account.map { try trail.pseudonym(for: $0, key: key) }, detail: detail,
                 continuesFrom: nil, mac: "")
             let mac = unsigned.computeMAC(previous: previous, key: key, appID: trail.appID)
@@ -190,7 +210,8 @@ package final class AuditTrail: Sendable {
             try file.sync()
             lastSequence = entry.sequence
             previous = entry.chainValue
-            anchorCounter = try trail.anchorFile.write(AuditAnchor(sequence: entry.sequence, mac: mac), after: anchorCounter, key: key)
+            anchorCounter = try trail.anchorFile.write(
+                AuditAnchor(sequence: entry.sequence, mac: mac), after: anchorCounter, key: key)
             if legacyAnchor {
                 try trail.backend.delete(trail.legacyAnchorItem)
                 legacyAnchor = false
@@ -219,7 +240,9 @@ package final class AuditTrail: Sendable {
             if try readFile().isEmpty && !anchorExists && (try legacyAnchor()?.sequence ?? 0) == 0 {
                 return .intact(entryCount: 0, lastSequence: 0)
             }
-            return .broken(sequence: 1, reason: "the audit key is missing from the \(backend.kind) store, so \(path) cannot be verified")
+            return .broken(
+                sequence: 1,
+                reason: "the audit key is missing from the \(backend.kind) store, so \(path) cannot be verified")
         }
         let anchor = try readAnchor(key: key).value
         return AuditChain(appID: appID, path: path, key: key).check(try readFile(), anchor: anchor).0
@@ -258,7 +281,9 @@ package final class AuditTrail: Sendable {
 
     private func pseudonym(for account: String, key: SecretBytes) throws -> String {
         // NFC, as every store keys the account (CanonicalText): one account, one pseudonym.
-        let message = Array("latchkey.audit.v1 pseudonym".utf8) + [0] + Array(appID.rawValue.utf8) + [0] + Array(CanonicalText.nfc(account).utf8)
+        let message =
+            Array("latchkey.audit.v1 pseudonym".utf8) + [0] + Array(appID.rawValue.utf8) + [0]
+            + Array(CanonicalText.nfc(account).utf8)
         return Hex.encode(Sodium.keyedHash(message, key: key).prefix(Self.pseudonymLength))
     }
 
@@ -269,7 +294,9 @@ package final class AuditTrail: Sendable {
         if !afresh, let key = knownKey.withLock({ $0 }) { return key }
         guard let key = try backend.read(keyItem)?.value else { return nil }
         guard key.count == Sodium.genericHashKeyLength else {
-            throw LatchkeyError(.tampered, "the audit key kept in the \(backend.kind) store has the wrong length; \(AuditTrail.resetAdvice)")
+            throw LatchkeyError(
+                .tampered,
+                "the audit key kept in the \(backend.kind) store has the wrong length; \(AuditTrail.resetAdvice)")
         }
         knownKey.withLock { $0 = key }
         return key
@@ -284,8 +311,12 @@ package final class AuditTrail: Sendable {
     /// key, nor entries, nor an anchor. Call it while holding the lock.
     private func keyCreatingIfFresh(trailSize: Int) throws -> SecretBytes {
         if let key = try storedKey() { return key }
-        guard trailSize == 0, try POSIX.status(of: anchorFile.path) == nil, (try legacyAnchor()?.sequence ?? 0) == 0 else {
-            throw LatchkeyError(.tampered, "the audit key is missing from the \(backend.kind) store although \(path) has entries or an anchor; not appending to a trail that cannot be verified; \(AuditTrail.resetAdvice)")
+        guard trailSize == 0, try POSIX.status(of: anchorFile.path) == nil, (try legacyAnchor()?.sequence ?? 0) == 0
+        else {
+            throw LatchkeyError(
+                .tampered,
+                "the audit key is missing from the \(backend.kind) store although \(path) has entries or an anchor; not appending to a trail that cannot be verified; \(AuditTrail.resetAdvice)"
+            )
         }
         let key = SecretBytes.random(count: Sodium.genericHashKeyLength)
         try backend.write(StoredItem(value: key), for: keyItem)

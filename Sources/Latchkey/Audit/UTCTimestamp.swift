@@ -18,9 +18,9 @@ enum UTCTimestamp {
     static func parse(_ text: String) -> Int64? {
         let c = Array(text.utf8)
         guard c.count == 24, c[4] == 45, c[7] == 45, c[10] == 84, c[13] == 58, c[16] == 58, c[19] == 46, c[23] == 90,
-              let year = number(c[0..<4]), let month = number(c[5..<7]), let day = number(c[8..<10]),
-              let hour = number(c[11..<13]), let minute = number(c[14..<16]), let second = number(c[17..<19]),
-              let millis = number(c[20..<23]), year >= 1970, (1...12).contains(month), hour < 24, minute < 60, second < 60
+            let year = number(c[0..<4]), let month = number(c[5..<7]), let day = number(c[8..<10]),
+            let hour = number(c[11..<13]), let minute = number(c[14..<16]), let second = number(c[17..<19]),
+            let millis = number(c[20..<23]), year >= 1970, (1...12).contains(month), hour < 24, minute < 60, second < 60
         else { return nil }
         let days = Self.days(fromYear: year, month: month, day: day)
         guard civil(fromDays: days) == (year, month, day) else { return nil }

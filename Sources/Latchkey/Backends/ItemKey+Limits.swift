@@ -11,10 +11,12 @@ extension ItemKey {
     package func requireNameLengths() throws {
         let limit = Self.maximumNameLength
         if name.utf8.count > limit {
-            throw LatchkeyError(.invalidInput, "the \(kind) name is \(name.utf8.count) bytes long; the most is \(limit) (UTF-8)")
+            throw LatchkeyError(
+                .invalidInput, "the \(kind) name is \(name.utf8.count) bytes long; the most is \(limit) (UTF-8)")
         }
         if account.utf8.count > limit {
-            throw LatchkeyError(.invalidInput, "the account is \(account.utf8.count) bytes long; the most is \(limit) (UTF-8)")
+            throw LatchkeyError(
+                .invalidInput, "the account is \(account.utf8.count) bytes long; the most is \(limit) (UTF-8)")
         }
     }
 }

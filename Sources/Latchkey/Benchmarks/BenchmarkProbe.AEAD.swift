@@ -24,7 +24,8 @@ extension BenchmarkProbe {
         /// Opens the last sealed message (`crypto_aead_xchacha20poly1305_ietf_decrypt`).
         /// - Returns: Whether it authenticated (always, unless memory was corrupted).
         package func open() -> Bool {
-            Sodium.open(sealed.ciphertext[...], nonce: sealed.nonce[...], additionalData: additionalData[...], key: key) != nil
+            Sodium.open(sealed.ciphertext[...], nonce: sealed.nonce[...], additionalData: additionalData[...], key: key)
+                != nil
         }
     }
 }

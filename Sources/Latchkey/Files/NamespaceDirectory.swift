@@ -26,7 +26,9 @@ package struct NamespaceDirectory: Sendable {
 
     /// The directory of `appID` in `storeDirectory` (a trailing slash is ignored).
     package init(appID: AppID, storeDirectory: String) {
-        let trimmed = storeDirectory.count > 1 && storeDirectory.hasSuffix("/") ? String(storeDirectory.dropLast()) : storeDirectory
+        let trimmed =
+            storeDirectory.count > 1 && storeDirectory.hasSuffix("/")
+            ? String(storeDirectory.dropLast()) : storeDirectory
         self.appID = appID
         self.storeDirectory = trimmed
         path = trimmed + "/" + appID.rawValue + ".d"
@@ -95,14 +97,17 @@ package struct NamespaceDirectory: Sendable {
     package func upgradeLegacyLayout() throws {
         if Self.upgraded.withLock({ $0.contains(path) }) { return }
         if try POSIX.status(of: storeDirectory) != nil,
-           try legacyMoves.contains(where: { try POSIX.status(of: $0.old) != nil }) {
+            try legacyMoves.contains(where: { try POSIX.status(of: $0.old) != nil })
+        {
             try PrivateFiles.requirePrivate(storeDirectory, directory: true)
             try prepare()
             try PrivateFiles.withExclusiveLock(file("layout.lock")) {
                 for (old, new) in legacyMoves {
                     guard try PrivateFiles.requirePrivate(old, directory: false) != nil else { continue }
                     guard try POSIX.link(old, to: new) else {
-                        throw LatchkeyError(.invalidInput, "\(old) is left from an earlier Latchkey, and \(new) exists too; move one of them away")
+                        throw LatchkeyError(
+                            .invalidInput,
+                            "\(old) is left from an earlier Latchkey, and \(new) exists too; move one of them away")
                     }
                     try POSIX.removeFile(old)
                 }

@@ -42,11 +42,16 @@ package enum PrivateFiles {
             throw POSIX.wrongType(path, status, expected: directory ? "directory" : "regular file")
         }
         guard status.owner == POSIX.effectiveUserID || status.owner == 0 else {
-            throw LatchkeyError(.insecurePermissions, "\(path) is owned by user \(status.owner), not by this user (\(POSIX.effectiveUserID)) or root, so it is not trusted")
+            throw LatchkeyError(
+                .insecurePermissions,
+                "\(path) is owned by user \(status.owner), not by this user (\(POSIX.effectiveUserID)) or root, so it is not trusted"
+            )
         }
         guard status.permissions & 0o022 == 0 else {
             let mode = String(status.permissions, radix: 8)
-            throw LatchkeyError(.insecurePermissions, "\(path) has mode 0\(mode); others could change it, so it is not trusted (chmod go-w)")
+            throw LatchkeyError(
+                .insecurePermissions,
+                "\(path) has mode 0\(mode); others could change it, so it is not trusted (chmod go-w)")
         }
     }
 
@@ -85,12 +90,16 @@ package enum PrivateFiles {
             throw POSIX.wrongType(path, status, expected: directory ? "directory" : "regular file")
         }
         guard status.owner == POSIX.effectiveUserID else {
-            throw LatchkeyError(.insecurePermissions, "\(path) is owned by user \(status.owner), not by this user (\(POSIX.effectiveUserID))")
+            throw LatchkeyError(
+                .insecurePermissions,
+                "\(path) is owned by user \(status.owner), not by this user (\(POSIX.effectiveUserID))")
         }
         guard status.permissions & 0o077 == 0 else {
             let mode = String(status.permissions, radix: 8)
             let wanted = directory ? "0700" : "0600"
-            throw LatchkeyError(.insecurePermissions, "\(path) has mode 0\(mode); it must not be accessible to group or others (chmod \(wanted))")
+            throw LatchkeyError(
+                .insecurePermissions,
+                "\(path) has mode 0\(mode); it must not be accessible to group or others (chmod \(wanted))")
         }
     }
 
@@ -111,17 +120,21 @@ package enum PrivateFiles {
     /// of the directory. A crash at any point leaves the old or the new file, whole.
     /// Call it while holding the file's lock.
     static func replace(_ path: String, with bytes: [UInt8]) throws {
-        try publishDurably(path, write: { try $0.writeAll(bytes) }) { temporary in
-            try POSIX.rename(temporary, to: path)
-        }
+        try publishDurably(
+            path, write: { try $0.writeAll(bytes) },
+            publish: { temporary in
+                try POSIX.rename(temporary, to: path)
+            })
     }
 
     /// Replaces `path` atomically and durably with a secret's bytes, as
     /// ``replace(_:with:)`` does, without copying them out of zeroing memory.
     static func replaceSecret(_ path: String, with secret: SecretBytes) throws {
-        try publishDurably(path, write: { try $0.writeAll(secret) }) { temporary in
-            try POSIX.rename(temporary, to: path)
-        }
+        try publishDurably(
+            path, write: { try $0.writeAll(secret) },
+            publish: { temporary in
+                try POSIX.rename(temporary, to: path)
+            })
     }
 
     /// Removes temporary files a crashed writer left for `path`. Call it while holding the lock.
@@ -150,7 +163,8 @@ package enum PrivateFiles {
             try requirePrivate(status, path: lockPath, directory: false)
             try lock.lockExclusively()
             guard let current = try POSIX.status(of: lockPath),
-                  current.device == status.device, current.inode == status.inode else { continue }
+                current.device == status.device, current.inode == status.inode
+            else { continue }
             return try withExtendedLifetime(lock) { try body() }
         }
     }
@@ -160,17 +174,21 @@ package enum PrivateFiles {
     /// `link`, so no reader ever sees a partial file and no existing file is replaced.
     /// - Returns: false when `path` already existed (and was left as it is).
     static func createIfAbsent(_ path: String, with secret: SecretBytes) throws -> Bool {
-        try publishDurably(path, write: { try $0.writeAll(secret) }) { temporary in
-            let created = try POSIX.link(temporary, to: path)
-            try POSIX.removeFile(temporary)
-            return created
-        }
+        try publishDurably(
+            path, write: { try $0.writeAll(secret) },
+            publish: { temporary in
+                let created = try POSIX.link(temporary, to: path)
+                try POSIX.removeFile(temporary)
+                return created
+            })
     }
 
     /// Writes a new 0600 temporary file beside `path` (`O_EXCL`) with `write`,
     /// `fsync`s it, hands it to `publish` to give it its final name, then
     /// `fsync`s the directory. The temporary file is removed when anything fails.
-    private static func publishDurably<R>(_ path: String, write: (POSIX.File) throws -> Void, publish: (String) throws -> R) throws -> R {
+    private static func publishDurably<R>(
+        _ path: String, write: (POSIX.File) throws -> Void, publish: (String) throws -> R
+    ) throws -> R {
         let directory = directoryName(of: path)
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let temporary = directory + "/" + temporaryPrefix + name + "." + Hex.encode(Sodium.randomBytes(count: 8))

@@ -13,7 +13,8 @@ package enum StoreDirectory {
     ///   (not set, or not an absolute path) when `XDG_DATA_HOME` gives no answer.
     package static func standard(environment: [String: String]) throws -> String {
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/latchkey" }
-        return try home(environment, instead: "XDG_DATA_HOME", purpose: "default store directory") + "/.local/share/latchkey"
+        return try home(environment, instead: "XDG_DATA_HOME", purpose: "default store directory")
+            + "/.local/share/latchkey"
     }
 
     /// `$HOME` when it is absolute.
@@ -22,12 +23,17 @@ package enum StoreDirectory {
     ///   - variable: The XDG variable that, had it been absolute, would have been used instead.
     ///   - purpose: What needs it, for the message (`default store directory`).
     /// - Throws: `LatchkeyError` `.invalidInput` when it is not set or is relative.
-    package static func home(_ environment: [String: String], instead variable: String, purpose: String) throws -> String {
+    package static func home(_ environment: [String: String], instead variable: String, purpose: String) throws
+        -> String
+    {
         guard let home = environment["HOME"], !home.isEmpty else {
-            throw LatchkeyError(.invalidInput, "HOME is not set and \(variable) is not an absolute path, so there is no \(purpose)")
+            throw LatchkeyError(
+                .invalidInput, "HOME is not set and \(variable) is not an absolute path, so there is no \(purpose)")
         }
         guard home.hasPrefix("/") else {
-            throw LatchkeyError(.invalidInput, "HOME ('\(home)') is not an absolute path, so there is no \(purpose); set HOME to an absolute path")
+            throw LatchkeyError(
+                .invalidInput,
+                "HOME ('\(home)') is not an absolute path, so there is no \(purpose); set HOME to an absolute path")
         }
         return home
     }
@@ -41,10 +47,16 @@ package enum StoreDirectory {
     ///   or starts with a `~` no shell expanded.
     package static func requireAbsolute(_ path: String, origin: String) throws -> String {
         if path.hasPrefix("~") {
-            throw LatchkeyError(.invalidInput, "\(origin) '\(path)' starts with '~', which only a shell expands (and did not here); give an absolute path")
+            throw LatchkeyError(
+                .invalidInput,
+                "\(origin) '\(path)' starts with '~', which only a shell expands (and did not here); give an absolute path"
+            )
         }
         guard path.hasPrefix("/") else {
-            throw LatchkeyError(.invalidInput, "\(origin) '\(path)' is not an absolute path; a relative one would name a different store in each directory")
+            throw LatchkeyError(
+                .invalidInput,
+                "\(origin) '\(path)' is not an absolute path; a relative one would name a different store in each directory"
+            )
         }
         return path
     }

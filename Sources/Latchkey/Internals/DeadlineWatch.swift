@@ -39,8 +39,10 @@ final class DeadlineWatch: Sendable {
     /// returns a duration, that much later; then `end`. Cancelling the ticket stops
     /// it: `end` then runs at once, or, when `fire` is running, as soon as it returns.
     /// - Throws: `.io` when the watch's thread cannot be started.
-    func schedule(after delay: Duration, fire: @escaping @Sendable () -> Duration?,
-                  end: @escaping @Sendable () -> Void) throws -> Ticket {
+    func schedule(
+        after delay: Duration, fire: @escaping @Sendable () -> Duration?,
+        end: @escaping @Sendable () -> Void
+    ) throws -> Ticket {
         let (ticket, mustStart) = state.withLock { state in
             state.nextID += 1
             state.entries.append(Entry(id: state.nextID, due: .now + max(delay, .zero), fire: fire, end: end))
@@ -74,7 +76,8 @@ final class DeadlineWatch: Sendable {
     private func run() {
         while true {
             let next = state.withLock { state -> (due: Entry?, earliest: ContinuousClock.Instant?) in
-                guard let index = state.entries.indices.min(by: { state.entries[$0].due < state.entries[$1].due }) else { return (nil, nil) }
+                guard let index = state.entries.indices.min(by: { state.entries[$0].due < state.entries[$1].due })
+                else { return (nil, nil) }
                 guard state.entries[index].due <= .now else { return (nil, state.entries[index].due) }
                 let entry = state.entries.remove(at: index)
                 state.firing = (entry.id, false)

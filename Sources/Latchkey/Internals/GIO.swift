@@ -25,7 +25,8 @@ extension LibSecret {
         let function = isProcessBus ? "g_bus_get_sync" : "g_dbus_connection_new_for_address_sync"
         let connection = try check(function, cancellation) { error in
             if isProcessBus { return lk_g_bus_get_sync(LK_G_BUS_TYPE_SESSION, cancellation.pointer, error) }
-            let flags = LK_G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | LK_G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION
+            let flags =
+                LK_G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | LK_G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION
             return lk_g_dbus_connection_new_for_address_sync(address, flags, nil, cancellation.pointer, error)
         }
         guard let connection else {
@@ -59,22 +60,29 @@ extension LibSecret {
         }
 
         /// Calls a method of the bus itself and hands `read` the reply's first value.
-        func call<Result>(_ method: String, _ parameters: OpaquePointer?, _ cancellation: Cancellation,
-                          read: (OpaquePointer) -> Result) throws -> Result {
+        func call<Result>(
+            _ method: String, _ parameters: OpaquePointer?, _ cancellation: Cancellation,
+            read: (OpaquePointer) -> Result
+        ) throws -> Result {
             let reply = try check("g_dbus_connection_call_sync", cancellation) {
-                lk_g_dbus_connection_call_sync(pointer, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                               method, parameters, nil, LK_G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, cancellation.pointer, $0)
+                lk_g_dbus_connection_call_sync(
+                    pointer, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                    method, parameters, nil, LK_G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, cancellation.pointer, $0)
             }
             guard let reply, lk_g_variant_n_children(reply) == 1 else {
                 if let reply { lk_g_variant_unref(reply) }
-                throw LatchkeyError(.unavailable, "unexpected reply from the D-Bus daemon to \(method)", cFunction: "g_dbus_connection_call_sync")
+                throw LatchkeyError(
+                    .unavailable, "unexpected reply from the D-Bus daemon to \(method)",
+                    cFunction: "g_dbus_connection_call_sync")
             }
             let value = lk_g_variant_get_child_value(reply, 0)
             let result = value.map(read)
             if let value { lk_g_variant_unref(value) }
             lk_g_variant_unref(reply)
             guard let result else {
-                throw LatchkeyError(.unavailable, "unexpected reply from the D-Bus daemon to \(method)", cFunction: "g_variant_get_child_value")
+                throw LatchkeyError(
+                    .unavailable, "unexpected reply from the D-Bus daemon to \(method)",
+                    cFunction: "g_variant_get_child_value")
             }
             return result
         }

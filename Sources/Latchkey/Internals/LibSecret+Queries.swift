@@ -14,7 +14,8 @@ extension LibSecret {
             let table = AttributeTable(attributes)
             let flags = LK_SECRET_SEARCH_ALL | (loadSecrets ? LK_SECRET_SEARCH_LOAD_SECRETS : LK_SECRET_SEARCH_NONE)
             let list = try check("secret_service_search_sync", cancellation) {
-                lk_secret_service_search_sync(service.pointer, schema.pointer, table.pointer, flags, cancellation.pointer, $0)
+                lk_secret_service_search_sync(
+                    service.pointer, schema.pointer, table.pointer, flags, cancellation.pointer, $0)
             }
             var items: [Item] = []
             var node = list
@@ -33,7 +34,9 @@ extension LibSecret {
         /// `secret_service_get_secrets_for_dbus_paths_sync` for the unlocked ones.
         /// Never unlocks anything.
         /// - Returns: The unlocked items' D-Bus paths and secrets, and how many matching items are locked.
-        func secrets(_ schema: Schema, _ attributes: [String: String]) throws -> (secrets: [(path: String, secret: SecretBytes)], locked: Int) {
+        func secrets(_ schema: Schema, _ attributes: [String: String]) throws -> (
+            secrets: [(path: String, secret: SecretBytes)], locked: Int
+        ) {
             let table = AttributeTable(attributes)
             var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
             var locked: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
@@ -42,7 +45,8 @@ extension LibSecret {
                 lk_g_strfreev(locked)
             }
             _ = try check("secret_service_search_for_dbus_paths_sync", cancellation) {
-                lk_secret_service_search_for_dbus_paths_sync(service.pointer, schema.pointer, table.pointer, cancellation.pointer, &unlocked, &locked, $0)
+                lk_secret_service_search_for_dbus_paths_sync(
+                    service.pointer, schema.pointer, table.pointer, cancellation.pointer, &unlocked, &locked, $0)
             }
             let lockedCount = locked.map { Int(lk_g_strv_length($0)) } ?? 0
             guard let unlocked, unlocked.pointee != nil else { return ([], lockedCount) }
@@ -59,10 +63,17 @@ extension LibSecret {
             }
         }
 
-        private func secrets(atPaths paths: UnsafeMutablePointer<UnsafePointer<CChar>?>) throws -> [(path: String, secret: SecretBytes)] {
-            guard let values = try check("secret_service_get_secrets_for_dbus_paths_sync", cancellation, {
-                lk_secret_service_get_secrets_for_dbus_paths_sync(service.pointer, paths, cancellation.pointer, $0)
-            }) else { return [] }
+        private func secrets(atPaths paths: UnsafeMutablePointer<UnsafePointer<CChar>?>) throws -> [(
+            path: String, secret: SecretBytes
+        )] {
+            guard
+                let values = try check(
+                    "secret_service_get_secrets_for_dbus_paths_sync", cancellation,
+                    {
+                        lk_secret_service_get_secrets_for_dbus_paths_sync(
+                            service.pointer, paths, cancellation.pointer, $0)
+                    })
+            else { return [] }
             defer { lk_g_hash_table_unref(values) }
             var secrets: [(path: String, secret: SecretBytes)] = []
             var iterator = LKGHashTableIter()
@@ -73,9 +84,15 @@ extension LibSecret {
                 guard let key, let value else { continue }
                 var length = 0
                 let bytes = lk_secret_value_get(OpaquePointer(value), &length)
-                secrets.append((String(cString: key.assumingMemoryBound(to: CChar.self)), SecretBytes(count: length) { out in
-                    if let bytes, length > 0 { out.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: length)) }
-                }))
+                secrets.append(
+                    (
+                        String(cString: key.assumingMemoryBound(to: CChar.self)),
+                        SecretBytes(count: length) { out in
+                            if let bytes, length > 0 {
+                                out.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: length))
+                            }
+                        }
+                    ))
             }
             return secrets
         }
@@ -86,18 +103,27 @@ extension LibSecret {
         /// The collection is checked first: when it is locked this throws `.locked`
         /// at once instead of letting libsecret ask the daemon for an unlock prompt,
         /// which waits for a person (or, with no display, fails).
-        func store(_ schema: Schema, _ attributes: [String: String], label: String, secret: SecretBytes, replace: Bool) throws {
+        func store(_ schema: Schema, _ attributes: [String: String], label: String, secret: SecretBytes, replace: Bool)
+            throws
+        {
             guard let collection = try defaultCollection() else {
-                throw LatchkeyError(.unavailable, "the Secret Service has no default collection", cFunction: "secret_service_read_alias_dbus_path_sync")
+                throw LatchkeyError(
+                    .unavailable, "the Secret Service has no default collection",
+                    cFunction: "secret_service_read_alias_dbus_path_sync")
             }
             guard !collection.locked else {
-                throw LatchkeyError(.locked, "the Secret Service's default collection is locked", cFunction: "org.freedesktop.DBus.Properties.Get")
+                throw LatchkeyError(
+                    .locked, "the Secret Service's default collection is locked",
+                    cFunction: "org.freedesktop.DBus.Properties.Get")
             }
-            let properties = PropertyTable(label: label, attributes: attributes.merging(["xdg:schema": schema.name]) { $1 })
+            let properties = PropertyTable(
+                label: label, attributes: attributes.merging(["xdg:schema": schema.name]) { $1 })
             let value = Value(secret)
             let flags = replace ? LK_SECRET_ITEM_CREATE_REPLACE : LK_SECRET_ITEM_CREATE_NONE
             let path = try check("secret_service_create_item_dbus_path_sync", cancellation) {
-                lk_secret_service_create_item_dbus_path_sync(service.pointer, collection.path, properties.pointer, value.pointer, flags, cancellation.pointer, $0)
+                lk_secret_service_create_item_dbus_path_sync(
+                    service.pointer, collection.path, properties.pointer, value.pointer, flags, cancellation.pointer, $0
+                )
             }
             lk_g_free(path)
         }
@@ -124,22 +150,31 @@ extension LibSecret {
             let path = String(cString: alias)
             lk_g_free(alias)
             guard path != "/" else { return nil }
-            var arguments: [OpaquePointer?] = [lk_g_variant_new_string("org.freedesktop.Secret.Collection"), lk_g_variant_new_string("Locked")]
+            var arguments: [OpaquePointer?] = [
+                lk_g_variant_new_string("org.freedesktop.Secret.Collection"), lk_g_variant_new_string("Locked"),
+            ]
             let connection = lk_g_dbus_proxy_get_connection(service.pointer) // a SecretService is a GDBusProxy
             let reply = try check("g_dbus_connection_call_sync", cancellation) {
-                lk_g_dbus_connection_call_sync(connection, "org.freedesktop.secrets", path, "org.freedesktop.DBus.Properties", "Get",
-                                               lk_g_variant_new_tuple(&arguments, 2), nil, LK_G_DBUS_CALL_FLAGS_NONE, -1, cancellation.pointer, $0)
+                lk_g_dbus_connection_call_sync(
+                    connection, "org.freedesktop.secrets", path, "org.freedesktop.DBus.Properties", "Get",
+                    lk_g_variant_new_tuple(&arguments, 2), nil, LK_G_DBUS_CALL_FLAGS_NONE, -1, cancellation.pointer, $0)
             }
             guard let reply else {
-                throw LatchkeyError(.io, "no reply to reading the collection's Locked property", cFunction: "g_dbus_connection_call_sync")
+                throw LatchkeyError(
+                    .io, "no reply to reading the collection's Locked property",
+                    cFunction: "g_dbus_connection_call_sync")
             }
             defer { lk_g_variant_unref(reply) }
             guard lk_g_variant_n_children(reply) == 1, let boxed = lk_g_variant_get_child_value(reply, 0) else {
-                throw LatchkeyError(.io, "unexpected reply to reading the collection's Locked property", cFunction: "g_variant_get_child_value")
+                throw LatchkeyError(
+                    .io, "unexpected reply to reading the collection's Locked property",
+                    cFunction: "g_variant_get_child_value")
             }
             defer { lk_g_variant_unref(boxed) }
             guard let locked = lk_g_variant_get_variant(boxed) else {
-                throw LatchkeyError(.io, "unexpected reply to reading the collection's Locked property", cFunction: "g_variant_get_variant")
+                throw LatchkeyError(
+                    .io, "unexpected reply to reading the collection's Locked property",
+                    cFunction: "g_variant_get_variant")
             }
             defer { lk_g_variant_unref(locked) }
             return (path, lk_g_variant_get_boolean(locked) != 0)
@@ -170,7 +205,8 @@ extension LibSecret {
             var value: UnsafeMutableRawPointer?
             while lk_g_hash_table_iter_next(&iterator, &key, &value) != 0 {
                 if let key, let value {
-                    attributes[String(cString: key.assumingMemoryBound(to: CChar.self))] = String(cString: value.assumingMemoryBound(to: CChar.self))
+                    attributes[String(cString: key.assumingMemoryBound(to: CChar.self))] = String(
+                        cString: value.assumingMemoryBound(to: CChar.self))
                 }
             }
             lk_g_hash_table_unref(table)
@@ -189,7 +225,8 @@ extension LibSecret {
             }
             lk_secret_value_unref(UnsafeMutableRawPointer(value))
         }
-        return Item(attributes: attributes, label: label, isLocked: lk_secret_item_get_locked(pointer) != 0,
-                    secret: secret, handle: ItemHandle(pointer))
+        return Item(
+            attributes: attributes, label: label, isLocked: lk_secret_item_get_locked(pointer) != 0,
+            secret: secret, handle: ItemHandle(pointer))
     }
 }

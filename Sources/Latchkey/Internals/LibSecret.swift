@@ -119,26 +119,34 @@ enum LibSecret {
 
     /// Converts a GError into a `LatchkeyError` and frees it. The one place where
     /// GLib error domains and codes are interpreted.
-    private static func convert(_ error: UnsafeMutablePointer<LKGError>, _ function: String, cancellation: Cancellation?) -> LatchkeyError {
+    private static func convert(
+        _ error: UnsafeMutablePointer<LKGError>, _ function: String, cancellation: Cancellation?
+    ) -> LatchkeyError {
         let domain = error.pointee.domain
         let code = error.pointee.code
         let detail = error.pointee.message.map { String(cString: $0) } ?? "no details"
         lk_g_error_free(error)
 
         func isCode(_ values: Int32...) -> Bool { values.contains(code) }
-        let io = domain == lk_g_io_error_quark(), dbus = domain == lk_g_dbus_error_quark()
+        let io = domain == lk_g_io_error_quark()
+        let dbus = domain == lk_g_dbus_error_quark()
         if cancellation?.isCancelled == true || (io && isCode(LK_G_IO_ERROR_CANCELLED)) {
-            return LatchkeyError(.timedOut, "the Secret Service did not answer within the deadline", cFunction: function)
+            return LatchkeyError(
+                .timedOut, "the Secret Service did not answer within the deadline", cFunction: function)
         }
-        if (io && isCode(LK_G_IO_ERROR_TIMED_OUT)) || (dbus && isCode(LK_G_DBUS_ERROR_NO_REPLY, LK_G_DBUS_ERROR_TIMEOUT, LK_G_DBUS_ERROR_TIMED_OUT)) {
+        if (io && isCode(LK_G_IO_ERROR_TIMED_OUT))
+            || (dbus && isCode(LK_G_DBUS_ERROR_NO_REPLY, LK_G_DBUS_ERROR_TIMEOUT, LK_G_DBUS_ERROR_TIMED_OUT))
+        {
             return LatchkeyError(.timedOut, "the Secret Service did not answer: \(detail)", cFunction: function)
         }
         if domain == lk_secret_error_get_quark() {
             if isCode(LK_SECRET_ERROR_IS_LOCKED) {
-                return LatchkeyError(.locked, "the Secret Service collection is locked (\(detail))", cFunction: function)
+                return LatchkeyError(
+                    .locked, "the Secret Service collection is locked (\(detail))", cFunction: function)
             }
             if isCode(LK_SECRET_ERROR_NO_SUCH_OBJECT) {
-                return LatchkeyError(.notFound, "the Secret Service item no longer exists (\(detail))", cFunction: function)
+                return LatchkeyError(
+                    .notFound, "the Secret Service item no longer exists (\(detail))", cFunction: function)
             }
             return LatchkeyError(.io, "the Secret Service failed: \(detail)", cFunction: function)
         }
@@ -148,8 +156,10 @@ enum LibSecret {
     }
 
     /// Runs `body` with a GError out-parameter and throws the converted error when one was set.
-    static func check<Result>(_ function: String, _ cancellation: Cancellation?,
-                                      _ body: (UnsafeMutablePointer<UnsafeMutablePointer<LKGError>?>) -> Result) throws -> Result {
+    static func check<Result>(
+        _ function: String, _ cancellation: Cancellation?,
+        _ body: (UnsafeMutablePointer<UnsafeMutablePointer<LKGError>?>) -> Result
+    ) throws -> Result {
         var error: UnsafeMutablePointer<LKGError>?
         let result = body(&error)
         if let error { throw convert(error, function, cancellation: cancellation) }
@@ -179,22 +189,26 @@ enum LibSecret {
         private let ticket: DeadlineWatch.Ticket
 
         /// - Throws: `.io` when the watch's thread cannot be started.
-        init(after timeout: Duration, grace: Duration = LibSecret.neverReturningGrace,
-             neverReturning: @escaping @Sendable () -> Void = { LibSecret.neverReturningCall.withLock { $0 }?() }) throws {
+        init(
+            after timeout: Duration, grace: Duration = LibSecret.neverReturningGrace,
+            neverReturning: @escaping @Sendable () -> Void = { LibSecret.neverReturningCall.withLock { $0 }?() }
+        ) throws {
             let target = Cancellable(pointer: lk_g_cancellable_new())
             // The watch holds a reference of its own, dropped when its entry ends (after a
             // running action has returned): a cancellation still emitting its signal when the
             // call it stopped has returned (and this owner is released) must not meet a freed object.
             lk_g_object_ref(UnsafeMutableRawPointer(target.pointer))
             do {
-                ticket = try DeadlineWatch.shared.schedule(after: timeout, fire: {
-                    guard lk_g_cancellable_is_cancelled(target.pointer) == 0 else {
-                        neverReturning()
-                        return nil
-                    }
-                    lk_g_cancellable_cancel(target.pointer)
-                    return grace // still owned (the call has not returned): look again after the grace
-                }, end: { lk_g_object_unref(UnsafeMutableRawPointer(target.pointer)) })
+                ticket = try DeadlineWatch.shared.schedule(
+                    after: timeout,
+                    fire: {
+                        guard lk_g_cancellable_is_cancelled(target.pointer) == 0 else {
+                            neverReturning()
+                            return nil
+                        }
+                        lk_g_cancellable_cancel(target.pointer)
+                        return grace // still owned (the call has not returned): look again after the grace
+                    }, end: { lk_g_object_unref(UnsafeMutableRawPointer(target.pointer)) })
             } catch {
                 lk_g_object_unref(UnsafeMutableRawPointer(target.pointer))
                 throw error
@@ -289,10 +303,12 @@ enum LibSecret {
     /// Opens a service proxy of the process's own with `secret_service_open_sync`.
     private static func open(_ cancellation: Cancellation) throws -> Service {
         let pointer = try check("secret_service_open_sync", cancellation) {
-            lk_secret_service_open_sync(lk_secret_service_get_type(), nil, LK_SECRET_SERVICE_OPEN_SESSION, cancellation.pointer, $0)
+            lk_secret_service_open_sync(
+                lk_secret_service_get_type(), nil, LK_SECRET_SERVICE_OPEN_SESSION, cancellation.pointer, $0)
         }
         guard let pointer else {
-            throw LatchkeyError(.unavailable, "the Secret Service could not be opened", cFunction: "secret_service_open_sync")
+            throw LatchkeyError(
+                .unavailable, "the Secret Service could not be opened", cFunction: "secret_service_open_sync")
         }
         return Service(pointer)
     }
@@ -303,7 +319,9 @@ enum LibSecret {
     static func bareLookup(attribute: String, value: String) throws -> Bool {
         try load()
         let table = AttributeTable([attribute: value])
-        let secret = try check("secret_password_lookupv_sync", nil) { lk_secret_password_lookupv_sync(nil, table.pointer, nil, $0) }
+        let secret = try check("secret_password_lookupv_sync", nil) {
+            lk_secret_password_lookupv_sync(nil, table.pointer, nil, $0)
+        }
         guard let secret else { return false }
         lk_secret_password_free(secret)
         return true

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-internal import Glibc
-#elseif canImport(Musl)
-internal import Musl
-#endif
 internal import CLatchkeyLinux
 import Synchronization
+
+#if canImport(Glibc)
+    internal import Glibc
+#elseif canImport(Musl)
+    internal import Musl
+#endif
 
 // Every POSIX file-system call lives in this file. Failures become
 // `LatchkeyError`s in `POSIX.check`, which also retries EINTR, and keep the
@@ -151,7 +152,8 @@ package enum POSIX {
         func readAll(limit: Int) throws -> [UInt8] {
             let bytes = try read(upTo: limit + 1, at: 0)
             guard bytes.count <= limit else {
-                throw LatchkeyError(.invalidInput, "\(path) is longer than \(limit) bytes, the most Latchkey reads from such a file")
+                throw LatchkeyError(
+                    .invalidInput, "\(path) is longer than \(limit) bytes, the most Latchkey reads from such a file")
             }
             return bytes
         }
@@ -195,7 +197,8 @@ package enum POSIX {
             while written < bytes.count {
                 written += try bytes.withUnsafeBytes { buffer in
                     try POSIX.check("pwrite", path: path) {
-                        pwrite(descriptor, buffer.baseAddress! + written, buffer.count - written, off_t(offset + written))
+                        pwrite(
+                            descriptor, buffer.baseAddress! + written, buffer.count - written, off_t(offset + written))
                     }
                 }
             }
@@ -276,7 +279,8 @@ package enum POSIX {
     /// The error for a symbolic link where Latchkey expects its own file or
     /// directory: `.insecurePermissions`, as the link could point anywhere.
     static func symbolicLinkError(_ path: String, cFunction: String?) -> LatchkeyError {
-        LatchkeyError(.insecurePermissions, "\(path) is a symbolic link, which Latchkey does not follow", cFunction: cFunction)
+        LatchkeyError(
+            .insecurePermissions, "\(path) is a symbolic link, which Latchkey does not follow", cFunction: cFunction)
     }
 
     /// What `lstat` reports about `path`, or nil when it does not exist.
@@ -403,7 +407,9 @@ extension POSIX {
     /// switched off (`tcgetattr`/`tcsetattr`) while reading and restored after.
     /// - Returns: the bytes, and whether input ended before any byte was read.
     /// - Throws: `.invalidInput` when the input exceeds `limit`; `.io` on a read failure.
-    package static func readSecretLine(from descriptor: Int32, limit: Int, echoOff: Bool, untilEnd: Bool, prompt: String? = nil) throws -> (secret: SecretBytes, atEnd: Bool) {
+    package static func readSecretLine(
+        from descriptor: Int32, limit: Int, echoOff: Bool, untilEnd: Bool, prompt: String? = nil
+    ) throws -> (secret: SecretBytes, atEnd: Bool) {
         var saved = termios()
         let restoreEcho = echoOff && tcgetattr(descriptor, &saved) == 0
         if restoreEcho {
@@ -427,12 +433,16 @@ extension POSIX {
                     read(descriptor, UnsafeMutableRawPointer(mutating: bytes.baseAddress!), bytes.count)
                 }
             }
-            if count == 0 { sawEnd = true; break }
+            if count == 0 {
+                sawEnd = true
+                break
+            }
             for offset in 0..<count {
                 let byte = chunk.withUnsafeBytes { $0[offset] }
                 if byte == UInt8(ascii: "\n") && !untilEnd { break reading }
                 guard length < limit else {
-                    throw LatchkeyError(.invalidInput, "input on file descriptor \(descriptor) is longer than \(limit) bytes")
+                    throw LatchkeyError(
+                        .invalidInput, "input on file descriptor \(descriptor) is longer than \(limit) bytes")
                 }
                 if length == buffer.count {
                     let old = buffer
@@ -552,7 +562,9 @@ extension POSIX {
         }
 
         private static func newSocket(path: String) throws -> Int32 {
-            try check("socket", path: path) { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+            try check("socket", path: path) {
+                socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            }
         }
 
         /// A socket bound to `path` (which must not exist) and listening, made 0600 (`chmod`).
@@ -562,7 +574,9 @@ extension POSIX {
             var address = try address(path)
             try check("bind", path: path) {
                 withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
                 }
             }
             try check("chmod", path: path) { chmod(path, 0o600) }
@@ -578,8 +592,11 @@ extension POSIX {
             var accepting: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             guard info.st_mode & S_IFMT == S_IFSOCK,
-                  getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0, accepting == 1 else {
-                throw LatchkeyError(.invalidInput, "file descriptor \(descriptor) passed by the service manager is not a listening socket")
+                getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0, accepting == 1
+            else {
+                throw LatchkeyError(
+                    .invalidInput,
+                    "file descriptor \(descriptor) passed by the service manager is not a listening socket")
             }
             _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
             // `accept` waits on it (a unit may pass it non-blocking).
@@ -595,7 +612,9 @@ extension POSIX {
             var address = try address(path)
             while true {
                 let result = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
                 }
                 if result == 0 { return socket }
                 let code = errno
@@ -613,7 +632,10 @@ extension POSIX {
             while true {
                 let left = deadline - ContinuousClock.now
                 guard left > .zero else { return false }
-                let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+                let milliseconds = Int32(
+                    min(
+                        left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000
+                    ))
                 var request = pollfd(fd: descriptor, events: events, revents: 0)
                 let ready = try check("poll", path: path) { poll(&request, 1, milliseconds) }
                 if ready > 0 { return true }
@@ -652,7 +674,9 @@ extension POSIX {
                 guard try wait(for: Int16(POLLOUT), until: deadline) else {
                     throw LatchkeyError(.timedOut, "\(path): the peer did not take the message in time")
                 }
-                let sent = Glibc.send(descriptor, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                let sent = Glibc.send(
+                    descriptor, bytes.baseAddress! + offset, bytes.count - offset,
+                    Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
                 if sent < 0 {
                     let code = errno
                     if code == EINTR || code == EAGAIN { continue }
@@ -666,7 +690,9 @@ extension POSIX {
         /// - Returns: false when the peer closed the connection before the first byte.
         /// - Throws: `.timedOut` when the bytes do not come in time; `.invalidInput`
         ///   when the peer closed the connection part-way; `.io`.
-        package func receive(into buffer: UnsafeMutableRawBufferPointer, before deadline: ContinuousClock.Instant) throws -> Bool {
+        package func receive(into buffer: UnsafeMutableRawBufferPointer, before deadline: ContinuousClock.Instant)
+            throws -> Bool
+        {
             var offset = 0
             while offset < buffer.count {
                 guard try wait(for: Int16(POLLIN), until: deadline) else {
@@ -682,7 +708,8 @@ extension POSIX {
                 }
                 if count == 0 {
                     if offset == 0 { return false }
-                    throw LatchkeyError(.invalidInput, "\(path): the peer closed the connection in the middle of a message")
+                    throw LatchkeyError(
+                        .invalidInput, "\(path): the peer closed the connection in the middle of a message")
                 }
                 offset += count
             }
@@ -708,7 +735,7 @@ extension POSIX {
         defer { posix_spawnattr_destroy(&attributes) }
         posix_spawnattr_setflags(&attributes, Int16(LATCHKEY_POSIX_SPAWN_SETSID))
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for pointer in argv { free(pointer) } }
         var child: pid_t = 0
         let result = posix_spawn(&child, executable, &actions, &attributes, argv, environ)
         guard result == 0 else { throw error(errno: result, function: "posix_spawn", path: executable) }
@@ -727,7 +754,9 @@ extension POSIX {
         try check("dup2", path: "/dev/null") { dup2(null, 0) }
         try check("dup2", path: "/dev/null") { dup2(null, 1) }
         guard let logPath else { return }
-        let log = try check("open", path: logPath) { Glibc.open(logPath, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+        let log = try check("open", path: logPath) {
+            Glibc.open(logPath, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        }
         defer { close(log) }
         try check("dup2", path: logPath) { dup2(log, 2) }
     }
@@ -758,16 +787,22 @@ extension POSIX {
     /// work that waits in system calls and so must not hold one of Dispatch's.
     /// - Throws: `.io` when no thread can be made.
     package static func startThread(_ body: @escaping @Sendable () -> Void) throws {
-        final class Work { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
+        final class Work {
+            let body: @Sendable () -> Void
+            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        }
         let work = Unmanaged.passRetained(Work(body)).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { work in
-            Unmanaged<Work>.fromOpaque(work!).takeRetainedValue().body()
-            return nil
-        }, work)
+        let result = pthread_create(
+            &thread, nil,
+            { work in
+                Unmanaged<Work>.fromOpaque(work!).takeRetainedValue().body()
+                return nil
+            }, work)
         guard result == 0 else {
             Unmanaged<Work>.fromOpaque(work).release()
-            throw LatchkeyError(.io, "cannot start a thread (\(String(cString: strerror(result))))", cFunction: "pthread_create")
+            throw LatchkeyError(
+                .io, "cannot start a thread (\(String(cString: strerror(result))))", cFunction: "pthread_create")
         }
         pthread_detach(thread)
     }

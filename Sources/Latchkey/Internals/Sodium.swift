@@ -75,7 +75,9 @@ enum Sodium {
             } else if guarded, let memory = sodium_malloc(count) {
                 (base, block, self.guarded) = (memory, nil, true)
             } else {
-                (base, block, self.guarded) = (UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16), nil, false)
+                (base, block, self.guarded) = (
+                    UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16), nil, false
+                )
             }
             if count > 0 { POSIX.secretAcquired() }
             do {
@@ -99,7 +101,13 @@ enum Sodium {
                 observer(buffer.elementsEqual(repeatElement(0, count: count)), count)
             }
             guard let base else { return }
-            if let block { GuardedBlocks.shared.give(back: block) } else if guarded { sodium_free(base) } else { base.deallocate() }
+            if let block {
+                GuardedBlocks.shared.give(back: block)
+            } else if guarded {
+                sodium_free(base)
+            } else {
+                base.deallocate()
+            }
             POSIX.secretReleased()
         }
 
@@ -172,7 +180,9 @@ enum Sodium {
 
     /// Encrypts with `crypto_aead_xchacha20poly1305_ietf_encrypt` under a fresh random nonce.
     /// - Returns: the nonce and the ciphertext (message plus 16-byte tag).
-    static func seal(_ plaintext: SecretBytes, additionalData: [UInt8], key: SecretBytes) -> (nonce: [UInt8], ciphertext: [UInt8]) {
+    static func seal(_ plaintext: SecretBytes, additionalData: [UInt8], key: SecretBytes) -> (
+        nonce: [UInt8], ciphertext: [UInt8]
+    ) {
         precondition(key.count == aeadKeyLength, "XChaCha20-Poly1305 needs a 32-byte key")
         let nonce = randomBytes(count: aeadNonceLength)
         var ciphertext = [UInt8](repeating: 0, count: plaintext.count + aeadTagLength)
@@ -187,14 +197,19 @@ enum Sodium {
                 }
             }
         }
-        precondition(result == 0 && Int(written) == ciphertext.count, "crypto_aead_xchacha20poly1305_ietf_encrypt failed")
+        precondition(
+            result == 0 && Int(written) == ciphertext.count, "crypto_aead_xchacha20poly1305_ietf_encrypt failed")
         return (nonce, ciphertext)
     }
 
     /// Decrypts and authenticates with `crypto_aead_xchacha20poly1305_ietf_decrypt`.
     /// - Returns: the plaintext, or nil when the tag does not verify (wrong key or altered data).
-    static func open(_ ciphertext: ArraySlice<UInt8>, nonce: ArraySlice<UInt8>, additionalData: ArraySlice<UInt8>, key: SecretBytes) -> SecretBytes? {
-        guard key.count == aeadKeyLength, nonce.count == aeadNonceLength, ciphertext.count >= aeadTagLength else { return nil }
+    static func open(
+        _ ciphertext: ArraySlice<UInt8>, nonce: ArraySlice<UInt8>, additionalData: ArraySlice<UInt8>, key: SecretBytes
+    ) -> SecretBytes? {
+        guard key.count == aeadKeyLength, nonce.count == aeadNonceLength, ciphertext.count >= aeadTagLength else {
+            return nil
+        }
         var ok = false
         let plaintext = SecretBytes(count: ciphertext.count - aeadTagLength) { out in
             var written: UInt64 = 0
@@ -233,7 +248,9 @@ enum Sodium {
 
     /// Derives a key from a passphrase with `crypto_pwhash` (Argon2id v1.3).
     /// - Throws: `LatchkeyError` `.internal` when libsodium refuses (out of memory, parameters out of range).
-    static func deriveKey(length: Int, passphrase: SecretBytes, salt: [UInt8], opsLimit: UInt64, memoryLimit: Int) throws -> SecretBytes {
+    static func deriveKey(length: Int, passphrase: SecretBytes, salt: [UInt8], opsLimit: UInt64, memoryLimit: Int)
+        throws -> SecretBytes
+    {
         precondition(salt.count == pwhashSaltLength, "Argon2id needs a 16-byte salt")
         precondition(length >= 16, "derived keys are at least 16 bytes")
         var result: Int32 = 0
@@ -249,7 +266,9 @@ enum Sodium {
             }
         }
         guard result == 0 else {
-            throw LatchkeyError(.internal, "key derivation failed (out of memory or parameters out of range)", cFunction: "crypto_pwhash")
+            throw LatchkeyError(
+                .internal, "key derivation failed (out of memory or parameters out of range)",
+                cFunction: "crypto_pwhash")
         }
         return key
     }
@@ -265,8 +284,9 @@ enum Sodium {
         precondition((Int(crypto_generichash_BYTES_MIN)...Int(crypto_generichash_BYTES_MAX)).contains(length))
         var digest = [UInt8](repeating: 0, count: length)
         let result = key.withUnsafeBytes { k in
-            crypto_generichash(&digest, length, message, UInt64(message.count),
-                               k.baseAddress?.assumingMemoryBound(to: UInt8.self), k.count)
+            crypto_generichash(
+                &digest, length, message, UInt64(message.count),
+                k.baseAddress?.assumingMemoryBound(to: UInt8.self), k.count)
         }
         precondition(result == 0, "crypto_generichash failed")
         return digest
@@ -295,9 +315,10 @@ enum Sodium {
         var result: Int32 = 0
         let digest = SecretBytes(count: length, guarded: true) { out in
             result = key.withUnsafeBytes { k in
-                crypto_generichash(out.baseAddress!.assumingMemoryBound(to: UInt8.self), length,
-                                   message, UInt64(message.count),
-                                   k.baseAddress?.assumingMemoryBound(to: UInt8.self), k.count)
+                crypto_generichash(
+                    out.baseAddress!.assumingMemoryBound(to: UInt8.self), length,
+                    message, UInt64(message.count),
+                    k.baseAddress?.assumingMemoryBound(to: UInt8.self), k.count)
             }
         }
         precondition(result == 0, "crypto_generichash failed")

@@ -40,7 +40,9 @@ struct JSONParser {
         guard offset < bytes.count else { throw failure("the document is empty") }
         let value = try self.value()
         skipWhitespace()
-        guard offset == bytes.count else { throw failure("unexpected \(describe(bytes[offset])) after the document's end") }
+        guard offset == bytes.count else {
+            throw failure("unexpected \(describe(bytes[offset])) after the document's end")
+        }
         return value
     }
 
@@ -55,7 +57,9 @@ struct JSONParser {
                 position += encoded.count
             case .error(let length):
                 offset = position
-                throw failure("the text is not UTF-8 (byte 0x\(String(bytes[position], radix: 16, uppercase: true)) at offset \(position), \(length) byte(s) invalid)")
+                throw failure(
+                    "the text is not UTF-8 (byte 0x\(String(bytes[position], radix: 16, uppercase: true)) at offset \(position), \(length) byte(s) invalid)"
+                )
             case .emptyInput:
                 return
             }
@@ -90,7 +94,10 @@ struct JSONParser {
             skipWhitespace()
             guard peek(UInt8(ascii: "\"")) else {
                 if peek(UInt8(ascii: "}")) { throw failure("a trailing comma before '}'") }
-                throw failure(offset < bytes.count ? "unexpected \(describe(bytes[offset])) where a key (a string) was expected" : "the document ends inside an object")
+                throw failure(
+                    offset < bytes.count
+                        ? "unexpected \(describe(bytes[offset])) where a key (a string) was expected"
+                        : "the document ends inside an object")
             }
             let keyStart = offset
             let key = try string()
@@ -134,9 +141,10 @@ struct JSONParser {
             return false
         }
         guard peek(closing) else {
-            throw failure(offset < bytes.count
-                ? "expected ',' or \(describe(closing)) in \(container), not \(describe(bytes[offset]))"
-                : "the document ends inside \(container)")
+            throw failure(
+                offset < bytes.count
+                    ? "expected ',' or \(describe(closing)) in \(container), not \(describe(bytes[offset]))"
+                    : "the document ends inside \(container)")
         }
         offset += 1
         depth -= 1
@@ -237,12 +245,16 @@ struct JSONParser {
         case UInt8(ascii: "u"):
             let high = try hexQuad()
             if (0xD800..<0xDC00).contains(high) {
-                guard bytes.count - offset >= 2, bytes[offset] == UInt8(ascii: "\\"), bytes[offset + 1] == UInt8(ascii: "u") else {
+                guard bytes.count - offset >= 2, bytes[offset] == UInt8(ascii: "\\"),
+                    bytes[offset + 1] == UInt8(ascii: "u")
+                else {
                     throw failure("a \\u escape of a high surrogate must be followed by a low surrogate")
                 }
                 offset += 2
                 let low = try hexQuad()
-                guard (0xDC00..<0xE000).contains(low) else { throw failure("a \\u escape of a high surrogate must be followed by a low surrogate") }
+                guard (0xDC00..<0xE000).contains(low) else {
+                    throw failure("a \\u escape of a high surrogate must be followed by a low surrogate")
+                }
                 return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))!
             }
             guard let scalar = Unicode.Scalar(high) else { throw failure("a \\u escape of a lone low surrogate") }
@@ -272,7 +284,9 @@ struct JSONParser {
 
     private func peek(_ byte: UInt8) -> Bool { offset < bytes.count && bytes[offset] == byte }
 
-    private func peekDigit() -> Bool { offset < bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[offset]) }
+    private func peekDigit() -> Bool {
+        offset < bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[offset])
+    }
 
     private mutating func skipDigits() { while peekDigit() { offset += 1 } }
 
@@ -282,7 +296,8 @@ struct JSONParser {
 
     /// A byte as a message shows it: a printable ASCII character in quotes, else its value.
     private func describe(_ byte: UInt8) -> String {
-        (0x21..<0x7F).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
+        (0x21..<0x7F).contains(byte)
+            ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
 
     /// An error at the current offset: `<source>: line L, column C: <message>`,

@@ -27,7 +27,8 @@ package enum JSONText {
     package static func quoted(_ secret: SecretBytes) throws -> SecretBytes {
         try secret.withUnsafeBytes { bytes in
             guard String(validating: bytes, as: UTF8.self) != nil else {
-                throw LatchkeyError(.invalidInput, "the secret is not UTF-8 text, so JSON cannot carry it; read it without --json")
+                throw LatchkeyError(
+                    .invalidInput, "the secret is not UTF-8 text, so JSON cannot carry it; read it without --json")
             }
             let length = bytes.reduce(2) { $0 + (escape(UInt32($1))?.utf8.count ?? 1) }
             return SecretBytes(count: length) { out in

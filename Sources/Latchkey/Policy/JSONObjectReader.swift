@@ -14,12 +14,15 @@ struct JSONObjectReader {
         self.source = source
         self.path = path
         guard case .object(let fields) = value else {
-            throw LatchkeyError(.invalidInput, "\(source): \(path.isEmpty ? "the document" : path): must be an object, not \(value.typeName)")
+            throw LatchkeyError(
+                .invalidInput,
+                "\(source): \(path.isEmpty ? "the document" : path): must be an object, not \(value.typeName)")
         }
         self.fields = fields
         if let unknown = fields.keys.filter({ !allowedKeys.contains($0) }).sorted().first {
             let expected = allowedKeys.joined(separator: ", ")
-            throw LatchkeyError(.invalidInput, "\(source): \(keyPath(unknown)): unknown key (expected one of: \(expected))")
+            throw LatchkeyError(
+                .invalidInput, "\(source): \(keyPath(unknown)): unknown key (expected one of: \(expected))")
         }
     }
 
@@ -62,7 +65,9 @@ struct JSONObjectReader {
         return .some(try integer(value, key: key, in: range, nullHint: " or null"))
     }
 
-    private func integer(_ value: JSONValue, key: String, in range: ClosedRange<Int64>, nullHint: String) throws -> Int64 {
+    private func integer(_ value: JSONValue, key: String, in range: ClosedRange<Int64>, nullHint: String) throws
+        -> Int64
+    {
         let wanted = "an integer from \(range.lowerBound) to \(range.upperBound)\(nullHint)"
         switch value {
         case .integer(let number) where range.contains(number):
@@ -82,7 +87,8 @@ struct JSONObjectReader {
     }
 
     /// One of the stable names of `T`, or nil when the key is absent.
-    func choice<T: RawRepresentable & CaseIterable>(_ key: String, _ type: T.Type) throws -> T? where T.RawValue == String {
+    func choice<T: RawRepresentable & CaseIterable>(_ key: String, _ type: T.Type) throws -> T?
+    where T.RawValue == String {
         guard let text = try string(key) else { return nil }
         guard let choice = T(rawValue: text) else {
             let names = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension Policy {
@@ -13,7 +13,8 @@ extension Policy {
     /// - Returns: ``PolicyDecision/allow`` or a denial naming the rule.
     package func rememberUsernameDecision(userOptedOut: Bool) -> PolicyDecision {
         .all(of: [
-            remembersUsernames ? .allow : .deny(reason: "policy '\(name)' forbids remembering usernames (username.remember)"),
+            remembersUsernames
+                ? .allow : .deny(reason: "policy '\(name)' forbids remembering usernames (username.remember)"),
             userOptedOut ? .deny(reason: "the user turned off remembering the username") : .allow,
         ])
     }
@@ -27,11 +28,17 @@ extension Policy {
         case .file:
             return .allow
         case .secretService:
-            return .deny(reason: "policy '\(name)' requires the Secret Service (backend.kind \"secret-service\"), which is unavailable: \(reason)")
+            return .deny(
+                reason:
+                    "policy '\(name)' requires the Secret Service (backend.kind \"secret-service\"), which is unavailable: \(reason)"
+            )
         case .auto:
             return allowsFileFallback
                 ? .allow
-                : .deny(reason: "policy '\(name)' forbids the encrypted-file fallback (backend.allowFileFallback false); the Secret Service is unavailable: \(reason)")
+                : .deny(
+                    reason:
+                        "policy '\(name)' forbids the encrypted-file fallback (backend.allowFileFallback false); the Secret Service is unavailable: \(reason)"
+                )
         }
     }
 
@@ -40,7 +47,10 @@ extension Policy {
     package func automaticMigrationDecision() -> PolicyDecision {
         migratesToSecretService
             ? .allow
-            : .deny(reason: "policy '\(name)' does not migrate to the Secret Service automatically (backend.migrateToSecretService)")
+            : .deny(
+                reason:
+                    "policy '\(name)' does not migrate to the Secret Service automatically (backend.migrateToSecretService)"
+            )
     }
 
     /// When a session saved at `created` expires: the requested expiry, capped at

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension Policy {
@@ -26,7 +26,9 @@ extension Policy {
             throw root.error("version", "this Latchkey reads policy version \(Policy.formatVersion), not \(version)")
         }
         guard case .string(let name) = try root.required("name") else { throw root.error("name", "must be a string") }
-        guard (1...64).contains(name.utf8.count), name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+        guard (1...64).contains(name.utf8.count),
+            name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) })
+        else {
             throw root.error("name", "must be 1 to 64 characters from A-Z, a-z, 0-9, '-', '_', '.'")
         }
         self.init(
@@ -82,16 +84,20 @@ extension Policy {
     }
 
     private mutating func readBackend(_ root: JSONObjectReader) throws {
-        let section = try root.object("backend", allowedKeys: [
-            "kind", "allowFileFallback", "migrateToSecretService", "secretServiceTimeoutMilliseconds",
-        ])
+        let section = try root.object(
+            "backend",
+            allowedKeys: [
+                "kind", "allowFileFallback", "migrateToSecretService", "secretServiceTimeoutMilliseconds",
+            ])
         backend = try section?.choice("kind", BackendChoice.self) ?? .auto
         let fallback = try section?.bool("allowFileFallback")
         if let section, backend == .secretService, fallback == true {
-            throw section.error("allowFileFallback", "must be false when backend.kind is \"secret-service\" (it fails closed)")
+            throw section.error(
+                "allowFileFallback", "must be false when backend.kind is \"secret-service\" (it fails closed)")
         }
         if let section, backend == .file, fallback == false {
-            throw section.error("allowFileFallback", "cannot be false when backend.kind is \"file\" (the file is the only store)")
+            throw section.error(
+                "allowFileFallback", "cannot be false when backend.kind is \"file\" (the file is the only store)")
         }
         allowsFileFallback = fallback ?? (backend != .secretService)
         let migrate = try section?.bool("migrateToSecretService")
@@ -112,13 +118,20 @@ extension Policy {
         }
         guard usesFile else {
             let key = section.contains("keySource") ? "keySource" : "kdf"
-            throw section.error(key, "is set, but this policy never uses the file (backend.kind \"\(backend.rawValue)\", allowFileFallback false)")
+            throw section.error(
+                key,
+                "is set, but this policy never uses the file (backend.kind \"\(backend.rawValue)\", allowFileFallback false)"
+            )
         }
         let keySource = try section.choice("keySource", FileKeySource.self) ?? .keyfile
         fileKeySource = keySource
-        guard let kdfSection = try section.object("kdf", allowedKeys: [
-            "targetUnlockMilliseconds", "minimumMemoryKiB", "maximumMemoryKiB", "maximumOpsLimit",
-        ]) else {
+        guard
+            let kdfSection = try section.object(
+                "kdf",
+                allowedKeys: [
+                    "targetUnlockMilliseconds", "minimumMemoryKiB", "maximumMemoryKiB", "maximumOpsLimit",
+                ])
+        else {
             kdf = keySource == .passphrase ? .standard : nil
             return
         }
@@ -137,7 +150,9 @@ extension Policy {
             maximumOpsLimit: ops.map(Int.init) ?? standard.maximumOpsLimit)
         guard bounds.minimumMemoryKiB <= bounds.maximumMemoryKiB else {
             let key = minimum != nil ? "minimumMemoryKiB" : "maximumMemoryKiB"
-            throw kdfSection.error(key, "minimumMemoryKiB (\(bounds.minimumMemoryKiB)) exceeds maximumMemoryKiB (\(bounds.maximumMemoryKiB))")
+            throw kdfSection.error(
+                key,
+                "minimumMemoryKiB (\(bounds.minimumMemoryKiB)) exceeds maximumMemoryKiB (\(bounds.maximumMemoryKiB))")
         }
         kdf = bounds
     }
@@ -148,7 +163,8 @@ extension Policy {
         let maxAgeDays = try section?.integerOrNull("maxAgeDays", in: 1...36_500) ?? 365
         audit = AuditRules(
             isEnabled: try section?.bool("enabled") ?? true,
-            retention: AuditRetention(maxEntries: maxEntries.map(Int.init), maxAge: maxAgeDays.map { TimeInterval($0) * 86_400 }),
+            retention: AuditRetention(
+                maxEntries: maxEntries.map(Int.init), maxAge: maxAgeDays.map { TimeInterval($0) * 86_400 }),
             failureMode: try section?.choice("onFailure", AuditFailureMode.self) ?? .fail)
     }
 

@@ -5,120 +5,120 @@
 extension Policy {
     /// The text of `policy/default.json`.
     static let defaultJSON = #"""
-    {
-      "version": 1,
-      "name": "default",
-      "username": {
-        "remember": true
-      },
-      "sessions": {
-        "maxAgeSeconds": 2592000,
-        "wipeOnExit": false
-      },
-      "onLogout": {
-        "sessions": "wipe",
-        "username": "keep"
-      },
-      "backend": {
-        "kind": "auto",
-        "allowFileFallback": true,
-        "migrateToSecretService": true,
-        "secretServiceTimeoutMilliseconds": 3000
-      },
-      "file": {
-        "keySource": "keyfile"
-      },
-      "audit": {
-        "enabled": true,
-        "maxEntries": 10000,
-        "maxAgeDays": 365,
-        "onFailure": "fail"
-      },
-      "agent": {
-        "autostart": true,
-        "unlockCacheSeconds": 900,
-        "idleExitSeconds": 600
-      }
-    }
+        {
+          "version": 1,
+          "name": "default",
+          "username": {
+            "remember": true
+          },
+          "sessions": {
+            "maxAgeSeconds": 2592000,
+            "wipeOnExit": false
+          },
+          "onLogout": {
+            "sessions": "wipe",
+            "username": "keep"
+          },
+          "backend": {
+            "kind": "auto",
+            "allowFileFallback": true,
+            "migrateToSecretService": true,
+            "secretServiceTimeoutMilliseconds": 3000
+          },
+          "file": {
+            "keySource": "keyfile"
+          },
+          "audit": {
+            "enabled": true,
+            "maxEntries": 10000,
+            "maxAgeDays": 365,
+            "onFailure": "fail"
+          },
+          "agent": {
+            "autostart": true,
+            "unlockCacheSeconds": 900,
+            "idleExitSeconds": 600
+          }
+        }
 
-    """#
+        """#
 
     /// The text of `policy/strict.json`.
     static let strictJSON = #"""
-    {
-      "version": 1,
-      "name": "strict",
-      "username": {
-        "remember": true
-      },
-      "sessions": {
-        "maxAgeSeconds": 28800,
-        "wipeOnExit": false
-      },
-      "onLogout": {
-        "sessions": "wipe",
-        "username": "forget"
-      },
-      "backend": {
-        "kind": "secret-service",
-        "allowFileFallback": false,
-        "migrateToSecretService": true,
-        "secretServiceTimeoutMilliseconds": 3000
-      },
-      "audit": {
-        "enabled": true,
-        "maxEntries": 100000,
-        "maxAgeDays": null,
-        "onFailure": "fail"
-      },
-      "agent": {
-        "autostart": true,
-        "unlockCacheSeconds": 0,
-        "idleExitSeconds": 300
-      }
-    }
+        {
+          "version": 1,
+          "name": "strict",
+          "username": {
+            "remember": true
+          },
+          "sessions": {
+            "maxAgeSeconds": 28800,
+            "wipeOnExit": false
+          },
+          "onLogout": {
+            "sessions": "wipe",
+            "username": "forget"
+          },
+          "backend": {
+            "kind": "secret-service",
+            "allowFileFallback": false,
+            "migrateToSecretService": true,
+            "secretServiceTimeoutMilliseconds": 3000
+          },
+          "audit": {
+            "enabled": true,
+            "maxEntries": 100000,
+            "maxAgeDays": null,
+            "onFailure": "fail"
+          },
+          "agent": {
+            "autostart": true,
+            "unlockCacheSeconds": 0,
+            "idleExitSeconds": 300
+          }
+        }
 
-    """#
+        """#
 
     /// The text of `policy/shared-device.json`.
     static let sharedDeviceJSON = #"""
-    {
-      "version": 1,
-      "name": "shared-device",
-      "username": {
-        "remember": false
-      },
-      "sessions": {
-        "maxAgeSeconds": 43200,
-        "wipeOnExit": true
-      },
-      "onLogout": {
-        "sessions": "wipe",
-        "username": "forget"
-      },
-      "backend": {
-        "kind": "auto",
-        "allowFileFallback": true,
-        "migrateToSecretService": true,
-        "secretServiceTimeoutMilliseconds": 3000
-      },
-      "file": {
-        "keySource": "keyfile"
-      },
-      "audit": {
-        "enabled": true,
-        "maxEntries": 10000,
-        "maxAgeDays": 90,
-        "onFailure": "fail"
-      },
-      "agent": {
-        "autostart": true,
-        "unlockCacheSeconds": 60,
-        "idleExitSeconds": 120
-      }
-    }
+        {
+          "version": 1,
+          "name": "shared-device",
+          "username": {
+            "remember": false
+          },
+          "sessions": {
+            "maxAgeSeconds": 43200,
+            "wipeOnExit": true
+          },
+          "onLogout": {
+            "sessions": "wipe",
+            "username": "forget"
+          },
+          "backend": {
+            "kind": "auto",
+            "allowFileFallback": true,
+            "migrateToSecretService": true,
+            "secretServiceTimeoutMilliseconds": 3000
+          },
+          "file": {
+            "keySource": "keyfile"
+          },
+          "audit": {
+            "enabled": true,
+            "maxEntries": 10000,
+            "maxAgeDays": 90,
+            "onFailure": "fail"
+          },
+          "agent": {
+            "autostart": true,
+            "unlockCacheSeconds": 60,
+            "idleExitSeconds": 120
+          }
+        }
 
-    """#
+        """#
 
     /// The shipped default policy (`policy/default.json`): remember usernames,
     /// sessions up to 30 days, a logout wipes the account's sessions and keeps
@@ -134,7 +134,8 @@ extension Policy {
         sessionsOnLogout: .wipe, usernameOnLogout: .keep,
         backend: .auto, allowsFileFallback: true, migratesToSecretService: true, secretServiceTimeout: 3,
         fileKeySource: .keyfile, kdf: nil,
-        audit: AuditRules(isEnabled: true, retention: AuditRetention(maxEntries: 10_000, maxAge: 365 * 86_400), failureMode: .fail),
+        audit: AuditRules(
+            isEnabled: true, retention: AuditRetention(maxEntries: 10_000, maxAge: 365 * 86_400), failureMode: .fail),
         agent: .standard)
 
     /// The shipped strict policy (`policy/strict.json`): the Secret Service or

@@ -14,8 +14,11 @@ public struct LogoutReport: Sendable, Equatable {
     /// A one-line, non-secret summary (names of sessions, never accounts or values).
     public var summary: String {
         let names = Set(wipedSessions.map(\.name)).sorted().joined(separator: ", ")
-        var parts = ["wiped \(wipedSessions.count) session\(wipedSessions.count == 1 ? "" : "s")\(names.isEmpty ? "" : " (\(names))")"]
-        parts.append(forgotUsername ? "forgot the username" : keptUsername ? "kept the username" : "no username was remembered")
+        var parts = [
+            "wiped \(wipedSessions.count) session\(wipedSessions.count == 1 ? "" : "s")\(names.isEmpty ? "" : " (\(names))")"
+        ]
+        parts.append(
+            forgotUsername ? "forgot the username" : keptUsername ? "kept the username" : "no username was remembered")
         if keptSessions > 0 { parts.append("kept \(keptSessions) session\(keptSessions == 1 ? "" : "s")") }
         if wipedLeftoverFileVault { parts.append("destroyed the leftover file vault") }
         return parts.joined(separator: "; ")

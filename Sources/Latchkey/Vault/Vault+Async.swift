@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Dispatch
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 // The asynchronous forms of the vault's calls. Each runs the synchronous call
 // on a dispatch queue, off the caller's thread and off Swift's cooperative
@@ -18,12 +19,15 @@ extension Vault {
         backend: Policy.BackendChoice? = nil, passphrase: SecretBytes? = nil
     ) async throws -> Vault {
         try await offload {
-            try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase)
+            try Vault.open(
+                appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase)
         }
     }
 
     /// See the synchronous ``rememberedUsername()``.
-    public func rememberedUsername() async throws -> String? { try await Vault.offload { try self.rememberedUsername() } }
+    public func rememberedUsername() async throws -> String? {
+        try await Vault.offload { try self.rememberedUsername() }
+    }
 
     /// See the synchronous ``rememberUsername(_:)``.
     @discardableResult
@@ -44,7 +48,9 @@ extension Vault {
 
     /// See the synchronous ``saveSession(_:name:account:expires:)``.
     @discardableResult
-    public func saveSession(_ token: SecretBytes, name: String, account: String, expires: Date? = nil) async throws -> Date {
+    public func saveSession(_ token: SecretBytes, name: String, account: String, expires: Date? = nil) async throws
+        -> Date
+    {
         try await Vault.offload { try self.saveSession(token, name: name, account: account, expires: expires) }
     }
 
@@ -76,7 +82,9 @@ extension Vault {
 
     /// See the synchronous ``applyExitPolicy()``.
     @discardableResult
-    public func applyExitPolicy() async throws -> LogoutReport { try await Vault.offload { try self.applyExitPolicy() } }
+    public func applyExitPolicy() async throws -> LogoutReport {
+        try await Vault.offload { try self.applyExitPolicy() }
+    }
 
     /// See the synchronous ``migrate()``.
     @discardableResult

@@ -11,9 +11,15 @@ extension Vault {
             try audit.record(event, outcome: outcome, backend: backend.kind, account: account, detail: detail)
         } catch let error as LatchkeyError {
             guard policy.audit.failureMode == .warn else {
-                throw LatchkeyError(error.code, "the \(event) entry could not be written to the audit trail (\(error.message)); audit.onFailure is \"fail\"")
+                throw LatchkeyError(
+                    error.code,
+                    "the \(event) entry could not be written to the audit trail (\(error.message)); audit.onFailure is \"fail\""
+                )
             }
-            droppedAuditEntries.withLock { $0.append(LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)")) }
+            droppedAuditEntries.withLock {
+                $0.append(
+                    LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)"))
+            }
         }
     }
 

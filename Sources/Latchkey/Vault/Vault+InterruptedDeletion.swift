@@ -20,7 +20,9 @@ extension Vault {
     /// store as ``pendingDeletionItem``; then the items are deleted, then the list.
     /// A later ``Vault/open(appID:policy:storeDirectory:backend:passphrase:)``
     /// finishes a list it finds (``finishInterruptedDeletions()``).
-    func deleteRecoverably(_ keys: [ItemKey], from store: any CredentialBackend, for event: AuditEvent, changes: ChangeLog) throws {
+    func deleteRecoverably(
+        _ keys: [ItemKey], from store: any CredentialBackend, for event: AuditEvent, changes: ChangeLog
+    ) throws {
         guard !keys.isEmpty else { return }
         if store is EncryptedFileBackend {
             try Vault.delete(keys, from: store)
@@ -59,7 +61,9 @@ extension Vault {
         }
         var entries = try VaultTable.decode(list.value, path: "the list of an interrupted deletion")
         let named = entries.removeValue(forKey: Vault.pendingEventEntry)
-        let event = named.flatMap { $0.value.withUnsafeBytes { String(validating: $0, as: UTF8.self) } }.map(AuditEvent.init(rawValue:)) ?? .logout
+        let event =
+            named.flatMap { $0.value.withUnsafeBytes { String(validating: $0, as: UTF8.self) } }.map(
+                AuditEvent.init(rawValue:)) ?? .logout
         _ = try perform(event) { changes in
             var report = LogoutReport()
             for key in entries.keys {

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension Vault {
@@ -23,7 +23,9 @@ extension Vault {
     @discardableResult
     public func migrate() throws -> MigrationReport {
         guard backend.kind == .secretService else {
-            throw LatchkeyError(.unavailable, "the Secret Service is not the store in use (\(selectionReason)), so there is nothing to migrate into")
+            throw LatchkeyError(
+                .unavailable,
+                "the Secret Service is not the store in use (\(selectionReason)), so there is nothing to migrate into")
         }
         guard try fileVaultExists() else { return MigrationReport() }
         guard let fileVault else {
@@ -40,7 +42,9 @@ extension Vault {
                     try changes.willChange(key, in: backend)
                     try backend.write(item, for: key)
                     guard let copy = try backend.read(key), copy.hasSameContent(as: item) else {
-                        throw LatchkeyError(.internal, "an item did not read back from the Secret Service as written; the file vault is kept")
+                        throw LatchkeyError(
+                            .internal,
+                            "an item did not read back from the Secret Service as written; the file vault is kept")
                     }
                     report.moved += 1
                 }
@@ -63,7 +67,7 @@ extension StoredItem {
         func close(_ a: Date?, _ b: Date?) -> Bool {
             switch (a, b) {
             case (nil, nil): true
-            case let (a?, b?): abs(a.timeIntervalSince(b)) < 0.001
+            case (let a?, let b?): abs(a.timeIntervalSince(b)) < 0.001
             default: false
             }
         }

@@ -15,7 +15,10 @@ struct OperationOutcome<Value> {
     }
 
     /// `value`, recorded as the operation's event with `outcome`.
-    init(_ value: Value, _ outcome: AuditOutcome = .ok, event: AuditEvent? = nil, account: String? = nil, detail: String? = nil) {
+    init(
+        _ value: Value, _ outcome: AuditOutcome = .ok, event: AuditEvent? = nil, account: String? = nil,
+        detail: String? = nil
+    ) {
         self.value = value
         self.entry = Entry(event: event, outcome: outcome, account: account, detail: detail)
     }
@@ -104,27 +107,31 @@ extension Vault {
             return try audit.withAppender { appender in
                 acted = true
                 let changes = ChangeLog(keeping: failClosed) { detail in
-                    try appender.append(AuditEvent(rawValue: event.rawValue + ".started"), outcome: .ok, backend: self.backend.kind,
-                                        account: account, detail: detail)
+                    try appender.append(
+                        AuditEvent(rawValue: event.rawValue + ".started"), outcome: .ok, backend: self.backend.kind,
+                        account: account, detail: detail)
                 }
                 let result: OperationOutcome<Value>
                 do {
                     result = try act(changes)
                 } catch let error as LatchkeyError {
-                    let failure: AuditEvent = switch error.code {
-                    case .wrongKey: .unlockFailed
-                    case .tampered: .tamperDetected
-                    default: event
-                    }
+                    let failure: AuditEvent =
+                        switch error.code {
+                        case .wrongKey: .unlockFailed
+                        case .tampered: .tamperDetected
+                        default: event
+                        }
                     // The operation's own error is the one to report.
-                    _ = try? appender.append(failure, outcome: .failed(error.code), backend: backend.kind, account: account, detail: detail)
+                    _ = try? appender.append(
+                        failure, outcome: .failed(error.code), backend: backend.kind, account: account, detail: detail)
                     throw error
                 }
                 guard let entry = result.entry else { return result.value }
                 let recorded = entry.event ?? event
                 do {
-                    try appender.append(recorded, outcome: entry.outcome, backend: backend.kind,
-                                        account: entry.account ?? account, detail: entry.detail ?? detail)
+                    try appender.append(
+                        recorded, outcome: entry.outcome, backend: backend.kind,
+                        account: entry.account ?? account, detail: entry.detail ?? detail)
                 } catch let error as LatchkeyError {
                     try settle(error, of: recorded, undoing: failClosed ? changes : nil)
                 }
@@ -133,9 +140,15 @@ extension Vault {
         } catch let error as LatchkeyError where !acted {
             // The trail could not be opened for appending: nothing has changed yet.
             guard !failClosed else {
-                throw LatchkeyError(error.code, "the audit trail cannot record \(event) (\(error.message)); nothing was changed (audit.onFailure \"fail\")")
+                throw LatchkeyError(
+                    error.code,
+                    "the audit trail cannot record \(event) (\(error.message)); nothing was changed (audit.onFailure \"fail\")"
+                )
             }
-            droppedAuditEntries.withLock { $0.append(LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)")) }
+            droppedAuditEntries.withLock {
+                $0.append(
+                    LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)"))
+            }
             return try act(ChangeLog(keeping: false)).value
         }
     }
@@ -144,14 +157,23 @@ extension Vault {
     /// under `fail` undoes the change and throws, saying so; under `warn` keeps the warning.
     private func settle(_ error: LatchkeyError, of event: AuditEvent, undoing changes: ChangeLog?) throws {
         guard let changes else {
-            droppedAuditEntries.withLock { $0.append(LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)")) }
+            droppedAuditEntries.withLock {
+                $0.append(
+                    LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)"))
+            }
             return
         }
         do {
             try changes.undo()
         } catch let undo as LatchkeyError {
-            throw LatchkeyError(error.code, "the \(event) entry could not be written to the audit trail (\(error.message)), and undoing the change failed too (\(undo.message)): the change may have been made")
+            throw LatchkeyError(
+                error.code,
+                "the \(event) entry could not be written to the audit trail (\(error.message)), and undoing the change failed too (\(undo.message)): the change may have been made"
+            )
         }
-        throw LatchkeyError(error.code, "the \(event) entry could not be written to the audit trail (\(error.message)); the change was undone (audit.onFailure \"fail\")")
+        throw LatchkeyError(
+            error.code,
+            "the \(event) entry could not be written to the audit trail (\(error.message)); the change was undone (audit.onFailure \"fail\")"
+        )
     }
 }

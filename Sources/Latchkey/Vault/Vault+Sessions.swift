@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension Vault {
@@ -76,7 +76,8 @@ extension Vault {
         var result: [SessionInfo] = []
         for key in try backend.list(kind: .session) where account == nil || key.account == account {
             guard let item = try backend.read(key), !(try expire(item, key: key)) else { continue }
-            result.append(SessionInfo(account: key.account, name: key.name, created: item.created, expires: item.expires))
+            result.append(
+                SessionInfo(account: key.account, name: key.name, created: item.created, expires: item.expires))
         }
         return result.sorted { ($0.account, $0.name) < ($1.account, $1.name) }
     }

@@ -26,14 +26,17 @@ extension Vault {
     private func protection() throws -> String {
         switch backend.kind {
         case .secretService:
-            return "Secret Service: encrypted by the keyring provider and unlocked with the user's login; other local users cannot read it, programs running as this user can"
+            return
+                "Secret Service: encrypted by the keyring provider and unlocked with the user's login; other local users cannot read it, programs running as this user can"
         case .file:
             guard let file = backend as? EncryptedFileBackend else { return "encrypted file" }
             if file.keySourceKind == .passphrase {
                 let parameters = try file.vaultKDFParameters().map { ", Argon2id \($0)" } ?? ""
-                return "encrypted file with a passphrase (XChaCha20-Poly1305\(parameters)): a copy of the file, a backup or a stolen disk does not reveal it without the passphrase"
+                return
+                    "encrypted file with a passphrase (XChaCha20-Poly1305\(parameters)): a copy of the file, a backup or a stolen disk does not reveal it without the passphrase"
             }
-            return "encrypted file with a key file on the same disk (\(file.keyFilePath)): protects against copies of the vault alone, not against anyone who can read both files"
+            return
+                "encrypted file with a key file on the same disk (\(file.keyFilePath)): protects against copies of the vault alone, not against anyone who can read both files"
         default:
             return "\(backend.kind.rawValue) store supplied by the app: no protection beyond the process"
         }

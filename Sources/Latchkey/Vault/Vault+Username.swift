@@ -62,7 +62,8 @@ extension Vault {
         let event: AuditEvent = remembers ? .rememberEnabled : .rememberDisabled
         try perform(event) { changes in
             try changes.willChange(Vault.rememberSetting, in: backend)
-            try backend.write(StoredItem(value: SecretBytes(utf8: remembers ? "on" : "off")), for: Vault.rememberSetting)
+            try backend.write(
+                StoredItem(value: SecretBytes(utf8: remembers ? "on" : "off")), for: Vault.rememberSetting)
             if !remembers {
                 try changes.willChange(Vault.usernameItem, in: backend)
                 try backend.delete(Vault.usernameItem)

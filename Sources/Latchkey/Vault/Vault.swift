@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What apps use: one app namespace's credentials, kept by a policy, in the
 /// store the policy allows, with every credential event on the audit trail.
@@ -58,7 +59,9 @@ public final class Vault: Sendable {
     /// What opening this vault did: the store chosen and why, whether it fell
     /// back to the encrypted file, and what was migrated.
     public var openReport: OpenReport {
-        OpenReport(backend: backend.kind, reason: selectionReason, fallback: fallbackReason, migration: openingMigration.withLock { $0 })
+        OpenReport(
+            backend: backend.kind, reason: selectionReason, fallback: fallbackReason,
+            migration: openingMigration.withLock { $0 })
     }
 
     /// Opens the vault of `appID`: chooses the store, records a fallback, and
@@ -89,7 +92,9 @@ public final class Vault: Sendable {
             appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
             secretService: {
                 let deadline = Duration.milliseconds(Int64(policy.secretServiceTimeout * 1000))
-                return BackendReuse.shared.secretService(appID, deadline: deadline) { SecretServiceBackend(appID: appID, deadline: deadline) }
+                return BackendReuse.shared.secretService(appID, deadline: deadline) {
+                    SecretServiceBackend(appID: appID, deadline: deadline)
+                }
             })
     }
 
@@ -108,7 +113,8 @@ public final class Vault: Sendable {
         self.backend = backend
         self.selectionReason = "the app supplied this store"
         self.fileVault = nil
-        self.audit = policy.audit.isEnabled
+        self.audit =
+            policy.audit.isEnabled
             ? AuditTrail(appID: appID, directory: storeDirectory, backend: backend, retention: policy.audit.retention)
             : nil
         self.fileAudit = nil
@@ -125,9 +131,12 @@ public final class Vault: Sendable {
         passphrase: SecretBytes?,
         secretService: () -> SecretServiceBackend
     ) throws -> Vault {
-        let directory = try storeDirectory.map { try StoreDirectory.requireAbsolute($0, origin: "the store directory") } ?? Vault.defaultStoreDirectory()
+        let directory =
+            try storeDirectory.map { try StoreDirectory.requireAbsolute($0, origin: "the store directory") }
+            ?? Vault.defaultStoreDirectory()
         let file = Vault.fileBackend(appID: appID, policy: policy, directory: directory, passphrase: passphrase)
-        let selection = try Vault.select(choice ?? policy.backend, policy: policy, appID: appID, file: file, secretService: secretService)
+        let selection = try Vault.select(
+            choice ?? policy.backend, policy: policy, appID: appID, file: file, secretService: secretService)
         if selection.backend.kind == .file, let header = try file?.vaultKDFParameters() {
             try Vault.check(header, against: policy.kdf ?? .standard, policyName: policy.name)
         }
@@ -135,14 +144,17 @@ public final class Vault: Sendable {
         try vault.recordStoreChange(fallback: selection.fallbackFrom)
         if selection.backend.kind != .file { try vault.finishInterruptedDeletions() }
         if selection.backend.kind == .secretService, try vault.fileVaultExists(),
-           policy.automaticMigrationDecision().isAllowed, file != nil {
+            policy.automaticMigrationDecision().isAllowed, file != nil
+        {
             let migration = try vault.migrate()
             vault.openingMigration.withLock { $0 = migration }
         }
         return vault
     }
 
-    private init(appID: AppID, policy: Policy, directory: String, selection: Selection, fileVault file: EncryptedFileBackend?) {
+    private init(
+        appID: AppID, policy: Policy, directory: String, selection: Selection, fileVault file: EncryptedFileBackend?
+    ) {
         let auditKeys = EncryptedFileBackend.auditKeys(appID: appID, directory: directory)
         self.appID = appID
         self.policy = policy
@@ -152,8 +164,13 @@ public final class Vault: Sendable {
         self.fileVault = file
         if policy.audit.isEnabled {
             let usesFile = selection.backend.kind == .file
-            audit = AuditTrail(appID: appID, directory: directory, backend: usesFile ? auditKeys : selection.backend, retention: policy.audit.retention)
-            fileAudit = usesFile ? nil : AuditTrail(appID: appID, directory: directory, backend: auditKeys, retention: policy.audit.retention)
+            audit = AuditTrail(
+                appID: appID, directory: directory, backend: usesFile ? auditKeys : selection.backend,
+                retention: policy.audit.retention)
+            fileAudit =
+                usesFile
+                ? nil
+                : AuditTrail(appID: appID, directory: directory, backend: auditKeys, retention: policy.audit.retention)
         } else {
             audit = nil
             fileAudit = nil
@@ -167,17 +184,22 @@ public final class Vault: Sendable {
     /// - Parameter environment: The environment to read; the process's by default.
     /// - Returns: The directory's path.
     /// - Throws: `LatchkeyError` `.invalidInput` saying whether `HOME` is missing or relative.
-    public static func defaultStoreDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+    public static func defaultStoreDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) throws
+        -> String
+    {
         try StoreDirectory.standard(environment: environment)
     }
 
     /// The file vault as the policy and the passphrase allow it to be opened:
     /// nil when the policy protects it with a passphrase and none was given.
-    private static func fileBackend(appID: AppID, policy: Policy, directory: String, passphrase: SecretBytes?) -> EncryptedFileBackend? {
+    private static func fileBackend(appID: AppID, policy: Policy, directory: String, passphrase: SecretBytes?)
+        -> EncryptedFileBackend?
+    {
         switch (policy.fileKeySource, passphrase) {
         case (.passphrase, let passphrase?):
             let calibration = (policy.kdf ?? .standard).calibration
-            return EncryptedFileBackend(appID: appID, directory: directory, keySource: .passphrase(passphrase, newVault: calibration))
+            return EncryptedFileBackend(
+                appID: appID, directory: directory, keySource: .passphrase(passphrase, newVault: calibration))
         case (.passphrase, nil):
             return nil
         case (.keyfile, _), (nil, _):
@@ -191,19 +213,27 @@ public final class Vault: Sendable {
         var fallbackFrom: String?
     }
 
-    private static func select(_ choice: Policy.BackendChoice, policy: Policy, appID: AppID, file: EncryptedFileBackend?,
-                               secretService: () -> SecretServiceBackend) throws -> Selection {
+    private static func select(
+        _ choice: Policy.BackendChoice, policy: Policy, appID: AppID, file: EncryptedFileBackend?,
+        secretService: () -> SecretServiceBackend
+    ) throws -> Selection {
         /// The file vault, when the file is to be used.
         func fileBackend() throws -> EncryptedFileBackend {
             guard let file else {
-                throw LatchkeyError(.wrongKey, "the encrypted vault of \(appID) is protected by a passphrase (policy file.keySource \"passphrase\"), and none was given")
+                throw LatchkeyError(
+                    .wrongKey,
+                    "the encrypted vault of \(appID) is protected by a passphrase (policy file.keySource \"passphrase\"), and none was given"
+                )
             }
             return file
         }
         switch choice {
         case .file:
             if policy.backend == .secretService {
-                throw LatchkeyError(.policyDenied, "policy '\(policy.name)' requires the Secret Service (backend.kind \"secret-service\"); the encrypted file may not be used")
+                throw LatchkeyError(
+                    .policyDenied,
+                    "policy '\(policy.name)' requires the Secret Service (backend.kind \"secret-service\"); the encrypted file may not be used"
+                )
             }
             return Selection(backend: try fileBackend(), reason: "the encrypted file was chosen (backend \"file\")")
         case .secretService:
@@ -211,7 +241,8 @@ public final class Vault: Sendable {
             do {
                 try service.checkAvailability()
             } catch let error as LatchkeyError where error.code == .unavailable || error.code == .timedOut {
-                let rule = policy.backend == .secretService
+                let rule =
+                    policy.backend == .secretService
                     ? "policy '\(policy.name)' requires the Secret Service (backend.kind \"secret-service\")"
                     : "the Secret Service was required (backend \"secret-service\")"
                 throw LatchkeyError(error.code, "\(rule), and it is unavailable: \(error.message); nothing was stored")
@@ -228,7 +259,10 @@ public final class Vault: Sendable {
                 if case .deny(let reason) = policy.fileFallbackDecision(reason: error.message) {
                     throw LatchkeyError(.unavailable, reason)
                 }
-                return Selection(backend: try fileBackend(), reason: "no Secret Service (\(error.message)), so the encrypted file is used", fallbackFrom: error.message)
+                return Selection(
+                    backend: try fileBackend(),
+                    reason: "no Secret Service (\(error.message)), so the encrypted file is used",
+                    fallbackFrom: error.message)
             }
         }
     }
@@ -237,10 +271,16 @@ public final class Vault: Sendable {
     /// more Argon2id memory or passes than the policy's reader bounds allow.
     private static func check(_ header: KDFParameters, against bounds: Policy.KDFBounds, policyName: String) throws {
         if header.memoryLimit > bounds.maximumMemoryKiB * 1024 {
-            throw LatchkeyError(.invalidInput, "the vault asks for \(header.memoryLimit / 1024) KiB of Argon2id memory, above policy '\(policyName)' file.kdf.maximumMemoryKiB (\(bounds.maximumMemoryKiB))")
+            throw LatchkeyError(
+                .invalidInput,
+                "the vault asks for \(header.memoryLimit / 1024) KiB of Argon2id memory, above policy '\(policyName)' file.kdf.maximumMemoryKiB (\(bounds.maximumMemoryKiB))"
+            )
         }
         if header.opsLimit > UInt64(bounds.maximumOpsLimit) {
-            throw LatchkeyError(.invalidInput, "the vault asks for \(header.opsLimit) Argon2id passes, above policy '\(policyName)' file.kdf.maximumOpsLimit (\(bounds.maximumOpsLimit))")
+            throw LatchkeyError(
+                .invalidInput,
+                "the vault asks for \(header.opsLimit) Argon2id passes, above policy '\(policyName)' file.kdf.maximumOpsLimit (\(bounds.maximumOpsLimit))"
+            )
         }
     }
 

@@ -16,6 +16,7 @@ extension LoginLanguage {
         .timedOut: "The server took too long to answer. Please try again.",
         .serverError: "The server ran into a problem. Please try again later.",
         .malformedResponse: "The server's answer could not be understood. Please try again later.",
-        .sessionNotSaved: "You are logged in, but the session could not be saved on this device. You will have to log in again next time.",
+        .sessionNotSaved:
+            "You are logged in, but the session could not be saved on this device. You will have to log in again next time.",
     ]
 }

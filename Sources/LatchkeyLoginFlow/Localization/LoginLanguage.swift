@@ -21,7 +21,7 @@ public enum LoginLanguage: String, Sendable, Hashable, CaseIterable {
             let rest = Set(parts.dropFirst())
             let simplifiedRegions: Set = ["cn", "sg", "my"]
             guard !rest.contains("hant"),
-                  rest.isEmpty || rest.contains("hans") || !rest.isDisjoint(with: simplifiedRegions)
+                rest.isEmpty || rest.contains("hans") || !rest.isDisjoint(with: simplifiedRegions)
             else { return nil }
             self = .simplifiedChinese
         default: return nil

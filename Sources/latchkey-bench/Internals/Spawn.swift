@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Every C call of the benchmarks. Runs whole processes for the start-to-exit
@@ -10,7 +11,8 @@ import Glibc
 enum Spawn {
     /// Makes a fresh private directory under `base` (`mkdtemp`).
     static func makeTemporaryDirectory(in base: String) throws -> String {
-        var template = Array("\(base)/latchkey-bench.\(String(repeating: "X", count: 6))".utf8CString) // mkdtemp replaces the six Xs
+        // mkdtemp replaces the six Xs
+        var template = Array("\(base)/latchkey-bench.\(String(repeating: "X", count: 6))".utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure(description: "mkdtemp in \(base) failed") }
         return String(cString: made)
     }
@@ -50,8 +52,7 @@ enum Spawn {
 
         deinit {
             posix_spawn_file_actions_destroy(&actions)
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+            for pointer in argv + envp { free(pointer) }
         }
 
         /// Spawns it (`posix_spawnp`), waits (`waitpid`) and returns the exit status (128 + signal when killed).
@@ -72,12 +73,16 @@ enum Spawn {
 
     /// Runs `arguments` once through Foundation's `Process`, capturing its
     /// output, to check that a command works before timing it.
-    static func capture(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> (status: Int32, output: String, error: String) {
+    static func capture(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> (
+        status: Int32, output: String, error: String
+    ) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let output = Pipe(), error = Pipe(), standardInput = Pipe()
+        let output = Pipe()
+        let error = Pipe()
+        let standardInput = Pipe()
         process.standardOutput = output
         process.standardError = error
         process.standardInput = standardInput
@@ -94,7 +99,9 @@ enum Spawn {
     static func which(_ name: String) -> String? {
         if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 
     /// A command to time: its command line, the file its stdin reads (/dev/null
@@ -117,7 +124,8 @@ enum Spawn {
             for (index, command) in prepared.enumerated() {
                 let (status, elapsed) = try Stopwatch.timed { try command.run() }
                 guard status == 0 else {
-                    throw Failure(description: "\(commands[index].arguments.joined(separator: " ")) exited with \(status)")
+                    throw Failure(
+                        description: "\(commands[index].arguments.joined(separator: " ")) exited with \(status)")
                 }
                 if round >= 3 { samples[index].append(elapsed) }
             }

@@ -1,4 +1,5 @@
 import Latchkey
+
 @testable import LatchkeyLoginFlow
 
 /// Reducers with the mistakes popular login screens make, each of which the
@@ -6,19 +7,42 @@ import Latchkey
 enum BrokenReducers {
     /// Each broken reducer, and the invariant the checker must report for it.
     static let all: [(name: String, reduce: ExhaustiveChecker.Reducer, breaks: String)] = [
-        ("validity stored at the last keystroke: a programmatic clear leaves submit possible", ignoresProgrammaticClear,
-         "a programmatic clear makes submit impossible"),
-        ("the password is cleared on a network error", clearsOnNetworkError, "the password is kept after a network or server problem"),
+        (
+            "validity stored at the last keystroke: a programmatic clear leaves submit possible",
+            ignoresProgrammaticClear,
+            "a programmatic clear makes submit impossible"
+        ),
+        (
+            "the password is cleared on a network error", clearsOnNetworkError,
+            "the password is kept after a network or server problem"
+        ),
         ("the password is cleared at submit", clearsAtSubmit, "the password is not cleared at submit"),
-        ("Return in the password field submits past a disabled button", returnSubmitsAnyway, "a request is sent only when canSubmit was true"),
+        (
+            "Return in the password field submits past a disabled button", returnSubmitsAnyway,
+            "a request is sent only when canSubmit was true"
+        ),
         ("a tap while a request is in flight sends another", submitsWhileInFlight, "at most one request in flight"),
         ("a response from an earlier attempt is accepted", acceptsStaleResponses, "a stale response changes nothing"),
-        ("the password is kept after invalid credentials", keepsAfterInvalidCredentials, "the password is cleared after an authentication failure"),
-        ("reappearing forgets the rate limit", reappearForgetsRateLimit, "a rate limit ends only when its deadline passes"),
-        ("the username is remembered after opting out", remembersDespiteOptOut, "success remembers the username unless opted out"),
-        ("a session that could not be saved goes unsaid", ignoresSessionSaveFailure,
-         "a session that could not be saved is said while signed in, and changes nothing else"),
-        ("a late save failure shows after logout", acceptsAnySaveFailure, "a save failure for an account not signed in changes nothing"),
+        (
+            "the password is kept after invalid credentials", keepsAfterInvalidCredentials,
+            "the password is cleared after an authentication failure"
+        ),
+        (
+            "reappearing forgets the rate limit", reappearForgetsRateLimit,
+            "a rate limit ends only when its deadline passes"
+        ),
+        (
+            "the username is remembered after opting out", remembersDespiteOptOut,
+            "success remembers the username unless opted out"
+        ),
+        (
+            "a session that could not be saved goes unsaid", ignoresSessionSaveFailure,
+            "a session that could not be saved is said while signed in, and changes nothing else"
+        ),
+        (
+            "a late save failure shows after logout", acceptsAnySaveFailure,
+            "a save failure for an account not signed in changes nothing"
+        ),
     ]
 
     static func ignoresSessionSaveFailure(_ state: Login.State, _ event: Login.Event) -> (Login.State, [Login.Effect]) {
@@ -40,7 +64,9 @@ enum BrokenReducers {
 
     static func clearsOnNetworkError(_ state: Login.State, _ event: Login.Event) -> (Login.State, [Login.Effect]) {
         var (next, effects) = Login.reduce(state, event)
-        if case let .responseReceived(generation, .failure(.networkUnreachable), _) = event, generation == state.pendingGeneration {
+        if case .responseReceived(let generation, .failure(.networkUnreachable), _) = event,
+            generation == state.pendingGeneration
+        {
             next.password = SecretBytes()
         }
         return (next, effects)
@@ -67,7 +93,9 @@ enum BrokenReducers {
     }
 
     static func acceptsStaleResponses(_ state: Login.State, _ event: Login.Event) -> (Login.State, [Login.Effect]) {
-        guard case let .responseReceived(generation, result, time) = event, generation != state.pendingGeneration else {
+        guard case .responseReceived(let generation, let result, let time) = event,
+            generation != state.pendingGeneration
+        else {
             return Login.reduce(state, event)
         }
         var current = state
@@ -75,7 +103,9 @@ enum BrokenReducers {
         return Login.reduce(current, .responseReceived(generation: generation, result: result, at: time))
     }
 
-    static func keepsAfterInvalidCredentials(_ state: Login.State, _ event: Login.Event) -> (Login.State, [Login.Effect]) {
+    static func keepsAfterInvalidCredentials(_ state: Login.State, _ event: Login.Event) -> (
+        Login.State, [Login.Effect]
+    ) {
         var (next, effects) = Login.reduce(state, event)
         if case .responseReceived(_, .failure(.invalidCredentials), _) = event {
             next.password = state.password
@@ -93,7 +123,7 @@ enum BrokenReducers {
 
     static func remembersDespiteOptOut(_ state: Login.State, _ event: Login.Event) -> (Login.State, [Login.Effect]) {
         var (next, effects) = Login.reduce(state, event)
-        for case let .saveSession(_, account) in effects where !state.remembersUsername {
+        for case .saveSession(_, let account) in effects where !state.remembersUsername {
             effects.append(.rememberUsername(account))
         }
         return (next, effects)
@@ -104,6 +134,12 @@ enum BrokenReducers {
         var next = state
         next.lastGeneration += 1
         next.pendingGeneration = next.lastGeneration
-        return (next, [.sendLoginRequest(Login.Request(generation: next.lastGeneration, username: state.username, password: state.password))])
+        return (
+            next,
+            [
+                .sendLoginRequest(
+                    Login.Request(generation: next.lastGeneration, username: state.username, password: state.password))
+            ]
+        )
     }
 }

@@ -1,4 +1,5 @@
 import Latchkey
+
 @testable import LatchkeyLoginFlow
 
 /// Explores every event sequence over ``Letter/all`` up to a depth and checks
@@ -51,7 +52,8 @@ struct ExhaustiveChecker {
                     let event = letter.event(for: pre)
                     let (post, effects) = reduce(pre, event)
                     report.transitions += 1
-                    let problems = Invariants.violations(of: Step(pre: pre, letter: letter, event: event, post: post, effects: effects))
+                    let problems = Invariants.violations(
+                        of: Step(pre: pre, letter: letter, event: event, post: post, effects: effects))
                     if !problems.isEmpty {
                         report.states = states.count
                         report.violation = Violation(path: path(to: source, parents) + [letter], problems: problems)
@@ -93,7 +95,8 @@ struct ExhaustiveChecker {
                 report.sequences += 1
                 report.transitions += 1
                 path.append(letter)
-                let problems = Invariants.violations(of: Step(pre: pre, letter: letter, event: event, post: post, effects: effects))
+                let problems = Invariants.violations(
+                    of: Step(pre: pre, letter: letter, event: event, post: post, effects: effects))
                 if !problems.isEmpty {
                     report.violation = Violation(path: path, problems: problems)
                     return false

@@ -1,4 +1,5 @@
 import Latchkey
+
 @testable import LatchkeyLoginFlow
 
 /// One letter of the checker's alphabet: an event, made concrete for a given state
@@ -21,7 +22,7 @@ enum Letter: Hashable, CustomStringConvertible {
     /// Every server answer class.
     enum Outcome: CaseIterable {
         case success, invalidCredentials, accountLocked, rateLimited, networkUnreachable,
-             timedOut, serverError, cancelled, malformedResponse
+            timedOut, serverError, cancelled, malformedResponse
 
         var result: AuthenticationResult {
             switch self {
@@ -72,37 +73,41 @@ enum Letter: Hashable, CustomStringConvertible {
     func event(for state: Login.State) -> Login.Event {
         let clock = state.now ?? Fixtures.origin
         switch self {
-        case let .username(text): return .usernameChanged(text)
-        case let .password(text): return .passwordChanged(text.isEmpty ? SecretBytes() : Letter.validPassword)
+        case .username(let text): return .usernameChanged(text)
+        case .password(let text): return .passwordChanged(text.isEmpty ? SecretBytes() : Letter.validPassword)
         case .clearPassword: return .passwordCleared
         case .submit: return .submitTapped
-        case let .returnIn(field): return .returnPressed(in: field)
-        case let .response(outcome, stale):
+        case .returnIn(let field): return .returnPressed(in: field)
+        case .response(let outcome, let stale):
             let current = Letter.currentGeneration(of: state)
-            return .responseReceived(generation: stale ? current - 1 : current, result: outcome.result, at: clock.advanced(by: Letter.responseDelay))
-        case let .appear(remembered, remembers): return .appeared(rememberedUsername: remembered, remembersUsername: remembers)
+            return .responseReceived(
+                generation: stale ? current - 1 : current, result: outcome.result,
+                at: clock.advanced(by: Letter.responseDelay))
+        case .appear(let remembered, let remembers):
+            return .appeared(rememberedUsername: remembered, remembersUsername: remembers)
         case .disappear: return .disappeared
         case .logout: return .logoutRequested
         case .toggleRemember: return .rememberUsernameChanged(!state.remembersUsername)
         case .tick: return .tick(now: clock.advanced(by: Letter.tickStep))
-        case let .sessionSaveFailed(stale): return .sessionSaveFailed(account: Letter.failedAccount(of: state, stale: stale))
+        case .sessionSaveFailed(let stale):
+            return .sessionSaveFailed(account: Letter.failedAccount(of: state, stale: stale))
         }
     }
 
     var description: String {
         switch self {
-        case let .username(text): "username(\"\(text)\")"
-        case let .password(text): text.isEmpty ? "password(empty)" : "password(valid)"
+        case .username(let text): "username(\"\(text)\")"
+        case .password(let text): text.isEmpty ? "password(empty)" : "password(valid)"
         case .clearPassword: "clearPassword"
         case .submit: "submit"
-        case let .returnIn(field): "return(\(field))"
-        case let .response(outcome, stale): "response(\(outcome)\(stale ? ", stale" : ""))"
-        case let .appear(remembered, remembers): "appear(\(remembered ?? "nil"), remembers: \(remembers))"
+        case .returnIn(let field): "return(\(field))"
+        case .response(let outcome, let stale): "response(\(outcome)\(stale ? ", stale" : ""))"
+        case .appear(let remembered, let remembers): "appear(\(remembered ?? "nil"), remembers: \(remembers))"
         case .disappear: "disappear"
         case .logout: "logout"
         case .toggleRemember: "toggleRemember"
         case .tick: "tick"
-        case let .sessionSaveFailed(stale): "sessionSaveFailed(\(stale ? "stale" : "current"))"
+        case .sessionSaveFailed(let stale): "sessionSaveFailed(\(stale ? "stale" : "current"))"
         }
     }
 }

@@ -1,4 +1,5 @@
 import Latchkey
+
 @testable import LatchkeyLoginFlow
 
 /// Every stored property of a `Login.State`, hashable, for deduplicating

@@ -1,4 +1,5 @@
 import Latchkey
+
 @testable import LatchkeyLoginFlow
 
 /// Values shared by the tests.
@@ -10,7 +11,8 @@ enum Fixtures {
     /// The validator the tests use: a username containing a space is rejected.
     static let configuration = Login.Configuration { username, _ in !username.contains(" ") }
     /// A session as a server would issue it.
-    static let tokens = SessionTokens(accessToken: SecretBytes(utf8: "access-token-canary"), refreshToken: SecretBytes(utf8: "refresh-token-canary"))
+    static let tokens = SessionTokens(
+        accessToken: SecretBytes(utf8: "access-token-canary"), refreshToken: SecretBytes(utf8: "refresh-token-canary"))
 
     /// Time `seconds` after ``origin``.
     static func at(_ seconds: Int) -> ContinuousClock.Instant {
@@ -19,7 +21,9 @@ enum Fixtures {
 
     /// Runs `events` through the real reducer from a fresh state.
     /// - Returns: The final state and the effects of the last event.
-    static func run(_ events: [Login.Event], from start: Login.State = Login.State(configuration: configuration)) -> (Login.State, [Login.Effect]) {
+    static func run(_ events: [Login.Event], from start: Login.State = Login.State(configuration: configuration)) -> (
+        Login.State, [Login.Effect]
+    ) {
         events.reduce((start, [])) { result, event in Login.reduce(result.0, event) }
     }
 
@@ -43,7 +47,7 @@ enum Fixtures {
     /// The requests among `effects`.
     static func requests(in effects: [Login.Effect]) -> [Login.Request] {
         effects.compactMap { effect in
-            if case let .sendLoginRequest(request) = effect { request } else { nil }
+            if case .sendLoginRequest(let request) = effect { request } else { nil }
         }
     }
 }

@@ -10,11 +10,11 @@ final class OutputRecorder: Sendable {
     }
 
     var focused: [Login.Field] {
-        outputs.withLock { $0.compactMap { if case let .focus(field) = $0 { field } else { nil } } }
+        outputs.withLock { $0.compactMap { if case .focus(let field) = $0 { field } else { nil } } }
     }
 
     var failures: [LoginStoreFailure.Operation] {
-        outputs.withLock { $0.compactMap { if case let .storeFailed(failure) = $0 { failure.operation } else { nil } } }
+        outputs.withLock { $0.compactMap { if case .storeFailed(let failure) = $0 { failure.operation } else { nil } } }
     }
 
     var renders: Int {

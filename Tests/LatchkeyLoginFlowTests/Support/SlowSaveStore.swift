@@ -14,7 +14,9 @@ final class SlowSaveStore: LoginCredentialStore {
     func rememberedUsername() async throws -> String? { try await vault.rememberedUsername() }
     func remembersUsername() async throws -> Bool { try await vault.remembersUsername() }
     func setRemembersUsername(_ remembers: Bool) async throws { try await vault.setRemembersUsername(remembers) }
-    func rememberUsername(_ username: String) async throws -> PolicyDecision { try await vault.rememberUsername(username) }
+    func rememberUsername(_ username: String) async throws -> PolicyDecision {
+        try await vault.rememberUsername(username)
+    }
     func logout(account: String?) async throws -> LogoutReport { try await vault.logout(account: account) }
 
     func saveSession(_ tokens: SessionTokens, account: String) async throws {

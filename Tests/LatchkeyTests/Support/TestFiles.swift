@@ -1,11 +1,13 @@
-import Testing
 import LatchkeyTestSupport
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import Testing
+
 @testable import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The whole content of a file.
 func fileBytes(_ path: String) throws -> [UInt8] {
@@ -30,4 +32,3 @@ func errorCode(_ body: () throws -> Void) -> LatchkeyError.Code? {
         return .internal
     }
 }
-

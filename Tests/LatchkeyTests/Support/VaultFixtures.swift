@@ -1,11 +1,13 @@
-import Testing
 import LatchkeyTestSupport
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import Testing
+
 @testable import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The stores every Vault test runs against: the real Secret Service, the
 /// encrypted file with a key file, and the encrypted file with a passphrase.
@@ -48,8 +50,11 @@ extension Vault {
 
     /// Opens a vault as if no Secret Service were running (the availability
     /// check finds no session bus).
-    static func withoutSecretService(appID: AppID, policy: Policy, storeDirectory: String, backend: Policy.BackendChoice? = nil) throws -> Vault {
-        try Vault.open(appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: nil,
-                  secretService: { SecretServiceBackend(appID: appID, deadline: .seconds(1), environment: noBus) })
+    static func withoutSecretService(
+        appID: AppID, policy: Policy, storeDirectory: String, backend: Policy.BackendChoice? = nil
+    ) throws -> Vault {
+        try Vault.open(
+            appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: nil,
+            secretService: { SecretServiceBackend(appID: appID, deadline: .seconds(1), environment: noBus) })
     }
 }

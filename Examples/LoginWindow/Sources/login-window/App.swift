@@ -59,7 +59,7 @@ enum LoginWindowApp {
                     switch command {
                     case .appear:
                         await controller.appear()
-                    case let .event(event):
+                    case .event(let event):
                         await controller.send(event)
                     case .close:
                         await controller.send(.disappeared)

@@ -24,12 +24,14 @@ final class GLibMainLoopExecutor: SerialExecutor {
     /// Queues `job` as an idle source of the default main context (`g_idle_add_full`).
     func enqueue(_ job: consuming ExecutorJob) {
         let pending = Unmanaged.passRetained(PendingJob(UnownedJob(job))).toOpaque()
-        g_idle_add_full(G_PRIORITY_DEFAULT, { data in
-            guard let data else { return 0 }
-            let pending = Unmanaged<PendingJob>.fromOpaque(data).takeRetainedValue()
-            pending.job.runSynchronously(on: GLibMainLoopExecutor.shared.asUnownedSerialExecutor())
-            return 0 // G_SOURCE_REMOVE: run once.
-        }, pending, nil)
+        g_idle_add_full(
+            G_PRIORITY_DEFAULT,
+            { data in
+                guard let data else { return 0 }
+                let pending = Unmanaged<PendingJob>.fromOpaque(data).takeRetainedValue()
+                pending.job.runSynchronously(on: GLibMainLoopExecutor.shared.asUnownedSerialExecutor())
+                return 0 // G_SOURCE_REMOVE: run once.
+            }, pending, nil)
     }
 
     /// GTK callbacks arrive on the main thread, where the main loop runs.
@@ -91,13 +93,16 @@ enum Gtk {
     /// SIGINT (`g_unix_signal_add_full`), so it can close like the window does.
     static func onTerminationRequest(_ handler: @escaping @GtkActor () -> Void) {
         for signal in [SIGTERM, SIGINT] {
-            g_unix_signal_add_full(G_PRIORITY_DEFAULT, signal, { data in
-                let handler = Handler<@GtkActor () -> Void>.from(data)
-                GtkActor.assumeIsolated { handler.function() }
-                return 1 // G_SOURCE_CONTINUE
-            }, Handler(handler).retained, { data in
-                if let data { Unmanaged<AnyObject>.fromOpaque(data).release() }
-            })
+            g_unix_signal_add_full(
+                G_PRIORITY_DEFAULT, signal,
+                { data in
+                    let handler = Handler<@GtkActor () -> Void>.from(data)
+                    GtkActor.assumeIsolated { handler.function() }
+                    return 1 // G_SOURCE_CONTINUE
+                }, Handler(handler).retained,
+                { data in
+                    if let data { Unmanaged<AnyObject>.fromOpaque(data).release() }
+                })
         }
     }
 }
@@ -216,7 +221,9 @@ enum Alignment {
 
 /// A top-level window (`GtkWindow`).
 final class Window: Widget {
-    private var windowPointer: UnsafeMutablePointer<GtkWindow> { UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GtkWindow.self) }
+    private var windowPointer: UnsafeMutablePointer<GtkWindow> {
+        UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GtkWindow.self)
+    }
 
     /// Creates a window (`gtk_window_new`).
     init() {
@@ -256,11 +263,13 @@ final class Window: Widget {
     /// the window stays open: the handler destroys it when it is done.
     func onCloseRequest(_ handler: @escaping @GtkActor () -> Void) {
         let box = Handler(handler)
-        latchkey_signal_connect_close(windowPointer, { _, data in
-            let handler = Handler<@GtkActor () -> Void>.from(data)
-            GtkActor.assumeIsolated { handler.function() }
-            return 1 // Keep the window open; the handler closes it.
-        }, box.retained, releaseHandler)
+        latchkey_signal_connect_close(
+            windowPointer,
+            { _, data in
+                let handler = Handler<@GtkActor () -> Void>.from(data)
+                GtkActor.assumeIsolated { handler.function() }
+                return 1 // Keep the window open; the handler closes it.
+            }, box.retained, releaseHandler)
     }
 }
 
@@ -408,31 +417,46 @@ final class PasswordField: Widget {
         gtk_editable_set_width_chars(OpaquePointer(pointer), 24)
         // The text signals come from the field's delegate (a GtkText).
         let editable = gtk_editable_get_delegate(OpaquePointer(pointer)) ?? OpaquePointer(pointer)
-        let insert = Handler<@GtkActor (OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<Int32>?) -> Void> { [weak self] editable, text, length, position in
+        let insert = Handler<
+            @GtkActor (OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<Int32>?) -> Void
+        > { [weak self] editable, text, length, position in
             self?.take(text, length: length, at: position, from: editable)
         }
-        latchkey_signal_connect_insert_text(editable, { editable, text, length, position, data in
-            let handler = Handler<@GtkActor (OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<Int32>?) -> Void>.from(data)
-            GtkActor.assumeIsolated { handler.function(editable, text, length, position) }
-        }, insert.retained, releaseHandler)
+        latchkey_signal_connect_insert_text(
+            editable,
+            { editable, text, length, position, data in
+                let handler = Handler<
+                    @GtkActor (OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<Int32>?) -> Void
+                >.from(data)
+                GtkActor.assumeIsolated { handler.function(editable, text, length, position) }
+            }, insert.retained, releaseHandler)
         let delete = Handler<@GtkActor (Int32, Int32) -> Void> { [weak self] start, end in
             self?.remove(from: start, to: end)
         }
-        latchkey_signal_connect_delete_text(editable, { _, start, end, data in
-            let handler = Handler<@GtkActor (Int32, Int32) -> Void>.from(data)
-            GtkActor.assumeIsolated { handler.function(start, end) }
-        }, delete.retained, releaseHandler)
+        latchkey_signal_connect_delete_text(
+            editable,
+            { _, start, end, data in
+                let handler = Handler<@GtkActor (Int32, Int32) -> Void>.from(data)
+                GtkActor.assumeIsolated { handler.function(start, end) }
+            }, delete.retained, releaseHandler)
     }
 
     /// Moves typed text into ``secret`` and puts as many mask characters into the field.
-    private func take(_ text: UnsafePointer<CChar>?, length: Int32, at position: UnsafeMutablePointer<Int32>?,
-                      from editable: OpaquePointer?) {
+    private func take(
+        _ text: UnsafePointer<CChar>?, length: Int32, at position: UnsafeMutablePointer<Int32>?,
+        from editable: OpaquePointer?
+    ) {
         guard !masking, let text, let position, let editable else { return }
-        let typed = UnsafeRawBufferPointer(start: UnsafeRawPointer(text), count: length < 0 ? strlen(text) : Int(length))
+        let typed = UnsafeRawBufferPointer(
+            start: UnsafeRawPointer(text), count: length < 0 ? strlen(text) : Int(length))
         let characters = typed.count { $0 & 0xC0 != 0x80 }
         secret = secret.withUnsafeBytes { old in
             let split = Self.byteOffset(ofCharacter: Int(position.pointee), in: old)
-            return SecretBytes([UnsafeRawBufferPointer(rebasing: old[..<split]), typed, UnsafeRawBufferPointer(rebasing: old[split...])].joined())
+            return SecretBytes(
+                [
+                    UnsafeRawBufferPointer(rebasing: old[..<split]), typed,
+                    UnsafeRawBufferPointer(rebasing: old[split...]),
+                ].joined())
         }
         g_signal_stop_emission_by_name(UnsafeMutableRawPointer(editable), "insert-text")
         masking = true
@@ -447,7 +471,8 @@ final class PasswordField: Widget {
             let from = Self.byteOffset(ofCharacter: Int(start), in: old)
             let to = end < 0 ? old.count : Self.byteOffset(ofCharacter: Int(end), in: old)
             guard from < to else { return secret }
-            return SecretBytes([UnsafeRawBufferPointer(rebasing: old[..<from]), UnsafeRawBufferPointer(rebasing: old[to...])].joined())
+            return SecretBytes(
+                [UnsafeRawBufferPointer(rebasing: old[..<from]), UnsafeRawBufferPointer(rebasing: old[to...])].joined())
         }
     }
 
@@ -486,12 +511,14 @@ final class PasswordField: Widget {
         let controller = gtk_event_controller_key_new()
         gtk_event_controller_set_propagation_phase(controller, GTK_PHASE_CAPTURE)
         let box = Handler(handler)
-        latchkey_signal_connect_key(controller, { _, keyval, _, _, data in
-            guard keyval == UInt32(GDK_KEY_Escape) else { return 0 }
-            let handler = Handler<@GtkActor () -> Void>.from(data)
-            GtkActor.assumeIsolated { handler.function() }
-            return 1
-        }, box.retained, releaseHandler)
+        latchkey_signal_connect_key(
+            controller,
+            { _, keyval, _, _, data in
+                guard keyval == UInt32(GDK_KEY_Escape) else { return 0 }
+                let handler = Handler<@GtkActor () -> Void>.from(data)
+                GtkActor.assumeIsolated { handler.function() }
+                return 1
+            }, box.retained, releaseHandler)
         gtk_widget_add_controller(pointer, controller)
     }
 }
@@ -546,8 +573,10 @@ final class Spinner: Widget {
 @GtkActor
 private func connect(_ object: gpointer, _ signal: String, _ handler: @escaping @GtkActor () -> Void) {
     let box = Handler(handler)
-    latchkey_signal_connect(object, signal, { _, data in
-        let handler = Handler<@GtkActor () -> Void>.from(data)
-        GtkActor.assumeIsolated { handler.function() }
-    }, box.retained, releaseHandler)
+    latchkey_signal_connect(
+        object, signal,
+        { _, data in
+            let handler = Handler<@GtkActor () -> Void>.from(data)
+            GtkActor.assumeIsolated { handler.function() }
+        }, box.retained, releaseHandler)
 }

@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Latchkey
 import LatchkeyLoginFlow
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Signs in over HTTP: `POST <server>` with a JSON body `{"username": ..., "password": ...}`.
 ///
@@ -40,7 +41,8 @@ struct HTTPAuthenticator: Authenticator {
             let (data, response) = try await session.data(for: request)
             if Task.isCancelled { return .failure(.cancelled) }
             guard let response = response as? HTTPURLResponse else { return .failure(.malformedResponse) }
-            return Self.result(status: response.statusCode, retryAfter: response.value(forHTTPHeaderField: "Retry-After"), body: data)
+            return Self.result(
+                status: response.statusCode, retryAfter: response.value(forHTTPHeaderField: "Retry-After"), body: data)
         } catch {
             if Task.isCancelled { return .failure(.cancelled) }
             return .failure(Self.failure(for: error))
@@ -66,11 +68,12 @@ struct HTTPAuthenticator: Authenticator {
         switch status {
         case 200:
             guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
-                  let access = object["access_token"] as? String, !access.isEmpty
+                let access = object["access_token"] as? String, !access.isEmpty
             else { return .failure(.malformedResponse) }
             let refresh = (object["refresh_token"] as? String).map { SecretBytes(utf8: $0) }
             let expires = (object["expires_in"] as? Double).map { Date().addingTimeInterval($0) }
-            return .success(SessionTokens(accessToken: SecretBytes(utf8: access), refreshToken: refresh, expires: expires))
+            return .success(
+                SessionTokens(accessToken: SecretBytes(utf8: access), refreshToken: refresh, expires: expires))
         case 401: return .failure(.invalidCredentials)
         case 423: return .failure(.accountLocked)
         case 429:

@@ -75,7 +75,9 @@ final class LoginScreen {
         window.title = MessageKey.logInButton.text(in: language)
         // Labels sit right-aligned against their fields, whatever their length
         // in the language shown; the column grows to the longest label.
-        for (row, (label, field)) in [(usernameLabel, usernameField as Widget), (passwordLabel, passwordField)].enumerated() {
+        for (row, (label, field)) in [(usernameLabel, usernameField as Widget), (passwordLabel, passwordField)]
+            .enumerated()
+        {
             label.textAlignment = 1
             label.alignHorizontally(.end)
             label.labels(field)
@@ -165,11 +167,11 @@ final class LoginScreen {
     /// - Parameter output: A new state, a focus request or a store failure.
     func apply(_ output: LoginControllerOutput) {
         switch output {
-        case let .render(state):
+        case .render(let state):
             render(state)
-        case let .focus(field):
+        case .focus(let field):
             (field == .username ? usernameField as Widget : passwordField).grabFocus()
-        case let .storeFailed(failure):
+        case .storeFailed(let failure):
             // The operation only: a store's error message never holds a secret,
             // but the account it concerns stays out of the log too.
             Log.line("credential store: \(failure.operation) failed (\(type(of: failure.error)))")
@@ -185,7 +187,8 @@ final class LoginScreen {
         form.isVisible = signedInAccount == nil
         logInButton.isVisible = signedInAccount == nil
         signedIn.isVisible = signedInAccount != nil
-        signedInLabel.text = signedInAccount.map { MessageKey.signedInAs.text(in: language, replacing: ["account": $0]) } ?? ""
+        signedInLabel.text =
+            signedInAccount.map { MessageKey.signedInAs.text(in: language, replacing: ["account": $0]) } ?? ""
 
         // A field changes by code only when the state changed it (a prefill,
         // a clear after an answer), not when the state is catching up with typing.
@@ -220,7 +223,8 @@ final class LoginScreen {
         messageLabel.text = state.message?.text(in: language) ?? ""
         messageIcon.show(named: state.message == .sessionNotSaved ? "dialog-warning-symbolic" : "dialog-error-symbolic")
         countdownLabel.isVisible = state.retryRemaining != nil
-        countdownLabel.text = state.retryRemaining.map { MessageKey.retryCountdownText(remaining: $0, in: language) } ?? ""
+        countdownLabel.text =
+            state.retryRemaining.map { MessageKey.retryCountdownText(remaining: $0, in: language) } ?? ""
 
         // After an answer, the cursor goes back where the user will type next.
         if wasInFlight && !state.isInFlight && signedInAccount == nil {

@@ -96,9 +96,11 @@ struct Options {
                 throw UsageError("--policy: \(error.message)")
             }
         }
-        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let config =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? environment["HOME"].map { $0 + "/.config" }
-        guard let path = config.map({ $0 + "/latchkey/policy.json" }), FileManager.default.fileExists(atPath: path) else {
+        guard let path = config.map({ $0 + "/latchkey/policy.json" }), FileManager.default.fileExists(atPath: path)
+        else {
             return .default
         }
         return try Policy(contentsOfFile: path)
@@ -108,7 +110,9 @@ struct Options {
     func openVault(environment: [String: String]) throws -> Vault {
         let policy = try resolvedPolicy(environment: environment)
         let passphrase = passphraseDescriptor.map(Self.readPassphrase(from:))
-        return try Vault.open(appID: try appID(), policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase)
+        return try Vault.open(
+            appID: try appID(), policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase
+        )
     }
 
     /// The language of the texts: the first of `LC_ALL`, `LC_MESSAGES`, `LANG`

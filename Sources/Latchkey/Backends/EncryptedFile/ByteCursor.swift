@@ -23,7 +23,7 @@ struct ByteCursor {
     mutating func take(_ count: Int) -> UnsafeRawBufferPointer? {
         guard count >= 0, count <= remaining else { return nil }
         defer { offset += count }
-        return UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + count])
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
     }
 
     mutating func uint8() -> UInt8? { integer(UInt8.self) }

@@ -19,7 +19,8 @@ package final class DerivedKeyCache: Sendable {
         var length: Int
     }
 
-    private let state = Mutex<(enabled: Bool, entries: [Address: (passphrase: SecretBytes, key: SecretBytes)])>((false, [:]))
+    private let state = Mutex<(enabled: Bool, entries: [Address: (passphrase: SecretBytes, key: SecretBytes)])>(
+        (false, [:]))
 
     /// Starts keeping derived keys.
     package func enable() {
@@ -41,14 +42,17 @@ package final class DerivedKeyCache: Sendable {
     /// The key Argon2id derives from `passphrase` with `salt` and the limits:
     /// the kept one when there is one for this passphrase, else derived (and
     /// kept when the cache is enabled).
-    func deriveKey(length: Int, passphrase: SecretBytes, salt: [UInt8], opsLimit: UInt64, memoryLimit: Int) throws -> SecretBytes {
+    func deriveKey(length: Int, passphrase: SecretBytes, salt: [UInt8], opsLimit: UInt64, memoryLimit: Int) throws
+        -> SecretBytes
+    {
         let address = Address(salt: salt, opsLimit: opsLimit, memoryLimit: memoryLimit, length: length)
         let kept = state.withLock { state -> SecretBytes? in
             guard state.enabled, let entry = state.entries[address], entry.passphrase == passphrase else { return nil }
             return entry.key
         }
         if let kept { return kept }
-        let key = try Sodium.deriveKey(length: length, passphrase: passphrase, salt: salt, opsLimit: opsLimit, memoryLimit: memoryLimit)
+        let key = try Sodium.deriveKey(
+            length: length, passphrase: passphrase, salt: salt, opsLimit: opsLimit, memoryLimit: memoryLimit)
         state.withLock { state in
             if state.enabled { state.entries[address] = (passphrase, key) }
         }

@@ -40,7 +40,8 @@ package final class EncryptedFileBackend: CredentialBackend {
     ///     created (0700) on the first write.
     ///   - keySource: The passphrase or key file that opens the vault.
     package convenience init(appID: AppID, directory: String, keySource: KeySource) {
-        self.init(appID: appID, fileStem: NamespaceDirectory.credentialsStem, directory: directory, keySource: keySource)
+        self.init(
+            appID: appID, fileStem: NamespaceDirectory.credentialsStem, directory: directory, keySource: keySource)
     }
 
     /// The key-file vault beside an app's vault that holds the key and anchor of
@@ -50,7 +51,8 @@ package final class EncryptedFileBackend: CredentialBackend {
     ///   - directory: The store directory.
     /// - Returns: The backend.
     package static func auditKeys(appID: AppID, directory: String) -> EncryptedFileBackend {
-        EncryptedFileBackend(appID: appID, fileStem: NamespaceDirectory.auditKeysStem, directory: directory, keySource: .keyFile)
+        EncryptedFileBackend(
+            appID: appID, fileStem: NamespaceDirectory.auditKeysStem, directory: directory, keySource: .keyFile)
     }
 
     /// Creates a backend whose files are named `<fileStem>.vault` and so on in
@@ -64,7 +66,8 @@ package final class EncryptedFileBackend: CredentialBackend {
         keyFilePath = namespace.file(fileStem + ".key")
         lockPath = namespace.file(fileStem + ".lock")
         keySourceKind = keySource.kind
-        store = Mutex(VaultStore(namespace: namespace, vaultPath: vaultPath, keyFilePath: keyFilePath, source: keySource))
+        store = Mutex(
+            VaultStore(namespace: namespace, vaultPath: vaultPath, keyFilePath: keyFilePath, source: keySource))
     }
 
     /// Always `.file`.

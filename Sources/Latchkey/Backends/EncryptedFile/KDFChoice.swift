@@ -4,8 +4,9 @@ package enum KDFChoice: Sendable, Hashable {
     /// Calibrate on this machine to about `target` per unlock, within the memory
     /// and pass bounds (see
     /// ``KDFParameters/calibrated(target:memoryLimit:minimumMemory:maximumPasses:maximumMemory:)``).
-    case calibrated(target: Duration, minimumMemory: Int = 8 << 20, maximumPasses: UInt64 = KDFParameters.maximumOps,
-                    maximumMemory: Int = KDFParameters.maximumMemory)
+    case calibrated(
+        target: Duration, minimumMemory: Int = 8 << 20, maximumPasses: UInt64 = KDFParameters.maximumOps,
+        maximumMemory: Int = KDFParameters.maximumMemory)
     /// Use exactly these parameters (tests use small ones to stay fast).
     case fixed(KDFParameters)
 
@@ -15,8 +16,9 @@ package enum KDFChoice: Sendable, Hashable {
     package func resolve() throws -> KDFParameters {
         switch self {
         case .calibrated(let target, let minimumMemory, let maximumPasses, let maximumMemory):
-            return try KDFParameters.calibrated(target: target, memoryLimit: max(64 << 20, minimumMemory), minimumMemory: minimumMemory,
-                                                maximumPasses: maximumPasses, maximumMemory: maximumMemory)
+            return try KDFParameters.calibrated(
+                target: target, memoryLimit: max(64 << 20, minimumMemory), minimumMemory: minimumMemory,
+                maximumPasses: maximumPasses, maximumMemory: maximumMemory)
         case .fixed(let parameters): return parameters
         }
     }

@@ -20,8 +20,10 @@ extension KDFParameters {
     ///   - maximumMemory: The most memory to choose, in bytes; 1 GiB by default.
     /// - Returns: Parameters within the reader's caps.
     /// - Throws: `LatchkeyError` `.internal` when `crypto_pwhash` fails (out of memory).
-    package static func calibrated(target: Duration = defaultTarget, memoryLimit: Int = 64 << 20, minimumMemory: Int = 8 << 20,
-                                  maximumPasses: UInt64 = maximumOps, maximumMemory: Int = maximumMemory) throws -> KDFParameters {
+    package static func calibrated(
+        target: Duration = defaultTarget, memoryLimit: Int = 64 << 20, minimumMemory: Int = 8 << 20,
+        maximumPasses: UInt64 = maximumOps, maximumMemory: Int = maximumMemory
+    ) throws -> KDFParameters {
         let floor = min(minimumMemory, max(Self.minimumMemory, memoryLimit))
         var memory = min(maximumMemory, max(floor, memoryLimit))
         var onePass = try timeOneDerivation(opsLimit: minimumOps, memoryLimit: memory)
@@ -35,7 +37,9 @@ extension KDFParameters {
         let fixedCost = max(onePass - perPass, .zero)
         let fitting = max(1, ((target - fixedCost) / perPass).rounded(.down))
         let cap = min(maximumOps, max(minimumOps, maximumPasses))
-        guard fitting > Double(cap) else { return try KDFParameters(opsLimit: max(minimumOps, UInt64(fitting)), memoryLimit: memory) }
+        guard fitting > Double(cap) else {
+            return try KDFParameters(opsLimit: max(minimumOps, UInt64(fitting)), memoryLimit: memory)
+        }
         // The time per pass grows with the memory, so scale the memory by the passes that did not fit.
         let ceiling = min(Self.maximumMemory, max(memory, maximumMemory))
         let estimate = min(Double(ceiling), Double(memory) * fitting / Double(cap))
@@ -57,7 +61,8 @@ extension KDFParameters {
         let salt = Sodium.randomBytes(count: Sodium.pwhashSaltLength)
         let clock = ContinuousClock()
         let start = clock.now
-        _ = try Sodium.deriveKey(length: 32, passphrase: passphrase, salt: salt, opsLimit: opsLimit, memoryLimit: memoryLimit)
+        _ = try Sodium.deriveKey(
+            length: 32, passphrase: passphrase, salt: salt, opsLimit: opsLimit, memoryLimit: memoryLimit)
         return clock.now - start
     }
 }

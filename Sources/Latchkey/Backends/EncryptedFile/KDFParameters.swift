@@ -32,16 +32,23 @@ package struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: `LatchkeyError` `.invalidInput` naming the parameter that is out of range.
     package init(opsLimit: UInt64, memoryLimit: some BinaryInteger) throws {
         guard opsLimit >= Self.minimumOps else {
-            throw LatchkeyError(.invalidInput, "Argon2id operations limit \(opsLimit) is below the minimum \(Self.minimumOps)")
+            throw LatchkeyError(
+                .invalidInput, "Argon2id operations limit \(opsLimit) is below the minimum \(Self.minimumOps)")
         }
         guard opsLimit <= Self.maximumOps else {
-            throw LatchkeyError(.invalidInput, "Argon2id operations limit \(opsLimit) is above the maximum \(Self.maximumOps) a reader accepts")
+            throw LatchkeyError(
+                .invalidInput,
+                "Argon2id operations limit \(opsLimit) is above the maximum \(Self.maximumOps) a reader accepts")
         }
         guard memoryLimit >= Self.minimumMemory else {
-            throw LatchkeyError(.invalidInput, "Argon2id memory limit \(memoryLimit) bytes is below the minimum \(Self.minimumMemory)")
+            throw LatchkeyError(
+                .invalidInput, "Argon2id memory limit \(memoryLimit) bytes is below the minimum \(Self.minimumMemory)")
         }
         guard memoryLimit <= Self.maximumMemory else {
-            throw LatchkeyError(.invalidInput, "Argon2id memory limit \(memoryLimit) bytes is above the maximum \(Self.maximumMemory) (1 GiB) a reader accepts")
+            throw LatchkeyError(
+                .invalidInput,
+                "Argon2id memory limit \(memoryLimit) bytes is above the maximum \(Self.maximumMemory) (1 GiB) a reader accepts"
+            )
         }
         self.init(checked: opsLimit, memoryLimit: Int(memoryLimit))
     }

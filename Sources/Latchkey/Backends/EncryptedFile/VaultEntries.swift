@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The items of one vault save: either the decrypted entry table, checked
@@ -50,7 +50,9 @@ struct VaultEntries {
     init(table: SecretBytes, path: String) throws {
         let spans = table.withUnsafeBytes { raw -> [Span]? in
             var cursor = ByteCursor(raw)
-            guard let count = cursor.uint32(), Int(count) <= cursor.remaining / VaultTable.fixedEntryLength else { return nil }
+            guard let count = cursor.uint32(), Int(count) <= cursor.remaining / VaultTable.fixedEntryLength else {
+                return nil
+            }
             var spans: [Span] = []
             spans.reserveCapacity(Int(count))
             for _ in 0..<count {
@@ -75,7 +77,10 @@ struct VaultEntries {
             let wanted = Self.address(key)
             return table.withUnsafeBytes { raw in
                 wanted.withUnsafeBytes { wanted in
-                    guard let span = spans.first(where: { Self.withAddress(of: $0, in: raw) { $0.elementsEqual(wanted) } }) else { return nil }
+                    guard
+                        let span = spans.first(where: { Self.withAddress(of: $0, in: raw) { $0.elementsEqual(wanted) } }
+                        )
+                    else { return nil }
                     var cursor = ByteCursor(raw, at: span.start)
                     return VaultTable.decodeEntry(&cursor)?.1
                 }
@@ -92,7 +97,9 @@ struct VaultEntries {
             return table.withUnsafeBytes { raw in
                 spans.compactMap { span in
                     var cursor = ByteCursor(raw, at: span.start)
-                    guard let key = VaultTable.decodeKey(&cursor), kind.map({ key.kind == $0 }) ?? true else { return nil }
+                    guard let key = VaultTable.decodeKey(&cursor), kind.map({ key.kind == $0 }) ?? true else {
+                        return nil
+                    }
                     return key
                 }
             }
@@ -111,7 +118,9 @@ struct VaultEntries {
                 for span in spans {
                     var cursor = ByteCursor(raw, at: span.start)
                     // Checked when the table was opened.
-                    guard let (key, item) = VaultTable.decodeEntry(&cursor) else { preconditionFailure("a checked vault entry no longer decodes") }
+                    guard let (key, item) = VaultTable.decodeEntry(&cursor) else {
+                        preconditionFailure("a checked vault entry no longer decodes")
+                    }
                     items[key] = item
                 }
                 return items
@@ -126,14 +135,16 @@ struct VaultEntries {
     private static func check(_ cursor: inout ByteCursor, in raw: UnsafeRawBufferPointer) -> Span? {
         let start = cursor.offset
         guard let kindLength = cursor.uint16(), (1...UInt16(VaultTable.maximumKindLength)).contains(kindLength),
-              let kind = cursor.take(Int(kindLength)), isUTF8(kind),
-              let accountLength = cursor.uint32(), let account = cursor.take(Int(accountLength)), isUTF8(account),
-              let nameLength = cursor.uint32(), let name = cursor.take(Int(nameLength)), isUTF8(name) else { return nil }
+            let kind = cursor.take(Int(kindLength)), isUTF8(kind),
+            let accountLength = cursor.uint32(), let account = cursor.take(Int(accountLength)), isUTF8(account),
+            let nameLength = cursor.uint32(), let name = cursor.take(Int(nameLength)), isUTF8(name)
+        else { return nil }
         let nameEnd = cursor.offset
         guard let valueLength = cursor.uint32(), cursor.take(Int(valueLength)) != nil,
-              VaultTable.date(cursor.uint64()) != nil,
-              let flags = cursor.uint8(), flags & ~VaultTable.hasExpiry == 0,
-              let expiresBits = cursor.uint64() else { return nil }
+            VaultTable.date(cursor.uint64()) != nil,
+            let flags = cursor.uint8(), flags & ~VaultTable.hasExpiry == 0,
+            let expiresBits = cursor.uint64()
+        else { return nil }
         if flags == VaultTable.hasExpiry {
             guard VaultTable.date(expiresBits) != nil else { return nil }
         } else if expiresBits != 0 {
@@ -159,7 +170,9 @@ struct VaultEntries {
                 return hasher.finalize()
             }
             guard let earlier = first.updateValue(index, forKey: hash) else { continue }
-            let equal = withAddress(of: span, in: raw) { a in withAddress(of: spans[earlier], in: raw) { b in a.elementsEqual(b) } }
+            let equal = withAddress(of: span, in: raw) { a in
+                withAddress(of: spans[earlier], in: raw) { b in a.elementsEqual(b) }
+            }
             if equal { return false }
             // Two addresses with one hash (the hash is seeded per process): compare them all.
             return Set(spans.map { withAddress(of: $0, in: raw) { Array($0) } }).count == spans.count
@@ -168,8 +181,10 @@ struct VaultEntries {
     }
 
     /// Runs `body` with an entry's address bytes: its normalised form, or the table's own bytes.
-    private static func withAddress<Result>(of span: Span, in raw: UnsafeRawBufferPointer,
-                                            _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+    private static func withAddress<Result>(
+        of span: Span, in raw: UnsafeRawBufferPointer,
+        _ body: (UnsafeRawBufferPointer) -> Result
+    ) -> Result {
         if let normalized = span.normalized { return normalized.withUnsafeBytes(body) }
         return body(UnsafeRawBufferPointer(rebasing: raw[span.start..<span.nameEnd]))
     }

@@ -6,7 +6,8 @@ enum VaultFormat {
     /// with a fresh random nonce.
     static func seal(_ items: [ItemKey: StoredItem], header: VaultHeader, keys: VaultKeys) -> [UInt8] {
         let headerBytes = header.encoded()
-        let (nonce, ciphertext) = Sodium.seal(VaultTable.encode(items), additionalData: headerBytes, key: keys.encryption)
+        let (nonce, ciphertext) = Sodium.seal(
+            VaultTable.encode(items), additionalData: headerBytes, key: keys.encryption)
         return headerBytes + nonce + ciphertext
     }
 
@@ -27,9 +28,13 @@ enum VaultFormat {
         let headerEnd = header.encodedLength
         let nonceEnd = headerEnd + VaultHeader.nonceLength
         guard file.count >= header.minimumFileLength,
-              let table = Sodium.open(file[nonceEnd...], nonce: file[headerEnd..<nonceEnd],
-                                      additionalData: file[..<headerEnd], key: keys.encryption) else {
-            throw LatchkeyError(.tampered, "\(path) failed authentication: it was altered, truncated or extended", cFunction: "crypto_aead_xchacha20poly1305_ietf_decrypt")
+            let table = Sodium.open(
+                file[nonceEnd...], nonce: file[headerEnd..<nonceEnd],
+                additionalData: file[..<headerEnd], key: keys.encryption)
+        else {
+            throw LatchkeyError(
+                .tampered, "\(path) failed authentication: it was altered, truncated or extended",
+                cFunction: "crypto_aead_xchacha20poly1305_ietf_decrypt")
         }
         return try VaultEntries(table: table, path: path)
     }

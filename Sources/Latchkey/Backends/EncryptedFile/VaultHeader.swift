@@ -89,11 +89,16 @@ struct VaultHeader: Equatable, Sendable {
         return try bytes.withUnsafeBytes { raw in
             var cursor = ByteCursor(raw)
             guard let magic = cursor.take(Self.magic.count), magic.elementsEqual(Self.magic),
-                  let version = cursor.uint16(), let complement = cursor.uint16(), complement == ~version else {
-                throw LatchkeyError(.tampered, "\(path) is damaged or is not a Latchkey vault (its first 12 bytes are wrong)")
+                let version = cursor.uint16(), let complement = cursor.uint16(), complement == ~version
+            else {
+                throw LatchkeyError(
+                    .tampered, "\(path) is damaged or is not a Latchkey vault (its first 12 bytes are wrong)")
             }
             guard version == 1 || version == Self.currentVersion else {
-                throw LatchkeyError(.invalidInput, "\(path) is a vault of format version \(version); this Latchkey reads versions 1 and \(Self.currentVersion) only")
+                throw LatchkeyError(
+                    .invalidInput,
+                    "\(path) is a vault of format version \(version); this Latchkey reads versions 1 and \(Self.currentVersion) only"
+                )
             }
             let length = version == 1 ? Self.version1Length : Self.length
             guard fileLength >= length + Self.nonceLength + 4 + 16, bytes.count >= length else {
@@ -114,10 +119,12 @@ struct VaultHeader: Equatable, Sendable {
     private static func decodeAppID(_ cursor: inout ByteCursor, path: String) throws -> String {
         let damaged = LatchkeyError(.tampered, "\(path) has an invalid header (app id)")
         guard let count = cursor.uint8(), (1...appIDFieldLength).contains(Int(count)),
-              let field = cursor.take(appIDFieldLength), let reserved = cursor.take(length - checksumLength - 89 - appIDFieldLength),
-              field.dropFirst(Int(count)).allSatisfy({ $0 == 0 }), reserved.allSatisfy({ $0 == 0 }),
-              let text = String(validating: field.prefix(Int(count)), as: UTF8.self),
-              (try? AppID(text)) != nil else { throw damaged }
+            let field = cursor.take(appIDFieldLength),
+            let reserved = cursor.take(length - checksumLength - 89 - appIDFieldLength),
+            field.dropFirst(Int(count)).allSatisfy({ $0 == 0 }), reserved.allSatisfy({ $0 == 0 }),
+            let text = String(validating: field.prefix(Int(count)), as: UTF8.self),
+            (try? AppID(text)) != nil
+        else { throw damaged }
         return text
     }
 
@@ -125,10 +132,12 @@ struct VaultHeader: Equatable, Sendable {
     private static func decodeFields(_ cursor: inout ByteCursor, path: String) throws -> VaultHeader {
         let damaged = LatchkeyError(.tampered, "\(path) has an invalid header")
         guard let source = cursor.uint8(), let algorithm = cursor.uint8(), let reserved = cursor.uint16(),
-              let ops = cursor.uint64(), let memory = cursor.uint64(),
-              let salt = cursor.take(Sodium.pwhashSaltLength), let generation = cursor.uint64(),
-              let keyCheck = cursor.take(keyCheckLength), reserved == 0 else { throw damaged }
-        var header = VaultHeader(source: .keyFile, kdf: nil, salt: Array(salt), generation: generation, keyCheck: Array(keyCheck))
+            let ops = cursor.uint64(), let memory = cursor.uint64(),
+            let salt = cursor.take(Sodium.pwhashSaltLength), let generation = cursor.uint64(),
+            let keyCheck = cursor.take(keyCheckLength), reserved == 0
+        else { throw damaged }
+        var header = VaultHeader(
+            source: .keyFile, kdf: nil, salt: Array(salt), generation: generation, keyCheck: Array(keyCheck))
         switch (source, algorithm) {
         case (keyFileSource, noKDF):
             guard ops == 0, memory == 0 else { throw damaged }

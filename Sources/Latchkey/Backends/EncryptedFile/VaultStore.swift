@@ -60,7 +60,8 @@ struct VaultStore {
         }
         let identity = FileIdentity(status)
         if var cached, cached.size == status.size, cached.identity == nil || cached.identity == identity,
-           try file.read(upTo: cached.prefix.count, at: 0) == cached.prefix {
+            try file.read(upTo: cached.prefix.count, at: 0) == cached.prefix
+        {
             if cached.identity == nil {
                 cached.identity = identity
                 self.cached = cached
@@ -79,7 +80,8 @@ struct VaultStore {
         guard try namespace.requirePrivate(), let file = try openVault() else { return nil }
         let status = try file.status()
         try PrivateFiles.requirePrivate(status, path: vaultPath, directory: false)
-        let header = try VaultHeader.decode(file.read(upTo: VaultHeader.length, at: 0), fileLength: status.size, path: vaultPath)
+        let header = try VaultHeader.decode(
+            file.read(upTo: VaultHeader.length, at: 0), fileLength: status.size, path: vaultPath)
         try requireOwnNamespace(header)
         return header
     }
@@ -96,7 +98,9 @@ struct VaultStore {
         let header = try VaultHeader.decode(bytes, path: vaultPath)
         try requireOwnNamespace(header)
         if let seen, seen.salt == header.salt, header.generation < seen.generation {
-            throw LatchkeyError(.tampered, "\(vaultPath) was replaced by an older copy (generation \(header.generation) after \(seen.generation))")
+            throw LatchkeyError(
+                .tampered,
+                "\(vaultPath) was replaced by an older copy (generation \(header.generation) after \(seen.generation))")
         }
         let keys = try keys(for: header)
         let items: VaultEntries
@@ -107,31 +111,44 @@ struct VaultStore {
             throw error
         }
         seen = (header.salt, header.generation)
-        return Snapshot(prefix: Array(bytes[..<(header.encodedLength + VaultHeader.nonceLength)]), size: bytes.count, identity: nil, header: header, items: items)
+        return Snapshot(
+            prefix: Array(bytes[..<(header.encodedLength + VaultHeader.nonceLength)]), size: bytes.count, identity: nil,
+            header: header, items: items)
     }
 
     /// Refuses a version 2 vault made for another app namespace (copied over this
     /// one's, with its key file or under the same passphrase) as `tampered`.
     private func requireOwnNamespace(_ header: VaultHeader) throws {
         if let owner = header.appID, owner != namespace.appID.rawValue {
-            throw LatchkeyError(.tampered, "\(vaultPath) belongs to the app namespace '\(owner)', not '\(namespace.appID)': it was copied or moved here")
+            throw LatchkeyError(
+                .tampered,
+                "\(vaultPath) belongs to the app namespace '\(owner)', not '\(namespace.appID)': it was copied or moved here"
+            )
         }
     }
 
     /// The keys for `header`'s salt: cached, or derived once from the key source.
     private mutating func keys(for header: VaultHeader) throws -> VaultKeys {
         guard header.source == source.kind else {
-            throw LatchkeyError(.wrongKey, "\(vaultPath) is protected by a \(header.source == .passphrase ? "passphrase" : "key file"), not by the configured \(source.kind == .passphrase ? "passphrase" : "key file")")
+            throw LatchkeyError(
+                .wrongKey,
+                "\(vaultPath) is protected by a \(header.source == .passphrase ? "passphrase" : "key file"), not by the configured \(source.kind == .passphrase ? "passphrase" : "key file")"
+            )
         }
         if let keys, keys.salt == header.salt, keys.kdf == header.kdf { return keys.keys }
         let master: SecretBytes
         switch source {
         case .passphrase(let passphrase, _):
-            guard let kdf = header.kdf else { throw LatchkeyError(.internal, "passphrase vault header without KDF parameters") }
-            master = try DerivedKeyCache.shared.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: header.salt, opsLimit: kdf.opsLimit, memoryLimit: kdf.memoryLimit)
+            guard let kdf = header.kdf else {
+                throw LatchkeyError(.internal, "passphrase vault header without KDF parameters")
+            }
+            master = try DerivedKeyCache.shared.deriveKey(
+                length: KeyFile.length, passphrase: passphrase, salt: header.salt, opsLimit: kdf.opsLimit,
+                memoryLimit: kdf.memoryLimit)
         case .keyFile:
             guard let key = try KeyFile.read(keyFilePath) else {
-                throw LatchkeyError(.wrongKey, "key file \(keyFilePath) is missing; \(vaultPath) cannot be opened without it")
+                throw LatchkeyError(
+                    .wrongKey, "key file \(keyFilePath) is missing; \(vaultPath) cannot be opened without it")
             }
             master = try finishingRotation(key, for: header)
         }
@@ -149,8 +166,9 @@ struct VaultStore {
     /// key file not yet renamed), the next key, whose rename this finishes.
     private func finishingRotation(_ key: SecretBytes, for header: VaultHeader) throws -> SecretBytes {
         guard !VaultKeys(master: key, salt: header.salt).matches(check: header.keyCheck),
-              let next = try KeyFile.read(nextKeyFilePath),
-              VaultKeys(master: next, salt: header.salt).matches(check: header.keyCheck) else { return key }
+            let next = try KeyFile.read(nextKeyFilePath),
+            VaultKeys(master: next, salt: header.salt).matches(check: header.keyCheck)
+        else { return key }
         try POSIX.rename(nextKeyFilePath, to: keyFilePath)
         try POSIX.syncDirectory(namespace.path)
         return next
@@ -171,14 +189,17 @@ struct VaultStore {
         case .passphrase(let passphrase, let choice):
             let parameters = try previous?.header.kdf ?? choice.resolve()
             kdf = parameters
-            master = try DerivedKeyCache.shared.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit, memoryLimit: parameters.memoryLimit)
+            master = try DerivedKeyCache.shared.deriveKey(
+                length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit,
+                memoryLimit: parameters.memoryLimit)
         case .keyFile:
             master = SecretBytes.random(count: KeyFile.length)
             try PrivateFiles.replaceSecret(nextKeyFilePath, with: master)
         }
         let vaultKeys = VaultKeys(master: master, salt: salt)
-        let header = VaultHeader(source: source.kind, kdf: kdf, salt: salt, generation: 1, keyCheck: vaultKeys.check,
-                                 appID: namespace.appID.rawValue)
+        let header = VaultHeader(
+            source: source.kind, kdf: kdf, salt: salt, generation: 1, keyCheck: vaultKeys.check,
+            appID: namespace.appID.rawValue)
         let bytes = VaultFormat.seal(items, header: header, keys: vaultKeys)
         try PrivateFiles.replace(vaultPath, with: bytes)
         if source.kind == .keyFile {
@@ -186,7 +207,9 @@ struct VaultStore {
             try POSIX.syncDirectory(namespace.path)
         }
         keys = (salt, kdf, vaultKeys)
-        cached = Snapshot(prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header, items: VaultEntries(items))
+        cached = Snapshot(
+            prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header,
+            items: VaultEntries(items))
         seen = (salt, header.generation)
     }
 
@@ -215,20 +238,25 @@ struct VaultStore {
             case .passphrase(let passphrase, let choice):
                 let parameters = try choice.resolve()
                 kdf = parameters
-                master = try DerivedKeyCache.shared.deriveKey(length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit, memoryLimit: parameters.memoryLimit)
+                master = try DerivedKeyCache.shared.deriveKey(
+                    length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit,
+                    memoryLimit: parameters.memoryLimit)
             case .keyFile:
                 master = try KeyFile.readOrCreate(keyFilePath)
             }
             vaultKeys = VaultKeys(master: master, salt: salt)
             keys = (salt, kdf, vaultKeys)
-            header = VaultHeader(source: source.kind, kdf: kdf, salt: salt, generation: 1, keyCheck: vaultKeys.check,
-                                 appID: namespace.appID.rawValue)
+            header = VaultHeader(
+                source: source.kind, kdf: kdf, salt: salt, generation: 1, keyCheck: vaultKeys.check,
+                appID: namespace.appID.rawValue)
         }
         let bytes = VaultFormat.seal(items, header: header, keys: vaultKeys)
         try PrivateFiles.replace(vaultPath, with: bytes)
         // The identity is unknown until the next read stats the new file; that read
         // then compares the header and nonce with these and keeps the items.
-        cached = Snapshot(prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header, items: VaultEntries(items))
+        cached = Snapshot(
+            prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil, header: header,
+            items: VaultEntries(items))
         seen = (header.salt, header.generation)
     }
 

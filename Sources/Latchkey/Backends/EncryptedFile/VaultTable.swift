@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Encodes and decodes the entry table, the plaintext inside a vault's
@@ -31,7 +31,8 @@ enum VaultTable {
     static func encode(_ items: [ItemKey: StoredItem]) -> SecretBytes {
         var length = 4
         for (key, item) in items {
-            length += fixedEntryLength + key.kind.rawValue.utf8.count + key.account.utf8.count
+            length +=
+                fixedEntryLength + key.kind.rawValue.utf8.count + key.account.utf8.count
                 + key.name.utf8.count + item.value.count
         }
         return SecretBytes(count: length) { out in
@@ -68,10 +69,11 @@ enum VaultTable {
     /// - Returns: The entry, or nil when it is malformed.
     static func decodeEntry(_ cursor: inout ByteCursor) -> (ItemKey, StoredItem)? {
         guard let key = decodeKey(&cursor),
-              let valueLength = cursor.uint32(), let value = cursor.take(Int(valueLength)),
-              let created = date(cursor.uint64()),
-              let flags = cursor.uint8(), flags & ~hasExpiry == 0,
-              let expiresBits = cursor.uint64() else { return nil }
+            let valueLength = cursor.uint32(), let value = cursor.take(Int(valueLength)),
+            let created = date(cursor.uint64()),
+            let flags = cursor.uint8(), flags & ~hasExpiry == 0,
+            let expiresBits = cursor.uint64()
+        else { return nil }
         var expires: Date?
         if flags == hasExpiry {
             guard let date = date(expiresBits) else { return nil }
@@ -87,9 +89,10 @@ enum VaultTable {
     /// - Returns: The address, or nil when it is malformed.
     static func decodeKey(_ cursor: inout ByteCursor) -> ItemKey? {
         guard let kindLength = cursor.uint16(), (1...UInt16(maximumKindLength)).contains(kindLength),
-              let kind = string(&cursor, length: Int(kindLength)),
-              let accountLength = cursor.uint32(), let account = string(&cursor, length: Int(accountLength)),
-              let nameLength = cursor.uint32(), let name = string(&cursor, length: Int(nameLength)) else { return nil }
+            let kind = string(&cursor, length: Int(kindLength)),
+            let accountLength = cursor.uint32(), let account = string(&cursor, length: Int(accountLength)),
+            let nameLength = cursor.uint32(), let name = string(&cursor, length: Int(nameLength))
+        else { return nil }
         return ItemKey(kind: ItemKey.Kind(rawValue: kind), account: account, name: name)
     }
 

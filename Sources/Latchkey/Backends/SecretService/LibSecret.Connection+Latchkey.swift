@@ -27,7 +27,10 @@ extension LibSecret.Connection {
                 // The collection is open but its items are locked for this program: the
                 // provider confirms each client's access (KeePassXC's "Confirm when
                 // passwords are retrieved by clients"), and Latchkey never asks for a prompt.
-                throw LatchkeyError(.locked, "the Secret Service keeps the items locked for this program until access is confirmed (a provider setting such as KeePassXC's \"Confirm when passwords are retrieved by clients\"); Latchkey never asks for an unlock prompt")
+                throw LatchkeyError(
+                    .locked,
+                    "the Secret Service keeps the items locked for this program until access is confirmed (a provider setting such as KeePassXC's \"Confirm when passwords are retrieved by clients\"); Latchkey never asks for an unlock prompt"
+                )
             }
             throw LatchkeyError(.locked, "the Secret Service collection holding the items is locked")
         }

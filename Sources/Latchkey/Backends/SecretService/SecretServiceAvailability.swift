@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The quick check that a Secret Service can be reached, before libsecret is asked.
@@ -38,10 +38,16 @@ enum SecretServiceAvailability {
     ///     the check can use the process's shared bus connection.
     static func check(environment: [String: String], isProcessEnvironment: Bool = false, timeout: Duration) throws {
         guard let address = sessionBusAddress(in: environment) else {
-            throw LatchkeyError(.unavailable, "there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist)")
+            throw LatchkeyError(
+                .unavailable,
+                "there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist)"
+            )
         }
-        guard try LibSecret.busOffers(busName, address: address, isProcessBus: isProcessEnvironment, timeout: timeout) else {
-            throw LatchkeyError(.unavailable, "no Secret Service runs on the session bus: nobody owns \(busName) and the bus cannot activate it")
+        guard try LibSecret.busOffers(busName, address: address, isProcessBus: isProcessEnvironment, timeout: timeout)
+        else {
+            throw LatchkeyError(
+                .unavailable,
+                "no Secret Service runs on the session bus: nobody owns \(busName) and the bus cannot activate it")
         }
     }
 
@@ -50,8 +56,10 @@ enum SecretServiceAvailability {
         var result = ""
         for byte in value.utf8 {
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "\\"), UInt8(ascii: "*"):
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "\\"),
+                UInt8(ascii: "*"):
                 result.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 result += "%" + Hex.encode([byte])

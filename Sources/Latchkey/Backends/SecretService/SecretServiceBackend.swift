@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A `CredentialBackend` that keeps one app's items in the Secret Service
 /// (gnome-keyring, KeePassXC, KWallet's bridge) through libsecret.
@@ -93,7 +94,8 @@ package final class SecretServiceBackend: CredentialBackend {
     ///   can activate `org.freedesktop.secrets`) or `.timedOut`.
     package func checkAvailability() throws {
         try whileAnswering {
-            try SecretServiceAvailability.check(environment: environment, isProcessEnvironment: isProcessEnvironment, timeout: deadline)
+            try SecretServiceAvailability.check(
+                environment: environment, isProcessEnvironment: isProcessEnvironment, timeout: deadline)
         }
         reachable.withLock { $0 = true }
     }
@@ -105,7 +107,10 @@ package final class SecretServiceBackend: CredentialBackend {
     private func whileAnswering<Result>(_ body: () throws -> Result) throws -> Result {
         let clock = ContinuousClock()
         if let until = silentUntil.withLock({ $0 }), clock.now < until {
-            throw LatchkeyError(.timedOut, "the Secret Service left a call unanswered for the whole deadline (\(deadline)) moments ago; it is not asked again until that much time has passed")
+            throw LatchkeyError(
+                .timedOut,
+                "the Secret Service left a call unanswered for the whole deadline (\(deadline)) moments ago; it is not asked again until that much time has passed"
+            )
         }
         do {
             return try body()
@@ -126,7 +131,8 @@ package final class SecretServiceBackend: CredentialBackend {
         return try run { connection in
             if key.kind == .key { return try loadKeys(connection).others[key] }
             if let path = knownPaths.withLock({ $0[key] }), let envelope = connection.envelope(atPath: path),
-               envelope.account == key.account && envelope.name == key.name {
+                envelope.account == key.account && envelope.name == key.name
+            {
                 return envelope.item
             }
             let envelopes = try withKnownKey(connection) { try connection.envelopes(attributes(key, $0)) }
@@ -150,9 +156,10 @@ package final class SecretServiceBackend: CredentialBackend {
             // Looked up on every write, so an item is never stored under a key another process deleted.
             let pseudonyms = try SecretServicePseudonymKey.findOrCreate(appID, in: connection)
             let envelope = SecretServiceEnvelope(account: key.account, name: key.name, item: item)
-            try connection.store(SecretServiceAttributes.schema, attributes(key, pseudonyms),
-                                 label: SecretServiceAttributes.label(appID, kind: key.kind),
-                                 secret: envelope.encoded(), replace: true)
+            try connection.store(
+                SecretServiceAttributes.schema, attributes(key, pseudonyms),
+                label: SecretServiceAttributes.label(appID, kind: key.kind),
+                secret: envelope.encoded(), replace: true)
             knownKeys.withLock { keys in
                 var updated = keys ?? KeyItems(pseudonyms: pseudonyms, others: [:])
                 updated.pseudonyms = pseudonyms
@@ -168,7 +175,9 @@ package final class SecretServiceBackend: CredentialBackend {
     package func delete(_ key: ItemKey) throws {
         knownPaths.withLock { $0[key] = nil }
         try run { connection in
-            let items = try withKnownKey(connection) { try connection.latchkeyItems(attributes(key, $0), loadSecrets: false) }
+            let items = try withKnownKey(connection) {
+                try connection.latchkeyItems(attributes(key, $0), loadSecrets: false)
+            }
             for item in items { try connection.delete(item) }
             if key.kind == .key { knownKeys.withLock { $0?.others[key] = nil } }
         }
@@ -186,11 +195,13 @@ package final class SecretServiceBackend: CredentialBackend {
                 return try connection.envelopes(SecretServiceAttributes.matching(appID, kind: kind))
                     .map { ItemKey(kind: kind, account: $0.account, name: $0.name) }
             }
-            let items = try connection.latchkeyItems(SecretServiceAttributes.matching(appID, kind: kind), loadSecrets: true)
+            let items = try connection.latchkeyItems(
+                SecretServiceAttributes.matching(appID, kind: kind), loadSecrets: true)
             let own = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
             return try zip(own, LibSecret.Connection.unlockedEnvelopes(own)).map { item, envelope in
                 guard let kind = item.attributes[SecretServiceAttributes.kind],
-                      item.attributes[SecretServiceAttributes.name] == envelope.name else {
+                    item.attributes[SecretServiceAttributes.name] == envelope.name
+                else {
                     throw LatchkeyError(.tampered, "a Secret Service item's attributes do not match its payload")
                 }
                 return ItemKey(kind: ItemKey.Kind(rawValue: kind), account: envelope.account, name: envelope.name)
@@ -210,7 +221,8 @@ package final class SecretServiceBackend: CredentialBackend {
         let items = try run { connection in
             try connection.latchkeyItems(SecretServiceAttributes.matching(appID), loadSecrets: false)
         }
-        let keysLast = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
+        let keysLast =
+            items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
             + items.filter { SecretServicePseudonymKey.isKeyItem($0.attributes) }
         knownKeys.withLock { $0 = nil }
         knownPaths.withLock { $0 = [:] }
@@ -251,7 +263,9 @@ package final class SecretServiceBackend: CredentialBackend {
     /// Runs a search with the known pseudonym key; when that finds nothing (or
     /// no key is known), looks the keys up again and, if the pseudonym key
     /// changed, searches once more.
-    private func withKnownKey<Found>(_ connection: LibSecret.Connection, _ search: (SecretServicePseudonymKey) throws -> [Found]) throws -> [Found] {
+    private func withKnownKey<Found>(
+        _ connection: LibSecret.Connection, _ search: (SecretServicePseudonymKey) throws -> [Found]
+    ) throws -> [Found] {
         let known = knownKeys.withLock { $0?.pseudonyms }
         if let known {
             let found = try search(known)
@@ -265,7 +279,8 @@ package final class SecretServiceBackend: CredentialBackend {
     private func loadKeys(_ connection: LibSecret.Connection) throws -> KeyItems {
         let envelopes = try connection.envelopes(SecretServiceAttributes.matching(appID, kind: .key))
         var keys = KeyItems(
-            pseudonyms: try SecretServicePseudonymKey.choose(from: envelopes.filter(SecretServicePseudonymKey.isKeyEnvelope)),
+            pseudonyms: try SecretServicePseudonymKey.choose(
+                from: envelopes.filter(SecretServicePseudonymKey.isKeyEnvelope)),
             others: [:])
         for envelope in envelopes where !SecretServicePseudonymKey.isKeyEnvelope(envelope) {
             let key = ItemKey(kind: .key, account: envelope.account, name: envelope.name)
@@ -276,6 +291,7 @@ package final class SecretServiceBackend: CredentialBackend {
     }
 
     private func attributes(_ key: ItemKey, _ pseudonyms: SecretServicePseudonymKey) -> [String: String] {
-        SecretServiceAttributes.item(appID, kind: key.kind, accountPseudonym: pseudonyms.pseudonym(of: key.account), name: key.name)
+        SecretServiceAttributes.item(
+            appID, kind: key.kind, accountPseudonym: pseudonyms.pseudonym(of: key.account), name: key.name)
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The secret payload of a Latchkey item in the Secret Service: the value and
@@ -38,7 +38,9 @@ struct SecretServiceEnvelope {
             var offset = 0
             func append(_ bytes: UnsafeRawBufferPointer) {
                 let length = UInt32(bytes.count).bigEndian
-                withUnsafeBytes(of: length) { out.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: 4) }
+                withUnsafeBytes(of: length) {
+                    out.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: 4)
+                }
                 offset += 4
                 if let base = bytes.baseAddress {
                     out.baseAddress!.advanced(by: offset).copyMemory(from: base, byteCount: bytes.count)
@@ -80,8 +82,9 @@ struct SecretServiceEnvelope {
             let expiresField = try reader.field()
             let expires = expiresField.isEmpty ? nil : try Self.time(expiresField)
             guard reader.isAtEnd else { throw Self.malformed("has trailing bytes") }
-            return SecretServiceEnvelope(account: account, name: name,
-                                         item: StoredItem(value: SecretBytes(value), created: created, expires: expires))
+            return SecretServiceEnvelope(
+                account: account, name: name,
+                item: StoredItem(value: SecretBytes(value), created: created, expires: expires))
         }
     }
 
@@ -138,7 +141,9 @@ struct SecretServiceEnvelope {
 
         mutating func text() throws -> String {
             let field = try field()
-            guard let text = String(validating: field, as: UTF8.self) else { throw malformed("has text that is not UTF-8") }
+            guard let text = String(validating: field, as: UTF8.self) else {
+                throw malformed("has text that is not UTF-8")
+            }
             return text
         }
     }

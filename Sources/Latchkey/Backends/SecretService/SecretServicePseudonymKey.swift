@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The key behind account pseudonyms: 32 random bytes kept as a Latchkey item
@@ -90,10 +90,12 @@ struct SecretServicePseudonymKey: Sendable, Equatable {
     /// - Throws: `LatchkeyError` `.locked`, `.tampered`, or what the service throws.
     static func findOrCreate(_ appID: AppID, in connection: LibSecret.Connection) throws -> SecretServicePseudonymKey {
         if let existing = try find(appID, in: connection) { return existing }
-        let envelope = SecretServiceEnvelope(account: "", name: itemName, item: StoredItem(value: .random(count: length)))
-        try connection.store(SecretServiceAttributes.schema, attributes(appID),
-                             label: SecretServiceAttributes.label(appID, kind: .key),
-                             secret: envelope.encoded(), replace: false)
+        let envelope = SecretServiceEnvelope(
+            account: "", name: itemName, item: StoredItem(value: .random(count: length)))
+        try connection.store(
+            SecretServiceAttributes.schema, attributes(appID),
+            label: SecretServiceAttributes.label(appID, kind: .key),
+            secret: envelope.encoded(), replace: false)
         guard let stored = try find(appID, in: connection) else {
             throw LatchkeyError(.io, "the Secret Service did not keep the pseudonym key that was just stored")
         }
