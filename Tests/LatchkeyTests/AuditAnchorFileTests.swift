@@ -106,27 +106,4 @@ struct AuditAnchorFileTests {
             refused?.message.contains("goes on to seq 42 but the anchor records seq 2") == true,
             "\(refused?.message ?? "")")
     }
-
-    @Test(
-        "a trail whose anchor an earlier version kept in the backend verifies, and the next append moves it beside the trail"
-    )
-    func legacyAnchorUpgrade() throws {
-        let trail = try trail(entries: 2)
-        let key = try #require(try trail.storedKey())
-        guard case .anchor(let anchor, _) = try trail.anchorFile.read(key: key) else {
-            Issue.record("no valid anchor")
-            return
-        }
-        // What an earlier version left: the anchor as text in the backend, no anchor file.
-        try trail.backend.write(
-            StoredItem(value: SecretBytes(utf8: "v1 \(anchor.sequence) \(Hex.encode(anchor.mac))")),
-            for: trail.legacyAnchorItem)
-        try POSIX.removeFile(trail.anchorFile.path)
-        let upgraded = AuditTrail(appID: appID, directory: trail.directory, backend: trail.backend)
-        #expect(try upgraded.verify() == .intact(entryCount: 2, lastSequence: 2))
-        try upgraded.record(.sessionRead, outcome: .ok, backend: .memory)
-        #expect(try trail.backend.read(trail.legacyAnchorItem) == nil)
-        #expect(try POSIX.status(of: trail.anchorFile.path) != nil)
-        #expect(try upgraded.verify() == .intact(entryCount: 3, lastSequence: 3))
-    }
 }

@@ -7,7 +7,7 @@ import Testing
 struct AuditResetTests {
     /// Ways a trail breaks, each done to a vault with a few entries.
     enum Damage: String, CaseIterable, CustomTestStringConvertible, Sendable {
-        case anchorFileDeleted, anchorItemDeleted, tailCut, keyItemDeleted
+        case anchorFileDeleted, tailCut, keyItemDeleted
         var testDescription: String { rawValue }
     }
 
@@ -21,13 +21,6 @@ struct AuditResetTests {
         switch damage {
         case .anchorFileDeleted:
             try POSIX.removeFile(trail.anchorFile.path)
-        case .anchorItemDeleted:
-            // A trail of an earlier version, whose anchor was a store item, loses the item.
-            try POSIX.removeFile(trail.anchorFile.path)
-            try trail.backend.write(
-                StoredItem(value: SecretBytes(utf8: "v1 4 " + String(repeating: "0", count: 64))),
-                for: trail.legacyAnchorItem)
-            try trail.backend.delete(trail.legacyAnchorItem)
         case .tailCut:
             var lines = try fileBytes(trail.path).split(separator: 10)
             lines.removeLast(2)

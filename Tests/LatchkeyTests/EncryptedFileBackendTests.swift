@@ -133,7 +133,7 @@ struct EncryptedFileBackendTests {
         #expect(Set(try backend.list(kind: nil)) == Set(keys))
         #expect(Set(try backend.list(kind: .session)) == Set(keys[1...2]))
         #expect(try backend.list(kind: .username) == [keys[0]])
-        #expect(try backend.list(kind: .anchor).isEmpty)
+        #expect(try backend.list(kind: ItemKey.Kind(rawValue: "unused")).isEmpty)
     }
 
     @Test("deleteAll removes the vault, the key file and the lock file; a new vault gets a new key")

@@ -84,7 +84,7 @@ struct SecretServiceBackendTests {
             #expect(Set(try backend.list(kind: nil)) == Set(keys))
             #expect(Set(try backend.list(kind: .session)) == Set(keys.prefix(2)))
             #expect(try backend.list(kind: .username) == [keys[2]])
-            #expect(try backend.list(kind: .anchor).isEmpty)
+            #expect(try backend.list(kind: ItemKey.Kind(rawValue: "unused")).isEmpty)
         }
     }
 

@@ -4,8 +4,8 @@ import Testing
 @testable import Latchkey
 
 /// A vault belongs to its app namespace (format version 2): one copied over
-/// another app's is refused as tampered; version 1 vaults are still read and
-/// become version 2, bound to their namespace, at their next save.
+/// another app's is refused as tampered; a vault of the pre-release version 1
+/// is refused, naming its version.
 @Suite("Vault bound to its app")
 struct VaultBindingTests {
     static let access = ItemKey(kind: .session, account: "alice", name: "access")
@@ -52,27 +52,19 @@ struct VaultBindingTests {
         #expect(errorCode { _ = try fresh.read(Self.access) } == .tampered)
     }
 
-    @Test("a version 1 vault is read, and its next save writes version 2 bound to the namespace with the same keys")
-    func upgradesVersion1() throws {
+    @Test("a vault of the pre-release format version 1 is refused with an error naming the file and its version")
+    func refusesVersion1() throws {
         let store = try freshDirectory() + "/store"
         let backend = EncryptedFileBackend(appID: try AppID("com.example.v1"), directory: store, keySource: .keyFile)
-        try backend.namespace.prepare()
-        let master = SecretBytes.random(count: KeyFile.length)
-        #expect(try PrivateFiles.createIfAbsent(backend.keyFilePath, with: master))
-        let salt = Sodium.randomBytes(count: Sodium.pwhashSaltLength)
-        let keys = VaultKeys(master: master, salt: salt)
-        let header = VaultHeader(
-            version: 1, source: .keyFile, kdf: nil, salt: salt, generation: 4, keyCheck: keys.check)
-        let old = VaultFormat.seal(
-            [Self.access: StoredItem(value: SecretBytes(utf8: "from v1"))], header: header, keys: keys)
-        try PrivateFiles.replace(backend.vaultPath, with: old)
-
-        #expect(try backend.read(Self.access)?.value == SecretBytes(utf8: "from v1"))
-        try backend.write(StoredItem(value: SecretBytes(utf8: "new")), for: ItemKey(kind: .session, name: "second"))
-        let upgraded = try VaultHeader.decode(fileBytes(backend.vaultPath), path: backend.vaultPath)
-        #expect(upgraded.version == 2 && upgraded.appID == "com.example.v1")
-        #expect(upgraded.salt == salt && upgraded.keyCheck == keys.check && upgraded.generation == 5)
+        try backend.write(StoredItem(value: SecretBytes(utf8: "v2")), for: Self.access)
+        var bytes = try fileBytes(backend.vaultPath)
+        // Version 1's header: the version and its complement at bytes 8..<12, then a 104-byte header.
+        bytes.replaceSubrange(8..<12, with: [1, 0, 0xFE, 0xFF])
+        try overwrite(backend.vaultPath, with: bytes)
         let fresh = EncryptedFileBackend(appID: backend.appID, directory: store, keySource: .keyFile)
-        #expect(try fresh.read(Self.access)?.value == SecretBytes(utf8: "from v1"))
+        let refused = #expect(throws: LatchkeyError.self) { try fresh.read(Self.access) }
+        #expect(refused?.code == .invalidInput)
+        #expect(refused?.message.contains(backend.vaultPath) == true, "\(refused?.message ?? "")")
+        #expect(refused?.message.contains("format version 1") == true, "\(refused?.message ?? "")")
     }
 }

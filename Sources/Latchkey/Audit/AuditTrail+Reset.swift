@@ -7,7 +7,6 @@ extension AuditTrail {
     /// - Returns: What was found and kept, or nil when the trail verified.
     /// - Throws: `LatchkeyError` when a file or the backend cannot be written.
     package func reset() throws -> AuditResetReport? {
-        try namespace.upgradeLegacyLayout()
         try namespace.prepare()
         return try PrivateFiles.withExclusiveLock(lockPath) {
             let verdict: AuditVerification
@@ -27,7 +26,6 @@ extension AuditTrail {
                 try POSIX.rename(anchorFile.path, to: anchorFile.path + suffix)
             }
             try POSIX.syncDirectory(namespace.path)
-            try backend.delete(legacyAnchorItem)
             let stored: SecretBytes?
             do {
                 stored = try storedKey(afresh: true)
@@ -49,7 +47,7 @@ extension AuditTrail {
             let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
             let appender = Appender(
                 trail: self, file: file, key: key, lastSequence: 0, previous: AuditEntry.genesisMAC,
-                anchorCounter: counter, legacyAnchor: false)
+                anchorCounter: counter)
             try appender.append(.auditReset, outcome: .ok, backend: backend.kind, detail: report.detail)
             return report
         }

@@ -43,9 +43,6 @@ package final class AuditTrail: Sendable {
     /// and its own key, so a fallback to the file while the Secret Service
     /// holding the other trail's key is unreachable never breaks a chain.
     package let keyItem: ItemKey
-    /// The backend item where earlier versions kept the anchor; read until the
-    /// next append moves the anchor into ``anchorFile`` and deletes it.
-    package let legacyAnchorItem: ItemKey
     /// The file beside the trail holding the anchor.
     let anchorFile: AuditAnchorFile
     /// The key, once read or created: read once per process.
@@ -76,7 +73,6 @@ package final class AuditTrail: Sendable {
         self.path = namespace.trailPath(backend.kind)
         self.lockPath = namespace.trailLockPath(backend.kind)
         self.keyItem = ItemKey(kind: .key, name: "audit." + backend.kind.rawValue)
-        self.legacyAnchorItem = ItemKey(kind: .anchor, name: "audit." + backend.kind.rawValue)
         self.anchorFile = AuditAnchorFile(path: namespace.trailAnchorPath(backend.kind), appID: appID)
         self.backend = backend
         self.retention = retention
@@ -118,7 +114,6 @@ package final class AuditTrail: Sendable {
     /// - Throws: As ``record(_:outcome:backend:account:detail:)`` before `body`
     ///   runs; what `body` throws.
     package func withAppender<Result>(_ body: (Appender) throws -> Result) throws -> Result {
-        try namespace.upgradeLegacyLayout()
         try namespace.prepare()
         return try PrivateFiles.withExclusiveLock(lockPath) {
             let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
@@ -126,15 +121,14 @@ package final class AuditTrail: Sendable {
             try PrivateFiles.requirePrivate(status, path: path, directory: false)
             var key = try keyCreatingIfFresh(trailSize: status.size)
             func chainHead() throws -> (
-                anchor: (value: AuditAnchor?, counter: UInt64?, isLegacy: Bool), lastSequence: UInt64, previous: [UInt8]
+                anchor: (value: AuditAnchor?, counter: UInt64?), lastSequence: UInt64, previous: [UInt8]
             ) {
                 let anchor = try readAnchor(key: key)
                 let (lastSequence, previous) = try AuditTail(file: file, path: path, appID: appID, key: key)
                     .continuation(anchor: anchor.value)
                 return (anchor, lastSequence, previous)
             }
-            let (anchor, lastSequence, previous):
-                ((value: AuditAnchor?, counter: UInt64?, isLegacy: Bool), UInt64, [UInt8])
+            let (anchor, lastSequence, previous): ((value: AuditAnchor?, counter: UInt64?), UInt64, [UInt8])
             do {
                 (anchor, lastSequence, previous) = try chainHead()
             } catch let error as LatchkeyError where error.code == .tampered && BackendReuse.shared.isEnabled {
@@ -147,7 +141,7 @@ package final class AuditTrail: Sendable {
             }
             let appender = Appender(
                 trail: self, file: file, key: key, lastSequence: lastSequence, previous: previous,
-                anchorCounter: anchor.counter, legacyAnchor: anchor.isLegacy)
+                anchorCounter: anchor.counter)
             let result = try body(appender)
             if appender.lastSequence > lastSequence {
                 try trimIfNeeded(file: file, key: key, lastSequence: appender.lastSequence, now: clock())
@@ -169,11 +163,10 @@ package final class AuditTrail: Sendable {
         private(set) var lastSequence: UInt64
         private var previous: [UInt8]
         private var anchorCounter: UInt64?
-        private var legacyAnchor: Bool
 
         init(
             trail: AuditTrail, file: POSIX.File, key: SecretBytes, lastSequence: UInt64, previous: [UInt8],
-            anchorCounter: UInt64?, legacyAnchor: Bool
+            anchorCounter: UInt64?
         ) {
             self.trail = trail
             self.file = file
@@ -181,7 +174,6 @@ package final class AuditTrail: Sendable {
             self.lastSequence = lastSequence
             self.previous = previous
             self.anchorCounter = anchorCounter
-            self.legacyAnchor = legacyAnchor
         }
 
         /// Appends one entry durably (`write`, `fsync`), then moves the anchor to it.
@@ -212,10 +204,6 @@ package final class AuditTrail: Sendable {
             previous = entry.chainValue
             anchorCounter = try trail.anchorFile.write(
                 AuditAnchor(sequence: entry.sequence, mac: mac), after: anchorCounter, key: key)
-            if legacyAnchor {
-                try trail.backend.delete(trail.legacyAnchorItem)
-                legacyAnchor = false
-            }
             return entry
         }
     }
@@ -234,10 +222,9 @@ package final class AuditTrail: Sendable {
         // The anchor is read before the file: appends write the file first, so
         // a concurrent append can never make the anchor look ahead of the file.
         // The key is read afresh: verifying must notice a key deleted since this process read it.
-        try namespace.upgradeLegacyLayout()
         guard let key = try storedKey(afresh: true) else {
             let anchorExists = try POSIX.status(of: anchorFile.path) != nil
-            if try readFile().isEmpty && !anchorExists && (try legacyAnchor()?.sequence ?? 0) == 0 {
+            if try readFile().isEmpty && !anchorExists {
                 return .intact(entryCount: 0, lastSequence: 0)
             }
             return .broken(
@@ -253,7 +240,6 @@ package final class AuditTrail: Sendable {
     /// - Returns: The entries, oldest first.
     /// - Throws: `.tampered` naming the line when a line is not an entry; file errors.
     package func entries(since sequence: UInt64? = nil) throws -> [AuditEntry] {
-        try namespace.upgradeLegacyLayout()
         var entries: [AuditEntry] = []
         for (index, line) in try readFile().split(separator: 10).enumerated() {
             let entry = try AuditEntry(line: line, source: "\(path) line \(index + 1)")
@@ -271,7 +257,6 @@ package final class AuditTrail: Sendable {
     /// - Returns: The pseudonym.
     /// - Throws: `.tampered` when the key is missing while a trail exists; file and backend errors.
     package func pseudonym(for account: String) throws -> String {
-        try namespace.upgradeLegacyLayout()
         if let key = try storedKey() { return try pseudonym(for: account, key: key) }
         try namespace.prepare()
         return try PrivateFiles.withExclusiveLock(lockPath) {
@@ -311,8 +296,7 @@ package final class AuditTrail: Sendable {
     /// key, nor entries, nor an anchor. Call it while holding the lock.
     private func keyCreatingIfFresh(trailSize: Int) throws -> SecretBytes {
         if let key = try storedKey() { return key }
-        guard trailSize == 0, try POSIX.status(of: anchorFile.path) == nil, (try legacyAnchor()?.sequence ?? 0) == 0
-        else {
+        guard trailSize == 0, try POSIX.status(of: anchorFile.path) == nil else {
             throw LatchkeyError(
                 .tampered,
                 "the audit key is missing from the \(backend.kind) store although \(path) has entries or an anchor; not appending to a trail that cannot be verified; \(AuditTrail.resetAdvice)"
@@ -328,22 +312,14 @@ package final class AuditTrail: Sendable {
     /// What to do about a broken trail, for error messages.
     static let resetAdvice = "`latchkey audit reset --yes` keeps the broken trail aside and starts a new one"
 
-    /// The anchor: the anchor file's newest valid slot, else (for a trail
-    /// written by an earlier version, until its next append) the backend item.
+    /// The anchor: the anchor file's newest valid slot.
     /// - Returns: The anchor (nil when there is none or the file holds no valid
-    ///   slot), the file's write counter, and whether it came from the backend.
-    func readAnchor(key: SecretBytes) throws -> (value: AuditAnchor?, counter: UInt64?, isLegacy: Bool) {
+    ///   slot) and the file's write counter.
+    func readAnchor(key: SecretBytes) throws -> (value: AuditAnchor?, counter: UInt64?) {
         switch try anchorFile.read(key: key) {
-        case .anchor(let anchor, let counter): return (anchor, counter, false)
-        case .invalid: return (nil, nil, false)
-        case .absent:
-            let legacy = try legacyAnchor()
-            return (legacy, nil, legacy != nil)
+        case .anchor(let anchor, let counter): return (anchor, counter)
+        case .invalid, .absent: return (nil, nil)
         }
-    }
-
-    private func legacyAnchor() throws -> AuditAnchor? {
-        try backend.read(legacyAnchorItem).map { try AuditAnchor(decodingLegacy: $0.value) }
     }
 
     /// The trail's bytes; empty when it does not exist.

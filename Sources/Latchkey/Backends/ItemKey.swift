@@ -24,8 +24,6 @@ public struct ItemKey: Hashable, Sendable, CustomStringConvertible {
         package static let setting = Kind(rawValue: "setting")
         /// A key Latchkey keeps for itself (pseudonyms, the audit chain).
         package static let key = Kind(rawValue: "key")
-        /// The audit trail's anchor: its last sequence number and MAC.
-        package static let anchor = Kind(rawValue: "anchor")
     }
 
     /// What sort of item this is.

@@ -295,7 +295,6 @@ public final class Vault: Sendable {
     /// encrypted file for want of a Secret Service, and `backend.returned` when
     /// the Secret Service is used again, not on every open.
     private func recordStoreChange(fallback: String?) throws {
-        try namespace.upgradeLegacyLayout()
         let marked = try POSIX.status(of: fallbackMarkerPath) != nil
         if let fallback, !marked {
             try record(.backendFallback, .ok, detail: "using the encrypted file: \(fallback)")

@@ -78,15 +78,13 @@ package final class EncryptedFileBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.tampered`, `.invalidInput` or `.insecurePermissions`
     ///   when the header cannot be trusted.
     package func vaultKDFParameters() throws -> KDFParameters? {
-        try namespace.upgradeLegacyLayout()
-        return try store.withLock { try $0.currentHeader()?.kdf }
+        try store.withLock { try $0.currentHeader()?.kdf }
     }
 
-    /// Whether the vault file exists (after moving an earlier layout's files into place).
-    /// - Throws: `LatchkeyError` when the namespace's files cannot be checked or moved.
+    /// Whether the vault file exists.
+    /// - Throws: `LatchkeyError` when the namespace's files cannot be checked.
     package func vaultExists() throws -> Bool {
-        try namespace.upgradeLegacyLayout()
-        return try POSIX.status(of: vaultPath) != nil
+        try POSIX.status(of: vaultPath) != nil
     }
 
     /// Reads one item.
@@ -95,8 +93,7 @@ package final class EncryptedFileBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.wrongKey`, `.tampered`, `.invalidInput`,
     ///   `.insecurePermissions` or `.io`.
     package func read(_ key: ItemKey) throws -> StoredItem? {
-        try namespace.upgradeLegacyLayout()
-        return try store.withLock { try $0.current()?.items.item(for: key) }
+        try store.withLock { try $0.current()?.items.item(for: key) }
     }
 
     /// Stores one item, replacing any item with the same key; durable when it returns.
@@ -135,8 +132,7 @@ package final class EncryptedFileBackend: CredentialBackend {
     /// - Returns: The keys, in no particular order.
     /// - Throws: `LatchkeyError` as for ``read(_:)``.
     package func list(kind: ItemKey.Kind?) throws -> [ItemKey] {
-        try namespace.upgradeLegacyLayout()
-        return try store.withLock { store in
+        try store.withLock { store in
             try store.current()?.items.keys(kind: kind) ?? []
         }
     }
@@ -146,7 +142,6 @@ package final class EncryptedFileBackend: CredentialBackend {
     /// directory when nothing else is left in it. No key is needed.
     /// - Throws: `LatchkeyError` `.io` when a file cannot be removed.
     package func deleteAll() throws {
-        try namespace.upgradeLegacyLayout()
         guard try POSIX.status(of: namespace.path) != nil else {
             store.withLock { $0.forget() }
             return
@@ -184,7 +179,6 @@ package final class EncryptedFileBackend: CredentialBackend {
     /// - Returns: The keys that were removed.
     /// - Throws: `LatchkeyError`; on any error the vault keeps its old contents or the new ones, whole.
     package func wipe(keeping keep: (ItemKey) -> Bool) throws -> [ItemKey] {
-        try namespace.upgradeLegacyLayout()
         guard try namespace.requirePrivate() else { return [] }
         return try PrivateFiles.withRemovableExclusiveLock(lockPath) {
             try store.withLock { store in
@@ -201,7 +195,6 @@ package final class EncryptedFileBackend: CredentialBackend {
     /// Runs a read-modify-write under the vault's lock. `change` returns whether
     /// it changed anything; nothing is written when it did not.
     private func modify(_ change: (inout [ItemKey: StoredItem]) -> Bool) throws {
-        try namespace.upgradeLegacyLayout()
         try namespace.prepare()
         try PrivateFiles.withRemovableExclusiveLock(lockPath) {
             try store.withLock { store in

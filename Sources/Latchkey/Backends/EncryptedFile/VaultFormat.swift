@@ -25,9 +25,9 @@ enum VaultFormat {
         guard keys.matches(check: header.keyCheck) else {
             throw LatchkeyError(.wrongKey, "the passphrase or key file does not open \(path)")
         }
-        let headerEnd = header.encodedLength
-        let nonceEnd = headerEnd + VaultHeader.nonceLength
-        guard file.count >= header.minimumFileLength,
+        let headerEnd = VaultHeader.length
+        let nonceEnd = VaultHeader.lengthWithNonce
+        guard file.count >= VaultHeader.minimumFileLength,
             let table = Sodium.open(
                 file[nonceEnd...], nonce: file[headerEnd..<nonceEnd],
                 additionalData: file[..<headerEnd], key: keys.encryption)

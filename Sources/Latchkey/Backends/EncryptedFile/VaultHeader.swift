@@ -1,10 +1,8 @@
 /// The authenticated header of a vault (see `docs/FILE-FORMAT.md`): it is the
-/// AEAD's associated data. Version 2 (240 bytes) adds the app id, so a vault
-/// copied into another namespace fails as `tampered`; version 1 (104 bytes) is
-/// still read, and rewritten as version 2 at its next save.
+/// AEAD's associated data. Format version 2, the first released one (240 bytes),
+/// holds the app id, so a vault copied into another namespace fails as `tampered`.
+/// Version 1 was never released; such a file is refused, naming its version.
 struct VaultHeader: Equatable, Sendable {
-    /// The format version: 1 (read only) or 2 (written).
-    var version: UInt16 = VaultHeader.currentVersion
     /// Which key source the vault was made with.
     var source: KeySource.Kind
     /// The Argon2id parameters for a passphrase vault; nil for a key-file vault.
@@ -15,40 +13,35 @@ struct VaultHeader: Equatable, Sendable {
     var generation: UInt64
     /// The key check value (see ``VaultKeys``).
     var keyCheck: [UInt8]
-    /// The app namespace the vault belongs to (version 2); nil in version 1.
-    var appID: String?
+    /// The app namespace the vault belongs to.
+    var appID: String
 
     static let magic = Array("LATCHKEY".utf8)
-    /// The version this Latchkey writes.
-    static let currentVersion: UInt16 = 2
+    /// The format version, the only one this Latchkey reads and writes.
+    static let version: UInt16 = 2
     static let keyCheckLength = 32
     static let checksumLength = 16
-    /// The room for the app id in version 2 (an app id is at most 128 bytes).
+    /// The room for the app id (an app id is at most 128 bytes).
     static let appIDFieldLength = 128
-    /// The header's length in the version this Latchkey writes (2).
+    /// The header's length.
     static let length = 240
-    /// The header's length in version 1.
-    static let version1Length = 104
-    /// The header and the nonce of a vault this Latchkey writes.
+    /// The header and the nonce.
     static let lengthWithNonce = length + nonceLength
     static let nonceLength = 24
-
-    /// The header's length in this header's version.
-    var encodedLength: Int { version == 1 ? Self.version1Length : Self.length }
-    /// The shortest vault of this header's version: header, nonce, an empty table (4 bytes) and the tag.
-    var minimumFileLength: Int { encodedLength + Self.nonceLength + 4 + 16 }
+    /// The shortest vault: header, nonce, an empty table (4 bytes) and the tag.
+    static let minimumFileLength = lengthWithNonce + 4 + 16
 
     private static let passphraseSource: UInt8 = 1
     private static let keyFileSource: UInt8 = 2
     private static let noKDF: UInt8 = 0
     private static let argon2id13: UInt8 = 1
 
-    /// The header bytes of this header's version, checksum included.
+    /// The header bytes, checksum included.
     func encoded() -> [UInt8] {
         var bytes = Self.magic
-        bytes.reserveCapacity(encodedLength)
-        Self.append(version, to: &bytes)
-        Self.append(~version, to: &bytes)
+        bytes.reserveCapacity(Self.length)
+        Self.append(Self.version, to: &bytes)
+        Self.append(~Self.version, to: &bytes)
         let isPassphrase = source == .passphrase
         bytes.append(isPassphrase ? Self.passphraseSource : Self.keyFileSource)
         bytes.append(isPassphrase ? Self.argon2id13 : Self.noKDF)
@@ -58,15 +51,13 @@ struct VaultHeader: Equatable, Sendable {
         bytes += salt
         Self.append(generation, to: &bytes)
         bytes += keyCheck
-        if version >= 2 {
-            let id = Array((appID ?? "").utf8)
-            precondition((1...Self.appIDFieldLength).contains(id.count), "a version 2 header needs an app id")
-            bytes.append(UInt8(id.count))
-            bytes += id + [UInt8](repeating: 0, count: Self.appIDFieldLength - id.count)
-            bytes += [UInt8](repeating: 0, count: Self.length - Self.checksumLength - bytes.count)
-        }
+        let id = Array(appID.utf8)
+        precondition((1...Self.appIDFieldLength).contains(id.count), "a vault header needs an app id")
+        bytes.append(UInt8(id.count))
+        bytes += id + [UInt8](repeating: 0, count: Self.appIDFieldLength - id.count)
+        bytes += [UInt8](repeating: 0, count: Self.length - Self.checksumLength - bytes.count)
         bytes += Sodium.hash(bytes[...], length: Self.checksumLength)
-        precondition(bytes.count == encodedLength, "vault header has the wrong length")
+        precondition(bytes.count == Self.length, "vault header has the wrong length")
         return bytes
     }
 
@@ -94,14 +85,15 @@ struct VaultHeader: Equatable, Sendable {
                 throw LatchkeyError(
                     .tampered, "\(path) is damaged or is not a Latchkey vault (its first 12 bytes are wrong)")
             }
-            guard version == 1 || version == Self.currentVersion else {
+            guard version == Self.version else {
                 throw LatchkeyError(
                     .invalidInput,
-                    "\(path) is a vault of format version \(version); this Latchkey reads versions 1 and \(Self.currentVersion) only"
+                    version == 1
+                        ? "\(path) is a vault of format version 1, written by a build of Latchkey from before its first release; this Latchkey reads version \(Self.version) only, so move the file away and store its credentials again"
+                        : "\(path) is a vault of format version \(version); this Latchkey reads version \(Self.version) only"
                 )
             }
-            let length = version == 1 ? Self.version1Length : Self.length
-            guard fileLength >= length + Self.nonceLength + 4 + 16, bytes.count >= length else {
+            guard fileLength >= Self.minimumFileLength, bytes.count >= length else {
                 throw LatchkeyError(.tampered, "\(path) is truncated (\(fileLength) bytes)")
             }
             let checksum = Sodium.hash(bytes[..<(length - checksumLength)], length: checksumLength)
@@ -109,13 +101,12 @@ struct VaultHeader: Equatable, Sendable {
                 throw LatchkeyError(.tampered, "\(path) has a damaged header (checksum mismatch)")
             }
             var header = try decodeFields(&cursor, path: path)
-            header.version = version
-            if version >= 2 { header.appID = try decodeAppID(&cursor, path: path) }
+            header.appID = try decodeAppID(&cursor, path: path)
             return header
         }
     }
 
-    /// Decodes the version 2 app id field and the reserved bytes after it.
+    /// Decodes the app id field and the reserved bytes after it.
     private static func decodeAppID(_ cursor: inout ByteCursor, path: String) throws -> String {
         let damaged = LatchkeyError(.tampered, "\(path) has an invalid header (app id)")
         guard let count = cursor.uint8(), (1...appIDFieldLength).contains(Int(count)),
@@ -128,7 +119,8 @@ struct VaultHeader: Equatable, Sendable {
         return text
     }
 
-    /// Decodes bytes 12..<88, already covered by a matching checksum.
+    /// Decodes bytes 12..<88, already covered by a matching checksum; the app id
+    /// is left empty for ``decodeAppID(_:path:)`` to fill.
     private static func decodeFields(_ cursor: inout ByteCursor, path: String) throws -> VaultHeader {
         let damaged = LatchkeyError(.tampered, "\(path) has an invalid header")
         guard let source = cursor.uint8(), let algorithm = cursor.uint8(), let reserved = cursor.uint16(),
@@ -137,7 +129,8 @@ struct VaultHeader: Equatable, Sendable {
             let keyCheck = cursor.take(keyCheckLength), reserved == 0
         else { throw damaged }
         var header = VaultHeader(
-            source: .keyFile, kdf: nil, salt: Array(salt), generation: generation, keyCheck: Array(keyCheck))
+            source: .keyFile, kdf: nil, salt: Array(salt), generation: generation, keyCheck: Array(keyCheck),
+            appID: "")
         switch (source, algorithm) {
         case (keyFileSource, noKDF):
             guard ops == 0, memory == 0 else { throw damaged }

@@ -112,17 +112,17 @@ struct VaultStore {
         }
         seen = (header.salt, header.generation)
         return Snapshot(
-            prefix: Array(bytes[..<(header.encodedLength + VaultHeader.nonceLength)]), size: bytes.count, identity: nil,
+            prefix: Array(bytes[..<VaultHeader.lengthWithNonce]), size: bytes.count, identity: nil,
             header: header, items: items)
     }
 
-    /// Refuses a version 2 vault made for another app namespace (copied over this
+    /// Refuses a vault made for another app namespace (copied over this
     /// one's, with its key file or under the same passphrase) as `tampered`.
     private func requireOwnNamespace(_ header: VaultHeader) throws {
-        if let owner = header.appID, owner != namespace.appID.rawValue {
+        if header.appID != namespace.appID.rawValue {
             throw LatchkeyError(
                 .tampered,
-                "\(vaultPath) belongs to the app namespace '\(owner)', not '\(namespace.appID)': it was copied or moved here"
+                "\(vaultPath) belongs to the app namespace '\(header.appID)', not '\(namespace.appID)': it was copied or moved here"
             )
         }
     }
@@ -225,10 +225,6 @@ struct VaultStore {
             }
             header = previous.header
             header.generation += 1
-            // A version 1 vault becomes version 2 here, bound to this namespace;
-            // the salt and therefore the keys stay as they are.
-            header.version = VaultHeader.currentVersion
-            header.appID = namespace.appID.rawValue
             vaultKeys = try keys(for: previous.header)
         } else {
             let salt = Sodium.randomBytes(count: Sodium.pwhashSaltLength)
