@@ -1,8 +1,11 @@
 /// The one error type Latchkey throws.
 ///
-/// Callers act on ``code``, which is stable and extensible; two errors are equal
-/// when their codes are. The ``message`` is for people and never contains a
-/// secret; ``cFunction`` names the C call that failed, where there is one.
+/// Callers act on ``code``, which is stable and extensible, and, where a system
+/// call failed, on its ``errnoCode`` (`ENOSPC` and `EACCES` call for different
+/// remedies). Two errors are equal when their codes and their `errno` values are:
+/// the ``message`` is for people (and never contains a secret), and ``cFunction``
+/// names the C call that failed, for diagnosis. Apps show the error through
+/// `localizedDescription` (it is a `LocalizedError` whose description is the message).
 public struct LatchkeyError: Error, Sendable, Equatable, Hashable {
     /// What went wrong, as a stable identifier.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -50,21 +53,31 @@ public struct LatchkeyError: Error, Sendable, Equatable, Hashable {
     public let message: String
     /// The C function whose failure caused this error, if any.
     public let cFunction: String?
+    /// The `errno` value of the failed system call, such as `ENOSPC`; nil when
+    /// no system call failed.
+    public let errnoCode: Int32?
 
     /// Creates an error.
     /// - Parameters:
     ///   - code: What went wrong.
     ///   - message: A human explanation; it must not contain a secret.
     ///   - cFunction: The failing C function, if any.
-    public init(_ code: Code, _ message: String, cFunction: String? = nil) {
+    ///   - errnoCode: The failed system call's `errno` value, if any.
+    public init(_ code: Code, _ message: String, cFunction: String? = nil, errnoCode: Int32? = nil) {
         self.code = code
         self.message = message
         self.cFunction = cFunction
+        self.errnoCode = errnoCode
     }
 
-    /// Compares the codes only.
-    public static func == (lhs: LatchkeyError, rhs: LatchkeyError) -> Bool { lhs.code == rhs.code }
+    /// Compares what a caller can act on: the codes and the `errno` values.
+    public static func == (lhs: LatchkeyError, rhs: LatchkeyError) -> Bool {
+        lhs.code == rhs.code && lhs.errnoCode == rhs.errnoCode
+    }
 
-    /// Hashes the code only.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    /// Hashes the code and the `errno` value.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(errnoCode)
+    }
 }

@@ -55,7 +55,7 @@ func runTool(_ line: [String], invokedAs: String, environment: Environment, viaA
         try output.finish(error: nil)
         return 0
     } catch {
-        let failure = error as? LatchkeyError ?? LatchkeyError(.internal, "\(error)")
+        let failure = (error as? LatchkeyError ?? LatchkeyError(.internal, "\(error)")).withCommandLineRemedy
         Output.message("latchkey: \(failure)")
         if failure.code == .usage { Output.message(Help.usage(invocation.words.first)) }
         do {
@@ -69,6 +69,8 @@ func runTool(_ line: [String], invokedAs: String, environment: Environment, viaA
     }
 }
 
+// The tool holds tokens and passphrases: no core dump or same-user debugger may reach them.
+MemoryProtection.forbidDumpsWhileHoldingSecrets()
 let invokedAs = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? "latchkey"
 // A command stuck in a libsecret call that ignores its deadline ends as a timeout (75),
 // like one the service did not answer, rather than waiting forever.

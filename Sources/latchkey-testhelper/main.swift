@@ -11,6 +11,10 @@
 //       in DIR whose key and anchor live in the same vault (make stress)
 //   latchkey-testhelper make-vault DIR APPID
 //       writes a few items to a key-file vault (fuzz seeds use an all-zero key file)
+//   latchkey-testhelper dumpable default|protected
+//       prints whether the process is dumpable (1 or 0) before, while and after it
+//       holds a secret, as "before while after", without or with the app's opt-in
+//       (MemoryProtection.forbidDumpsWhileHoldingSecrets)
 //   latchkey-testhelper migrate-crash DIR APPID STEP
 //       opens the app's Vault (default policy, so a file vault left from a
 //       fallback is migrated into the Secret Service) and SIGKILLs itself right
@@ -31,6 +35,17 @@ func acknowledge(_ number: Int) {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count == 3 && arguments[1] == "dumpable" {
+    if arguments[2] == "protected" { MemoryProtection.forbidDumpsWhileHoldingSecrets() }
+    func flag() -> String { MemoryProtection.isDumpable ? "1" : "0" }
+    let before = flag()
+    var secret: SecretBytes? = SecretBytes(utf8: "a token the app holds")
+    let holding = flag()
+    secret = nil
+    FileHandle.standardOutput.write(Data("\(before) \(holding) \(flag())\n".utf8))
+    withExtendedLifetime(secret) {}
+    exit(0)
+}
 guard arguments.count >= 4 else {
     fail("usage: latchkey-testhelper write-many|write-many-audited|write-loop|make-vault DIR APPID ...")
 }

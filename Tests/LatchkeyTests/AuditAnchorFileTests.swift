@@ -83,7 +83,7 @@ struct AuditAnchorFileTests {
             try nextProcess.record(.wipe, outcome: .ok, backend: .memory)
         }
         #expect(refused?.code == .tampered)
-        #expect(refused?.message.contains("audit reset") == true)
+        #expect(refused?.message.contains("Vault.resetAuditTrail()") == true)
     }
 
     @Test(

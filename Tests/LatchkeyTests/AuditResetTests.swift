@@ -12,7 +12,7 @@ struct AuditResetTests {
     }
 
     @Test(
-        "after each kind of damage, operations fail with 65 naming audit reset; a reset keeps the old trail, starts a new chain, and the namespace works again",
+        "after each kind of damage, operations fail with 65 naming Vault.resetAuditTrail() and no command line; a reset keeps the old trail, starts a new chain, and the namespace works again",
         arguments: [TestedStore.keyFile, .secretService], Damage.allCases)
     func resetAfterDamage(store: TestedStore, damage: Damage) throws {
         let vault = try store.open()
@@ -34,7 +34,8 @@ struct AuditResetTests {
             try next.saveSession(SecretBytes(utf8: "d"), name: "d", account: "alice")
         }
         #expect(
-            refused?.code == .tampered && refused?.message.contains("audit reset") == true, "\(refused?.message ?? "")")
+            refused?.code == .tampered && refused?.message.contains("Vault.resetAuditTrail()") == true,
+            "\(refused?.message ?? "")")
         #expect(
             try next.backend.read(ItemKey(kind: .session, account: "alice", name: "d")) == nil, "nothing was changed")
         let read = #expect(throws: LatchkeyError.self) { try next.session(named: "a", account: "alice") }

@@ -3,14 +3,16 @@ import Testing
 
 @testable import Latchkey
 
+/// Dumpability is the process's, so each case runs in a process of its own
+/// (`latchkey-testhelper dumpable`), never in the shared test process.
 @Suite("Secrets and core dumps")
 struct CoreDumpTests {
-    @Test("the process is not dumpable while it holds a secret (prctl PR_GET_DUMPABLE)")
-    func notDumpableWhileHoldingSecrets() {
-        let token = SecretBytes(utf8: "a token read from standard input")
-        #expect(!POSIX.isDumpable, "a crash now would write the token into a core dump")
-        let read = SecretBytes(count: 16) { $0.initializeMemory(as: UInt8.self, repeating: 7) }
-        #expect(!POSIX.isDumpable)
-        withExtendedLifetime((token, read)) {}
+    @Test(
+        "the library leaves the process dumpable while it holds a secret unless the app opted in; the opt-in forbids dumps while one lives and restores them after",
+        arguments: [("default", "1 1 1"), ("protected", "1 0 1")])
+    func dumpableUnlessTheAppOptsIn(mode: String, expected: String) throws {
+        let run = try runProgram(testHelperPath(), ["dumpable", mode])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.text == expected + "\n", "before, while holding and after holding a secret")
     }
 }

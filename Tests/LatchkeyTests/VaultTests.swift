@@ -260,7 +260,8 @@ struct VaultMigrationCrashTests {
 
 @Suite("Vault audit events for failures")
 struct VaultFailureAuditTests {
-    @Test("a wrong passphrase is refused and audited as unlock.failed; a tampered vault as tamper.detected")
+    @Test(
+        "a wrong passphrase is refused at Vault.open and audited as unlock.failed; a tampered vault as tamper.detected")
     func unlockAndTamper() throws {
         let appID = try SecretServiceTestSupport.freshAppID("failures")
         let directory = try freshDirectory() + "/store"
@@ -275,12 +276,13 @@ struct VaultFailureAuditTests {
         try right.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
         let vaultPath = try #require(right.fileVault?.vaultPath)
 
-        let wrong = try Vault.open(
-            appID: appID, policy: policy, storeDirectory: directory, backend: .file,
-            passphrase: SecretBytes(utf8: "wrong"))
-        let refused = #expect(throws: LatchkeyError.self) { try wrong.session(named: "access", account: "alice") }
+        let refused = #expect(throws: LatchkeyError.self) {
+            try Vault.open(
+                appID: appID, policy: policy, storeDirectory: directory, backend: .file,
+                passphrase: SecretBytes(utf8: "wrong"))
+        }
         #expect(refused?.code == .wrongKey)
-        let unlock = try #require(try wrong.auditEntries().last)
+        let unlock = try #require(try right.auditEntries().last)
         #expect(unlock.event == .unlockFailed && unlock.outcome == .failed(.wrongKey))
 
         var bytes = try fileBytes(vaultPath)
@@ -291,8 +293,22 @@ struct VaultFailureAuditTests {
             passphrase: SecretBytes(utf8: "right"))
         let tampered = #expect(throws: LatchkeyError.self) { try reopened.session(named: "access", account: "alice") }
         #expect(tampered?.code == .tampered)
-        let tamper = try #require(try wrong.auditEntries().last)
+        let tamper = try #require(try right.auditEntries().last)
         #expect(tamper.event == .tamperDetected && tamper.outcome == .failed(.tampered))
+    }
+
+    @Test("a key file that does not open the vault is refused at Vault.open as wrongKey")
+    func wrongKeyFileAtOpen() throws {
+        let appID = try SecretServiceTestSupport.freshAppID("keyfile")
+        let directory = try freshDirectory() + "/store"
+        let vault = try Vault.open(appID: appID, storeDirectory: directory, backend: .file)
+        try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
+        let keyFile = try #require(vault.fileVault?.keyFilePath)
+        try overwrite(keyFile, with: Sodium.randomBytes(count: 32))
+        let refused = #expect(throws: LatchkeyError.self) {
+            try Vault.open(appID: appID, storeDirectory: directory, backend: .file)
+        }
+        #expect(refused?.code == .wrongKey)
     }
 
     @Test("a policy that forbids remembering is audited as policy.denied")

@@ -310,7 +310,9 @@ package final class AuditTrail: Sendable {
     }
 
     /// What to do about a broken trail, for error messages.
-    static let resetAdvice = "`latchkey audit reset --yes` keeps the broken trail aside and starts a new one"
+    /// It names the library call; the command line adds its own command (``Vault/resetAuditTrail()``).
+    package static let resetAdvice =
+        "`Vault.resetAuditTrail()` keeps the broken trail aside and starts a new one"
 
     /// The anchor: the anchor file's newest valid slot.
     /// - Returns: The anchor (nil when there is none or the file holds no valid

@@ -71,20 +71,21 @@ package enum POSIX {
 
     /// The `LatchkeyError` for an errno value.
     static func error(errno code: Int32, function: String, path: String) -> LatchkeyError {
-        let reason = String(cString: strerror(code))
+        let message = "\(path): \(String(cString: strerror(code)))"
         switch code {
         case ENOENT, ENOTDIR:
-            return LatchkeyError(.notFound, "\(path): \(reason)", cFunction: function)
+            return LatchkeyError(.notFound, message, cFunction: function, errnoCode: code)
         case ELOOP:
             // `open` with O_NOFOLLOW met a symbolic link: it could point anywhere.
-            return symbolicLinkError(path, cFunction: function)
+            let refused = symbolicLinkError(path, cFunction: function)
+            return LatchkeyError(refused.code, refused.message, cFunction: function, errnoCode: code)
         case EACCES, EPERM:
-            return LatchkeyError(.insecurePermissions, "\(path): \(reason)", cFunction: function)
+            return LatchkeyError(.insecurePermissions, message, cFunction: function, errnoCode: code)
         case EEXIST, ENOSPC, EROFS, EDQUOT, EMFILE, ENFILE:
-            let code: LatchkeyError.Code = function == "open" || function == "mkdir" ? .cannotCreate : .io
-            return LatchkeyError(code, "\(path): \(reason)", cFunction: function)
+            let kind: LatchkeyError.Code = function == "open" || function == "mkdir" ? .cannotCreate : .io
+            return LatchkeyError(kind, message, cFunction: function, errnoCode: code)
         default:
-            return LatchkeyError(.io, "\(path): \(reason)", cFunction: function)
+            return LatchkeyError(.io, message, cFunction: function, errnoCode: code)
         }
     }
 
@@ -461,22 +462,38 @@ extension POSIX {
 }
 
 extension POSIX {
-    /// How many secrets the process holds, and whether it was dumpable before the
-    /// first of them (so the last one restores that and never more).
-    private static let heldSecrets = Mutex<(count: Int, restoreDumpable: Bool)>((0, false))
+    /// How many secrets the process holds, whether the app asked for the process
+    /// to be kept from dumps while it holds any (``guardDumpsWhileHoldingSecrets()``),
+    /// and whether it was dumpable before the first of them (so the last one
+    /// restores that and never more).
+    private static let heldSecrets = Mutex<(count: Int, guarding: Bool, restoreDumpable: Bool)>((0, false, false))
 
-    /// Notes that a secret is now in memory. The first one makes the process not
-    /// dumpable (`prctl(PR_SET_DUMPABLE, 0)`): no core dump can write it to disk,
-    /// and other processes of the user cannot attach to it or read its memory.
+    /// From now on, the process is not dumpable (`prctl(PR_SET_DUMPABLE, 0)`)
+    /// while it holds a secret: no core dump can write one to disk, and other
+    /// processes of the user cannot attach to it or read its memory. Applies at
+    /// once when secrets are already held. Until an app calls this, the library
+    /// leaves the dumpable flag alone.
+    static func guardDumpsWhileHoldingSecrets() {
+        heldSecrets.withLock { state in
+            guard !state.guarding else { return }
+            state.guarding = true
+            if state.count > 0 { forbidDumpsForHeldSecrets(&state) }
+        }
+    }
+
+    private static func forbidDumpsForHeldSecrets(_ state: inout (count: Int, guarding: Bool, restoreDumpable: Bool)) {
+        state.restoreDumpable = latchkey_get_dumpable() == 1
+        if state.restoreDumpable {
+            // PR_SET_DUMPABLE fails only for a value other than 0 or 1.
+            precondition(latchkey_set_dumpable(0) == 0, "prctl(PR_SET_DUMPABLE, 0) failed")
+        }
+    }
+
+    /// Notes that a secret is now in memory. While guarding, the first one makes
+    /// the process not dumpable.
     static func secretAcquired() {
         heldSecrets.withLock { state in
-            if state.count == 0 {
-                state.restoreDumpable = latchkey_get_dumpable() == 1
-                if state.restoreDumpable {
-                    // PR_SET_DUMPABLE fails only for a value other than 0 or 1.
-                    precondition(latchkey_set_dumpable(0) == 0, "prctl(PR_SET_DUMPABLE, 0) failed")
-                }
-            }
+            if state.count == 0 && state.guarding { forbidDumpsForHeldSecrets(&state) }
             state.count += 1
         }
     }

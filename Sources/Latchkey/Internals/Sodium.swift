@@ -52,9 +52,9 @@ enum Sodium {
     ///
     /// Guarded buffers come from `sodium_malloc` (guard pages, `mlock`, canary) and
     /// suit long-lived keys; ordinary buffers come from the heap and are zeroed with
-    /// `sodium_memzero`, which keeps thousands of small values cheap. While any
-    /// non-empty buffer lives, the process is not dumpable (``POSIX/secretAcquired()``),
-    /// so no core dump writes either kind to disk.
+    /// `sodium_memzero`, which keeps thousands of small values cheap. Each non-empty
+    /// buffer is counted (``POSIX/secretAcquired()``), so that an app that opted in
+    /// (``MemoryProtection``) is not dumpable while any lives.
     final class Buffer: @unchecked Sendable {
         // Sendable: the bytes are written only during `init` and read-only after it.
         private let base: UnsafeMutableRawPointer?

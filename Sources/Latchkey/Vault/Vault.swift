@@ -78,7 +78,9 @@ public final class Vault: Sendable {
     ///     only when the policy's `file.keySource` is `passphrase` and the file is used.
     /// - Throws: `LatchkeyError`: `.unavailable` when the Secret Service is
     ///   required (or the fallback is forbidden) and does not answer, saying why;
-    ///   `.wrongKey` when a passphrase is needed but not given; `.invalidInput`
+    ///   `.wrongKey` when a passphrase is needed but not given, or when the passphrase
+    ///   or key file does not open the existing encrypted vault (checked here, so a
+    ///   passphrase dialog learns at once; recorded as `unlock.failed`); `.invalidInput`
     ///   when `storeDirectory` is relative or no default can be found; audit and backend errors.
     /// - Returns: The open vault.
     public static func open(
@@ -142,6 +144,14 @@ public final class Vault: Sendable {
         }
         let vault = Vault(appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file)
         try vault.recordStoreChange(fallback: selection.fallbackFrom)
+        if selection.backend.kind == .file, let file {
+            do {
+                try file.checkKey()
+            } catch let error as LatchkeyError where error.code == .wrongKey {
+                // Recorded as every refused unlock is (`unlock.failed`), and thrown from here.
+                try vault.perform(.unlockFailed) { _ -> OperationOutcome<Void> in throw error }
+            }
+        }
         if selection.backend.kind != .file { try vault.finishInterruptedDeletions() }
         if selection.backend.kind == .secretService, try vault.fileVaultExists(),
             policy.automaticMigrationDecision().isAllowed, file != nil

@@ -81,6 +81,14 @@ package final class EncryptedFileBackend: CredentialBackend {
         try store.withLock { try $0.currentHeader()?.kdf }
     }
 
+    /// Checks, without decrypting it, that the configured passphrase or key file
+    /// opens the vault; nothing to check when there is no vault yet.
+    /// - Throws: `LatchkeyError` `.wrongKey` when it does not; `.tampered`,
+    ///   `.invalidInput` or `.insecurePermissions` when the header cannot be trusted.
+    package func checkKey() throws {
+        try store.withLock { try $0.checkKey() }
+    }
+
     /// Whether the vault file exists.
     /// - Throws: `LatchkeyError` when the namespace's files cannot be checked.
     package func vaultExists() throws -> Bool {

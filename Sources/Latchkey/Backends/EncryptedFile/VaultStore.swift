@@ -86,6 +86,19 @@ struct VaultStore {
         return header
     }
 
+    /// Checks that the key source opens the vault, by the header's key check,
+    /// without decrypting the table. The keys derived for it are kept for the
+    /// reads that follow, so the KDF still runs once per open.
+    /// - Throws: `.wrongKey` when the passphrase or key file does not open the
+    ///   vault; `.tampered` or `.invalidInput` for a header that cannot be trusted.
+    mutating func checkKey() throws {
+        guard let header = try currentHeader() else { return }
+        guard try keys(for: header).matches(check: header.keyCheck) else {
+            if source.kind == .keyFile { keys = nil } // the key file may be replaced; read it again next time
+            throw LatchkeyError(.wrongKey, "the passphrase or key file does not open \(vaultPath)")
+        }
+    }
+
     private func openVault() throws -> POSIX.File? {
         do {
             return try POSIX.File.open(vaultPath, .read)
