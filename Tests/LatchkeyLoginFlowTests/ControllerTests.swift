@@ -264,6 +264,21 @@ struct ControllerTests {
         #expect(clock.sleeping == 0, "the countdown stopped with the rate limit")
     }
 
+    @Test("each token keeps its own lifetime: a one-hour access token does not cut the refresh token's")
+    func tokenLifetimes() async throws {
+        let store = try makeVault()
+        let hour = Date().addingTimeInterval(3600)
+        let week = Date().addingTimeInterval(7 * 86_400)
+        let tokens = SessionTokens(
+            accessToken: SecretBytes(utf8: "a"), refreshToken: SecretBytes(utf8: "r"), expires: hour,
+            refreshTokenExpires: week)
+        try await store.saveSession(tokens, account: "bob")
+        let access = try #require(try await store.session(named: "access", account: "bob"))
+        let refresh = try #require(try await store.session(named: "refresh", account: "bob"))
+        #expect(abs((access.expires ?? .distantPast).timeIntervalSince(hour)) < 1)
+        #expect(abs((refresh.expires ?? .distantPast).timeIntervalSince(week)) < 1)
+    }
+
     @Test("a login without a refresh token removes the refresh token of an earlier login")
     func staleRefreshToken() async throws {
         let store = try makeVault()

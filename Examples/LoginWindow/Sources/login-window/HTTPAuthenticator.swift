@@ -72,8 +72,12 @@ struct HTTPAuthenticator: Authenticator {
             else { return .failure(.malformedResponse) }
             let refresh = (object["refresh_token"] as? String).map { SecretBytes(utf8: $0) }
             let expires = (object["expires_in"] as? Double).map { Date().addingTimeInterval($0) }
+            // Not in RFC 6749, but Keycloak and others say when the refresh token ends.
+            let refreshExpires = (object["refresh_expires_in"] as? Double).map { Date().addingTimeInterval($0) }
             return .success(
-                SessionTokens(accessToken: SecretBytes(utf8: access), refreshToken: refresh, expires: expires))
+                SessionTokens(
+                    accessToken: SecretBytes(utf8: access), refreshToken: refresh, expires: expires,
+                    refreshTokenExpires: refreshExpires))
         case 401: return .failure(.invalidCredentials)
         case 423: return .failure(.accountLocked)
         case 429:
