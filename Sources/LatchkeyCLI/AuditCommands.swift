@@ -28,8 +28,9 @@ enum AuditCommands {
         var trails: [JSONOutput] = []
         var firstBreak: LatchkeyError?
         let vault = try context.openVault()
-        for (path, verification) in try vault.verifyAudit() {
-            switch verification {
+        for trail in try vault.verifyAudit() {
+            let path = trail.path
+            switch trail.verification {
             case .intact(let count, let last):
                 try context.output.line(
                     "\(path): intact, \(count) entr\(count == 1 ? "y" : "ies"), last sequence \(last)")

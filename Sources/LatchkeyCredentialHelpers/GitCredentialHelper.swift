@@ -73,7 +73,8 @@ package struct GitCredentialHelper: Sendable {
 
     /// Stores a credential git has just used successfully, replacing the one of
     /// the same target and username. An empty username is stored as such. Input
-    /// without protocol, host, username or password is ignored, as git's own
+    /// without protocol, host, username or password, or whose `password_expiry_utc`
+    /// has passed, is ignored, as git's own
     /// helpers do; `capability[]`, `wwwauth[]`, `state[]` and unknown attributes
     /// are never stored.
     /// - Parameter credential: What git sends to `store`.
@@ -82,6 +83,8 @@ package struct GitCredentialHelper: Sendable {
         guard let scope = GitCredentialScope(credential), let target = GitCredentialTarget(credential),
             let username = credential.username, let password = credential.password
         else { return }
+        // git itself approves no credential whose password_expiry_utc has passed; neither does its helper.
+        if let expiry = credential.passwordExpiry, expiry <= Date() { return }
         var index = try index(of: scope)
         let previous = index.entry(username: username, path: target.path)
         try vault.saveSession(

@@ -92,6 +92,8 @@ struct CLIGitCredentialTests {
                 """)
         #expect(stored.status == 0 && stored.stdout.isEmpty)
         #expect(try git.fill(["protocol=https", "host=old.example.com"]) == nil)
+        #expect(
+            !(try store.run(["session", "list"]).text.contains("old.example.com")), "an expired password is not stored")
         try store.run(
             ["git-credential", "store"],
             input: """

@@ -77,7 +77,7 @@ struct ControllerTests {
 
         await login.send(.logoutRequested)
         #expect(try await store.sessions().isEmpty)
-        #expect(try store.auditEntries().contains { $0.event == .logout })
+        #expect(try await store.auditEntries().contains { $0.event == .logout })
     }
 
     @Test("opting out on the screen forgets the username in the store, and a later login does not remember it")
@@ -143,7 +143,7 @@ struct ControllerTests {
         let recorder = OutputRecorder()
         let backend = InMemoryBackend()
         backend.failure = LatchkeyError(.unavailable, "the test's store is down")
-        let store = Vault(
+        let store = try Vault(
             appID: try AppID("com.example.login"), policy: .default, backend: backend, storeDirectory: "/nonexistent")
         let login = controller(ScriptedAuthenticator([.success(F.tokens)]), store, recorder)
         await login.appear()
@@ -159,7 +159,7 @@ struct ControllerTests {
     func sessionNotSaved() async throws {
         let recorder = OutputRecorder()
         let backend = InMemoryBackend()
-        let store = Vault(
+        let store = try Vault(
             appID: try AppID("com.example.login"), policy: .default, backend: backend, storeDirectory: "/nonexistent")
         let login = controller(ScriptedAuthenticator([.success(F.tokens)]), store, recorder)
         await login.appear()
@@ -207,7 +207,7 @@ struct ControllerTests {
         await login.send(.logoutRequested) // the save is still sleeping
         await login.settle()
         #expect(try await vault.sessions().isEmpty, "the logout ran after the save, and wiped it")
-        let events = try vault.auditEntries().map(\.event)
+        let events = try await vault.auditEntries().map(\.event)
         let saved = try #require(events.lastIndex(of: .sessionSaved))
         let loggedOut = try #require(events.lastIndex(of: .logout))
         #expect(saved < loggedOut)

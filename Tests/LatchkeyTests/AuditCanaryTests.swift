@@ -1,3 +1,4 @@
+import Glibc
 import LatchkeyTestSupport
 import Testing
 
@@ -35,7 +36,8 @@ struct AuditCanaryTests {
         try vault.forgetUsername()
         try vault.logout(account: username)
         try vault.saveSession(
-            SecretBytes(utf8: access), name: "access", account: username, expires: Date().addingTimeInterval(-1))
+            SecretBytes(utf8: access), name: "access", account: username, expires: Date().addingTimeInterval(0.3))
+        usleep(400_000) // a session whose expiry has passed is refused, so this one expires here
         _ = try vault.session(named: "access", account: username)
         try vault.wipe()
         let status = try vault.status()

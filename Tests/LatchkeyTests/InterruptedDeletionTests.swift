@@ -41,7 +41,7 @@ struct InterruptedDeletionTests {
     func recordedAndFinished() throws {
         let store = DyingStore()
         let directory = try freshDirectory() + "/store"
-        let vault = Vault(
+        let vault = try Vault(
             appID: try AppID("com.example.cut"), policy: .default, backend: store, storeDirectory: directory)
         for index in 0..<6 { try vault.saveSession(SecretBytes(utf8: "t"), name: "s\(index)", account: "alice") }
 
@@ -58,7 +58,7 @@ struct InterruptedDeletionTests {
             "the marker stands while the list does")
 
         store.revive()
-        let next = Vault(appID: vault.appID, policy: .default, backend: store, storeDirectory: directory)
+        let next = try Vault(appID: vault.appID, policy: .default, backend: store, storeDirectory: directory)
         try next.finishInterruptedDeletions()
         #expect(try store.list(kind: .session).isEmpty)
         #expect(try store.read(Vault.pendingDeletionItem) == nil)
@@ -77,7 +77,7 @@ struct InterruptedDeletionTests {
     func markerGatesTheCheck() throws {
         let store = DyingStore()
         let directory = try freshDirectory() + "/store"
-        let vault = Vault(
+        let vault = try Vault(
             appID: try AppID("com.example.marker"), policy: .default, backend: store, storeDirectory: directory)
         try vault.saveSession(SecretBytes(utf8: "t"), name: "s", account: "alice")
         try vault.logout(account: "alice")

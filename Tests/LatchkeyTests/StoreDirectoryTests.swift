@@ -1,4 +1,5 @@
 import LatchkeyTestSupport
+import LatchkeyTesting
 import Testing
 
 @testable import Latchkey
@@ -21,11 +22,15 @@ struct StoreDirectoryTests {
         #expect(missing?.message.contains("HOME is not set") == true)
     }
 
-    @Test("a vault refuses a relative store directory")
+    @Test("a vault refuses a relative store directory, opened or made with the app's own backend")
     func relativeRefused() {
         let error = #expect(throws: LatchkeyError.self) {
             _ = try Vault.open(appID: AppID("relative-test"), storeDirectory: "relative/store", backend: .file)
         }
         #expect(error?.code == .invalidInput)
+        let made = #expect(throws: LatchkeyError.self) {
+            _ = try Vault(appID: AppID("relative-test"), backend: InMemoryBackend(), storeDirectory: "relative/store")
+        }
+        #expect(made?.code == .invalidInput)
     }
 }

@@ -29,9 +29,22 @@ struct VaultTests {
         try await vault.setRemembersUsername(true)
         try await vault.rememberUsername("bob")
         #expect(try await vault.rememberedUsername() == "bob")
-        let events = try vault.auditEntries().map(\.event)
+        let events = try await vault.auditEntries().map(\.event)
         #expect(
             events == [.usernameRemembered, .rememberDisabled, .usernameSkipped, .rememberEnabled, .usernameRemembered])
+    }
+
+    @Test(
+        "a session whose expiry has passed is refused, naming the session, and nothing is stored",
+        arguments: TestedStore.allCases)
+    func pastExpiry(store: TestedStore) throws {
+        let vault = try store.open()
+        let refused = #expect(throws: LatchkeyError.self) {
+            try vault.saveSession(
+                SecretBytes(utf8: "dead"), name: "access", account: "alice", expires: Date().addingTimeInterval(-1))
+        }
+        #expect(refused?.code == .invalidInput && refused?.message.contains("'access'") == true)
+        #expect(try vault.storedKeys([.session]).isEmpty)
     }
 
     @Test("a policy that forbids remembering wins over the user's setting", arguments: TestedStore.allCases)
@@ -58,6 +71,31 @@ struct VaultTests {
         #expect(left.map(\.account) == ["bob"])
         let logout = try #require(try vault.auditEntries().last)
         #expect(logout.event == .logout && logout.detail?.contains("wiped 2 sessions") == true)
+    }
+
+    @Test(
+        "the audit calls have async forms; verifyAudit gives each trail's path and verdict",
+        arguments: TestedStore.allCases)
+    func asyncAudit(store: TestedStore) async throws {
+        let vault = try store.open()
+        try await vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
+        let verdicts = try await vault.verifyAudit()
+        #expect(!verdicts.isEmpty && verdicts.allSatisfy { $0.path.hasSuffix(".jsonl") && $0.verification.isIntact })
+        #expect(try await vault.auditEntries().map(\.event).last == .sessionSaved)
+        #expect(try await vault.resetAuditTrail().isEmpty, "an intact trail is left alone")
+    }
+
+    @Test("a logout reports the sessions it wiped in one order, by account and name, on every store")
+    func wipedSessionsOrder() throws {
+        var orders: [[String]] = []
+        for store in TestedStore.allCases {
+            let vault = try store.open()
+            for (account, name) in [("zoe", "b"), ("adam", "z"), ("zoe", "a"), ("adam", "c")] {
+                try vault.saveSession(SecretBytes(utf8: "t"), name: name, account: account)
+            }
+            orders.append(try vault.logout(account: nil).wipedSessions.map { "\($0.account)/\($0.name)" })
+        }
+        #expect(orders.allSatisfy { $0 == ["adam/c", "adam/z", "zoe/a", "zoe/b"] }, "\(orders)")
     }
 
     @Test("shared-device logout and exit leave nothing at all", arguments: TestedStore.allCases)
@@ -100,13 +138,15 @@ struct VaultTests {
         #expect(try vault.auditEntries().map(\.event) == [.backendFallback])
     }
 
-    @Test("the fallback is recorded when the store in use changes, not on every open, and so is the return")
+    @Test(
+        "the fallback is recorded and reported when the store in use changes, not on every open, and so is the return")
     func fallbackRecordedOnChange() throws {
         let appID = try SecretServiceTestSupport.freshAppID("fallbackchange")
         let directory = try freshDirectory() + "/store"
-        for _ in 0..<3 {
+        for open in 0..<3 {
             let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
-            #expect(offline.openReport.fallback != nil)
+            #expect((offline.openReport.fallback != nil) == (open == 0), "reported at the first open only")
+            #expect(offline.openReport.backend == .file && offline.openReport.reason.contains("no Secret Service"))
             #expect(try offline.status().reason.contains("no Secret Service"))
         }
         let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
@@ -138,7 +178,7 @@ struct VaultTests {
         try await Task.sleep(for: .seconds(2))
         #expect(try await vault.session(named: "access", account: "alice") == nil)
         #expect(try vault.storedKeys([.session]).isEmpty)
-        #expect(try vault.auditEntries().map(\.event) == [.sessionSaved, .sessionExpired])
+        #expect(try await vault.auditEntries().map(\.event) == [.sessionSaved, .sessionExpired])
     }
 
     @Test("the policy's maxAge caps every session's life", arguments: TestedStore.allCases)

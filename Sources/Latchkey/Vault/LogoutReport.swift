@@ -1,7 +1,9 @@
 /// What a logout or a wipe did.
 public struct LogoutReport: Sendable, Equatable {
-    /// The sessions deleted, by account and name.
-    public internal(set) var wipedSessions: [ItemKey] = []
+    /// The sessions deleted, ordered by account and then by name, the same on every store.
+    public internal(set) var wipedSessions: [ItemKey] = [] {
+        didSet { wipedSessions.sort { ($0.account, $0.name) < ($1.account, $1.name) } }
+    }
     /// Whether the remembered username was erased.
     public internal(set) var forgotUsername = false
     /// Whether a remembered username was there and stays (the policy keeps it on logout).

@@ -6,8 +6,11 @@ public struct OpenReport: Sendable, Equatable {
     public let backend: BackendKind
     /// Why that store is in use, in plain words.
     public let reason: String
-    /// Why the Secret Service could not be used, when the vault fell back to
-    /// the encrypted file; nil otherwise.
+    /// Why the Secret Service could not be used, when this open is the one at
+    /// which the namespace fell back to the encrypted file (the open that recorded
+    /// `backend.fallback`); nil otherwise, including later opens while the Secret
+    /// Service stays away, whose ``backend`` and ``reason`` still say the file is in
+    /// use. So an app that tells its user about a fallback tells them once.
     public let fallback: String?
     /// What was moved from a leftover file vault into the Secret Service, when
     /// opening migrated one; nil otherwise.

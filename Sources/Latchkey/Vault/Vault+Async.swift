@@ -93,6 +93,21 @@ extension Vault {
     /// See the synchronous ``status()``.
     public func status() async throws -> VaultStatus { try await Vault.offload { try self.status() } }
 
+    /// See the synchronous ``auditEntries(since:)``.
+    public func auditEntries(since sequence: UInt64? = nil) async throws -> [AuditEntry] {
+        try await Vault.offload { try self.auditEntries(since: sequence) }
+    }
+
+    /// See the synchronous ``verifyAudit()``.
+    public func verifyAudit() async throws -> [AuditTrailVerification] {
+        try await Vault.offload { try self.verifyAudit() }
+    }
+
+    /// See the synchronous ``resetAuditTrail()``.
+    public func resetAuditTrail() async throws -> [AuditResetReport] {
+        try await Vault.offload { try self.resetAuditTrail() }
+    }
+
     private static let queue = DispatchQueue(label: "io.github.latchkey.vault", attributes: .concurrent)
 
     private static func offload<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {

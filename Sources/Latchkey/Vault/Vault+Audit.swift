@@ -43,8 +43,8 @@ extension Vault {
     /// Verifies every trail of this namespace, without changing anything.
     /// - Returns: Each trail's path and verdict.
     /// - Throws: `LatchkeyError` when a trail or its key cannot be read.
-    public func verifyAudit() throws -> [(path: String, verification: AuditVerification)] {
-        try auditTrails.map { ($0.path, try $0.verify()) }
+    public func verifyAudit() throws -> [AuditTrailVerification] {
+        try auditTrails.map { AuditTrailVerification(path: $0.path, verification: try $0.verify()) }
     }
 
     /// Recovers, visibly, from a broken audit trail (its anchor, key or tail

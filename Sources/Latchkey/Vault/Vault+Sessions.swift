@@ -13,12 +13,19 @@ extension Vault {
     ///   - account: The account it belongs to.
     ///   - expires: When the server says it expires; the policy's cap applies either way.
     /// - Returns: The expiry actually stored.
-    /// - Throws: `LatchkeyError` `.invalidInput` for an empty name, or a name or
-    ///   account longer than 255 UTF-8 bytes; store and audit errors.
+    /// - Throws: `LatchkeyError` `.invalidInput` for an empty name, a name or
+    ///   account longer than 255 UTF-8 bytes, or an expiry that is not in the future
+    ///   (a token that has already expired is refused rather than stored dead); store
+    ///   and audit errors.
     @discardableResult
     public func saveSession(_ token: SecretBytes, name: String, account: String, expires: Date? = nil) throws -> Date {
         guard !name.isEmpty else { throw LatchkeyError(.invalidInput, "the session name is empty") }
         let now = Date()
+        if let expires, expires <= now {
+            throw LatchkeyError(
+                .invalidInput,
+                "session '\(name)' expires at \(expires.formatted(.iso8601)), which has passed; nothing was stored")
+        }
         let expiry = policy.sessionExpiry(requested: expires, created: now)
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()

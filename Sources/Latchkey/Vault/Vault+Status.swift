@@ -31,7 +31,7 @@ extension Vault {
         case .file:
             guard let file = backend as? EncryptedFileBackend else { return "encrypted file" }
             if file.keySourceKind == .passphrase {
-                let parameters = try file.vaultKDFParameters().map { ", Argon2id \($0)" } ?? ""
+                let parameters = try file.vaultKDFParameters().map { ", \($0)" } ?? ""
                 return
                     "encrypted file with a passphrase (XChaCha20-Poly1305\(parameters)): a copy of the file, a backup or a stolen disk does not reveal it without the passphrase"
             }

@@ -51,8 +51,9 @@ public final class Vault: Sendable {
     /// Audit entries that could not be written while the policy's
     /// `audit.onFailure` is `warn`, for ``auditWarnings``.
     let droppedAuditEntries = Mutex<[LatchkeyError]>([])
-    /// Why the Secret Service could not be used, when opening fell back to the file.
-    private let fallbackReason: String?
+    /// Why the Secret Service could not be used, when this open is the one at
+    /// which the namespace fell back to the file (set by ``recordStoreChange(fallback:)``).
+    private let fallbackReason = Mutex<String?>(nil)
     /// What opening migrated, set by ``open(appID:policy:storeDirectory:backend:passphrase:)``.
     private let openingMigration = Mutex<MigrationReport?>(nil)
 
@@ -60,7 +61,7 @@ public final class Vault: Sendable {
     /// back to the encrypted file, and what was migrated.
     public var openReport: OpenReport {
         OpenReport(
-            backend: backend.kind, reason: selectionReason, fallback: fallbackReason,
+            backend: backend.kind, reason: selectionReason, fallback: fallbackReason.withLock { $0 },
             migration: openingMigration.withLock { $0 })
     }
 
@@ -107,8 +108,12 @@ public final class Vault: Sendable {
     ///   - appID: The app namespace.
     ///   - policy: The policy.
     ///   - backend: The store to use.
-    ///   - storeDirectory: Where the audit trail lives.
-    public init(appID: AppID, policy: Policy = .default, backend: any CredentialBackend, storeDirectory: String) {
+    ///   - storeDirectory: Where the audit trail lives: an absolute path.
+    /// - Throws: `LatchkeyError` `.invalidInput` when `storeDirectory` is relative
+    ///   (it would write into whatever the working directory is).
+    public init(appID: AppID, policy: Policy = .default, backend: any CredentialBackend, storeDirectory: String) throws
+    {
+        let storeDirectory = try StoreDirectory.requireAbsolute(storeDirectory, origin: "the store directory")
         self.appID = appID
         self.policy = policy
         self.storeDirectory = storeDirectory
@@ -120,7 +125,6 @@ public final class Vault: Sendable {
             ? AuditTrail(appID: appID, directory: storeDirectory, backend: backend, retention: policy.audit.retention)
             : nil
         self.fileAudit = nil
-        self.fallbackReason = nil
     }
 
     /// Opens a vault with `secretService` as the Secret Service backend (tests
@@ -185,7 +189,6 @@ public final class Vault: Sendable {
             audit = nil
             fileAudit = nil
         }
-        self.fallbackReason = selection.fallbackFrom
     }
 
     /// The default store directory: `$XDG_DATA_HOME/latchkey` when that is an
@@ -310,6 +313,7 @@ public final class Vault: Sendable {
             try record(.backendFallback, .ok, detail: "using the encrypted file: \(fallback)")
             try namespace.prepare()
             try PrivateFiles.replace(fallbackMarkerPath, with: Array("file\n".utf8))
+            fallbackReason.withLock { $0 = fallback }
         } else if backend.kind == .secretService, marked {
             try record(.backendReturned, .ok, detail: "the Secret Service answers again")
             try PrivateFiles.remove(fallbackMarkerPath)

@@ -34,7 +34,7 @@ enum TestedStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
             return try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file)
         case .passphrase:
             let backend = EncryptedFileBackend(appID: appID, directory: directory, keySource: fastPassphrase())
-            return Vault(appID: appID, policy: policy, backend: backend, storeDirectory: directory)
+            return try Vault(appID: appID, policy: policy, backend: backend, storeDirectory: directory)
         }
     }
 }
