@@ -36,7 +36,7 @@ public struct CredentialBackendContract: Sendable {
         /// Kind, account and name together address an item; each differs.
         case keysAreDistinct = "kind, account and name each tell items apart"
         /// `list` returns exactly the keys stored, filtered by kind.
-        case listsWhatIsStored = "list returns the keys stored, by kind"
+        case listsWhatIsStored = "list returns the keys stored, by kind, Latchkey's own kinds (setting, key) included"
         /// Deleting one item leaves the others.
         case deleteRemovesOnlyThatItem = "delete removes only that item"
         /// `deleteAll` leaves the namespace empty and usable.
@@ -128,6 +128,8 @@ public struct CredentialBackendContract: Sendable {
                 ItemKey(kind: .session, account: "alice", name: "refresh"),
                 ItemKey(kind: .username, account: "alice", name: "access"),
                 ItemKey(kind: .session, account: "", name: "access"),
+                ItemKey(kind: .setting, name: "access"),
+                ItemKey(kind: .key, name: "access"),
             ]
             for (index, key) in keys.enumerated() { try first.write(Self.item("value-\(index)"), for: key) }
             for (index, key) in keys.enumerated() {
@@ -137,14 +139,20 @@ public struct CredentialBackendContract: Sendable {
         case .listsWhatIsStored:
             let sessions = [Self.access, ItemKey(kind: .session, account: "bob", name: "refresh")]
             let username = ItemKey(kind: .username, name: "last")
-            for key in sessions + [username] { try first.write(Self.item("v"), for: key) }
+            // Latchkey's own kinds, which every backend receives: a setting and a key.
+            let own = [ItemKey(kind: .setting, name: "rememberUsername"), ItemKey(kind: .key, name: "audit.test")]
+            for key in sessions + [username] + own { try first.write(Self.item("v"), for: key) }
             try checker.expect(
                 Set(try first.list(kind: .session)) == Set(sessions),
                 "list(kind: .session) differs from the sessions stored")
             try checker.expect(
                 try first.list(kind: .username) == [username], "list(kind: .username) differs from the username stored")
+            for key in own {
+                try checker.expect(
+                    try first.list(kind: key.kind) == [key], "list(kind: .\(key.kind)) differs from the item stored")
+            }
             try checker.expect(
-                Set(try first.list(kind: nil)) == Set(sessions + [username]),
+                Set(try first.list(kind: nil)) == Set(sessions + [username] + own),
                 "list(kind: nil) differs from everything stored")
         case .deleteRemovesOnlyThatItem:
             let other = ItemKey(kind: .session, account: "alice", name: "refresh")

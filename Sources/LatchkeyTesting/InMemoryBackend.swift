@@ -13,7 +13,7 @@ public final class InMemoryBackend: CredentialBackend {
     /// Creates an empty backend.
     public init() {}
 
-    /// Always `.memory`.
+    /// Always `memory`.
     public var kind: BackendKind { .memory }
 
     /// An error every call throws while it is set; nil for normal operation.

@@ -6,7 +6,7 @@
 
 /// One line of the audit trail. It holds no secret: the account appears only
 /// as a keyed pseudonym, and the detail is non-secret text chosen by the caller.
-public struct AuditEntry: Sendable, Equatable {
+public struct AuditEntry: Sendable, Equatable, Codable {
     /// The entry's position in the trail, from 1 with no gap.
     public let sequence: UInt64
     /// When it was recorded, in whole milliseconds since 1970 (UTC).

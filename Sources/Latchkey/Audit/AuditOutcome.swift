@@ -1,5 +1,5 @@
 /// How the operation an audit entry records ended.
-public enum AuditOutcome: Sendable, Hashable {
+public enum AuditOutcome: Sendable, Hashable, Codable {
     /// It did what was asked.
     case ok
     /// It did nothing, by design (the user opted out of remembering, say).

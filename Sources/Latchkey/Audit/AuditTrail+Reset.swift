@@ -55,7 +55,7 @@ extension AuditTrail {
 }
 
 /// What resetting a broken audit trail found and kept.
-public struct AuditResetReport: Sendable, Equatable {
+public struct AuditResetReport: Sendable, Equatable, Codable {
     /// The trail that was reset; it now holds a new chain starting with `audit.reset`.
     public let trailPath: String
     /// Where the broken trail was kept, or nil when there was no trail file.

@@ -1,5 +1,5 @@
 /// What ``AuditTrail/verify()`` found.
-public enum AuditVerification: Sendable, Equatable {
+public enum AuditVerification: Sendable, Equatable, Codable {
     /// Every entry is authentic and in order, nothing is missing at the start
     /// (beyond a checkpoint), and the end matches the anchor kept in the backend.
     /// - Parameters:

@@ -14,6 +14,7 @@ public struct BackendKind: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let secretService = BackendKind(rawValue: "secret-service")
     /// Latchkey's libsodium-encrypted vault file.
     public static let file = BackendKind(rawValue: "file")
-    /// Memory only, for tests.
-    public static let memory = BackendKind(rawValue: "memory")
+    /// Memory only: `LatchkeyTesting`'s `InMemoryBackend`. An app's own store
+    /// names its own kind with ``init(rawValue:)``.
+    package static let memory = BackendKind(rawValue: "memory")
 }

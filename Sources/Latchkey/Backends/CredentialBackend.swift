@@ -4,6 +4,10 @@
 /// The contract every implementation keeps:
 /// - An instance serves exactly one app namespace; it never reads, lists or
 ///   deletes another namespace's items.
+/// - It stores every kind of item it is given alike: the app's (`username`,
+///   `session`) and Latchkey's own (`setting`, `key`: the user's opt-out, the
+///   audit trail's key), each a secret value whose kind, account and name are
+///   part of its address.
 /// - Reading an absent item returns nil, and deleting an absent item succeeds.
 ///   "Absent" is never an error, and "cannot reach the store" is never reported
 ///   as absent.

@@ -20,10 +20,12 @@ public struct ItemKey: Hashable, Sendable, CustomStringConvertible {
         public static let username = Kind(rawValue: "username")
         /// A session token or cookie.
         public static let session = Kind(rawValue: "session")
-        /// A user setting kept by Latchkey, such as the username opt-out.
-        package static let setting = Kind(rawValue: "setting")
-        /// A key Latchkey keeps for itself (pseudonyms, the audit chain).
-        package static let key = Kind(rawValue: "key")
+        /// A user setting kept by Latchkey, such as the username opt-out. A
+        /// `CredentialBackend` stores it like any other item.
+        public static let setting = Kind(rawValue: "setting")
+        /// A key Latchkey keeps for itself (the audit chain's MAC and pseudonym
+        /// key). A `CredentialBackend` stores it like any other item, as a secret.
+        public static let key = Kind(rawValue: "key")
     }
 
     /// What sort of item this is.

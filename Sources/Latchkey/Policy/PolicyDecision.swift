@@ -3,7 +3,7 @@
 /// Decisions are values so that a `Vault` can combine them
 /// (``all(of:)``, ``any(of:)``), audit a denial with its reason, and turn it
 /// into an error only where the operation must stop (``requireAllowed()``).
-public enum PolicyDecision: Sendable, Equatable {
+public enum PolicyDecision: Sendable, Equatable, Codable {
     /// The operation may go ahead.
     case allow
     /// The operation may not go ahead.

@@ -1,5 +1,5 @@
 /// What a logout or a wipe did.
-public struct LogoutReport: Sendable, Equatable {
+public struct LogoutReport: Sendable, Equatable, Codable {
     /// The sessions deleted, ordered by account and then by name, the same on every store.
     public internal(set) var wipedSessions: [ItemKey] = [] {
         didSet { wipedSessions.sort { ($0.account, $0.name) < ($1.account, $1.name) } }

@@ -1,5 +1,5 @@
 /// What ``Vault/migrate()`` moved from the encrypted file into the Secret Service.
-public struct MigrationReport: Sendable, Equatable {
+public struct MigrationReport: Sendable, Equatable, Codable {
     /// Items copied and verified.
     public internal(set) var moved = 0
     /// Items not copied because the Secret Service already held a newer one.

@@ -1,7 +1,7 @@
 /// What ``Vault/open(appID:policy:storeDirectory:backend:passphrase:)`` did:
 /// which store it chose and why, whether that was a fallback, and what it
 /// migrated. Never a value.
-public struct OpenReport: Sendable, Equatable {
+public struct OpenReport: Sendable, Equatable, Codable {
     /// The store in use.
     public let backend: BackendKind
     /// Why that store is in use, in plain words.

@@ -39,7 +39,7 @@ public struct Session: Sendable, Equatable {
 }
 
 /// What a session listing shows: everything but the token.
-public struct SessionInfo: Sendable, Equatable, Hashable {
+public struct SessionInfo: Sendable, Equatable, Hashable, Codable {
     /// The account the session belongs to.
     public let account: String
     /// The token's name.

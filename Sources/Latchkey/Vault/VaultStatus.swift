@@ -1,6 +1,6 @@
 /// What ``Vault/status()`` reports: where the credentials are, why, how well
 /// they are protected, and how many there are. Never a value.
-public struct VaultStatus: Sendable {
+public struct VaultStatus: Sendable, Codable {
     /// The app namespace.
     public let appID: AppID
     /// The store in use.
