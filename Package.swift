@@ -1,6 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The library's test seams (task-local observers and failure injection) exist in
+// debug builds only, which `make test` uses; release builds carry none of them.
+let testSeams: [SwiftSetting] = [.define("LATCHKEY_TEST_SEAMS", .when(configuration: .debug))]
+
 let package = Package(
     name: "Latchkey",
     products: [
@@ -27,7 +31,8 @@ let package = Package(
         .systemLibrary(name: "CLatchkeyLinux"),
         .target(
             name: "Latchkey",
-            dependencies: ["CLatchkeySodium", "CLatchkeySecret", "CLatchkeyLinux"]
+            dependencies: ["CLatchkeySodium", "CLatchkeySecret", "CLatchkeyLinux"],
+            swiftSettings: testSeams
         ),
         .target(
             name: "LatchkeyTesting",
@@ -47,7 +52,8 @@ let package = Package(
         // Launched by the encrypted-file tests as a separate process; never installed.
         .executableTarget(
             name: "latchkey-testhelper",
-            dependencies: ["Latchkey"]
+            dependencies: ["Latchkey"],
+            swiftSettings: testSeams
         ),
         // What every test target shares: sandbox directories, the built-binary
         // locator, the process runner and the canary scan.

@@ -100,8 +100,10 @@ public struct SecretBytes: Sendable {
         withUnsafeBytes { Array($0) }
     }
 
-    /// A test seam: when set for the current task, it is called as every secret
-    /// buffer is released, with whether the memory read as all zeros after
-    /// zeroing and the buffer's length.
-    @TaskLocal static var releaseObserver: (@Sendable (_ zeroed: Bool, _ count: Int) -> Void)?
+    #if LATCHKEY_TEST_SEAMS
+        /// A test seam (debug builds only): when set for the current task, it is
+        /// called as every secret buffer is released, with whether the memory read
+        /// as all zeros after zeroing and the buffer's length.
+        @TaskLocal static var releaseObserver: (@Sendable (_ zeroed: Bool, _ count: Int) -> Void)?
+    #endif
 }

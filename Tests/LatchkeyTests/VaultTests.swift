@@ -47,6 +47,24 @@ struct VaultTests {
         #expect(try vault.storedKeys([.session]).isEmpty)
     }
 
+    @Test(
+        "after opting out, the remembered username is gone but the live session still names its account",
+        arguments: TestedStore.allCases)
+    func activeAccountAfterOptOut(store: TestedStore) async throws {
+        let vault = try store.open()
+        #expect(try await vault.activeAccount() == nil)
+        try await vault.rememberUsername("alice")
+        try await vault.saveSession(SecretBytes(utf8: "a"), name: "access", account: "alice")
+        try await Task.sleep(for: .milliseconds(20))
+        try await vault.saveSession(SecretBytes(utf8: "b"), name: "access", account: "bob")
+        try await vault.saveSession(SecretBytes(utf8: "app"), name: "api", account: "")
+        try await vault.setRemembersUsername(false)
+        #expect(try await vault.rememberedUsername() == nil)
+        #expect(try await vault.activeAccount() == "bob", "the newest session with an account")
+        try await vault.logout(account: "bob")
+        #expect(try await vault.activeAccount() == "alice")
+    }
+
     @Test("a policy that forbids remembering wins over the user's setting", arguments: TestedStore.allCases)
     func policyForbids(store: TestedStore) throws {
         let vault = try store.open(policy: .sharedDevice)

@@ -150,9 +150,11 @@ package final class AuditTrail: Sendable {
         }
     }
 
-    /// A test seam: when set for the current task, every append calls it just
-    /// before writing, and a throw stands for a write that failed.
-    @TaskLocal static var appendFailure: (@Sendable () throws -> Void)?
+    #if LATCHKEY_TEST_SEAMS
+        /// A test seam (debug builds only): when set for the current task, every
+        /// append calls it just before writing, and a throw stands for a write that failed.
+        @TaskLocal static var appendFailure: (@Sendable () throws -> Void)?
+    #endif
 
     /// A trail opened and checked under its lock by ``withAppender(_:)``.
     package final class Appender {
@@ -197,7 +199,9 @@ package final class AuditTrail: Sendable {
                 continuesFrom: nil, mac: "")
             let mac = unsigned.computeMAC(previous: previous, key: key, appID: trail.appID)
             let entry = unsigned.withMAC(mac)
-            try AuditTrail.appendFailure?()
+            #if LATCHKEY_TEST_SEAMS
+                try AuditTrail.appendFailure?()
+            #endif
             try file.writeAll(Array((entry.jsonLine + "\n").utf8))
             try file.sync()
             lastSequence = entry.sequence

@@ -97,9 +97,11 @@ enum Sodium {
             released = true
             let buffer = UnsafeMutableRawBufferPointer(start: base, count: count)
             Sodium.memzero(buffer)
-            if let observer = SecretBytes.releaseObserver {
-                observer(buffer.elementsEqual(repeatElement(0, count: count)), count)
-            }
+            #if LATCHKEY_TEST_SEAMS
+                if let observer = SecretBytes.releaseObserver {
+                    observer(buffer.elementsEqual(repeatElement(0, count: count)), count)
+                }
+            #endif
             guard let base else { return }
             if let block {
                 GuardedBlocks.shared.give(back: block)

@@ -90,6 +90,9 @@ extension Vault {
     @discardableResult
     public func migrate() async throws -> MigrationReport { try await Vault.offload { try self.migrate() } }
 
+    /// See the synchronous ``activeAccount()``.
+    public func activeAccount() async throws -> String? { try await Vault.offload { try self.activeAccount() } }
+
     /// See the synchronous ``status()``.
     public func status() async throws -> VaultStatus { try await Vault.offload { try self.status() } }
 

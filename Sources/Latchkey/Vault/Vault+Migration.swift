@@ -5,10 +5,19 @@
 #endif
 
 extension Vault {
-    /// A test seam: called after each migration step with the step's number
-    /// (1 for the first item copied and verified, then one per item, then the
-    /// file vault's destruction), so tests can kill the process at every step.
-    @TaskLocal package static var migrationStepObserver: (@Sendable (Int) -> Void)?
+    #if LATCHKEY_TEST_SEAMS
+        /// A test seam (debug builds only): called after each migration step with the
+        /// step's number (1 for the first item copied and verified, then one per item,
+        /// then the file vault's destruction), so tests can kill the process at every step.
+        @TaskLocal package static var migrationStepObserver: (@Sendable (Int) -> Void)?
+    #endif
+
+    /// Tells the test seam, in debug builds, that migration step `step` is done.
+    private static func migrationStepDone(_ step: Int) {
+        #if LATCHKEY_TEST_SEAMS
+            migrationStepObserver?(step)
+        #endif
+    }
 
     /// Moves every item of a leftover encrypted file vault into the Secret
     /// Service, verifies each by reading it back, and only then destroys the
@@ -49,12 +58,12 @@ extension Vault {
                     report.moved += 1
                 }
                 step += 1
-                Vault.migrationStepObserver?(step)
+                Vault.migrationStepDone(step)
             }
             try changes.willChangeEverything(in: fileVault)
             try fileVault.deleteAll()
             report.destroyedFileVault = true
-            Vault.migrationStepObserver?(step + 1)
+            Vault.migrationStepDone(step + 1)
             return OperationOutcome(report, detail: report.summary)
         }
     }

@@ -89,6 +89,16 @@ extension Vault {
         return result.sorted { ($0.account, $0.name) < ($1.account, $1.name) }
     }
 
+    /// The account of the newest live session (by when it was saved): who is
+    /// logged in, whether or not the username is remembered. Sessions saved with
+    /// an empty account do not count. Expired sessions are deleted and audited on
+    /// the way, as ``sessions(account:)`` does.
+    /// - Returns: The account, or nil when no session with an account is live.
+    /// - Throws: `LatchkeyError` when the store cannot answer.
+    public func activeAccount() throws -> String? {
+        try sessions().filter { !$0.account.isEmpty }.max { $0.created < $1.created }?.account
+    }
+
     /// Deletes a session; deleting one that does not exist succeeds.
     /// - Parameters:
     ///   - name: The token's name.
