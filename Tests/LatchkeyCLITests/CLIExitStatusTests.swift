@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// Every exit status of the table, each from a real situation.
-@Suite("latchkey exit statuses")
+@Suite("latchkey exit statuses", .sandboxed)
 struct CLIExitStatusTests {
     /// A policy whose file vault needs a passphrase, with a fast KDF for tests; the
     /// agent keeps nothing unlocked, so every command needs it in both modes.

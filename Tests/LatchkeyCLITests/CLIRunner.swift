@@ -9,7 +9,9 @@ struct Store: CustomTestStringConvertible, Sendable {
     let app: String
     var storeDirectory: String
 
+    /// - Throws: A skip of the test case when `backend` is the Secret Service and this run has none (``SecretServiceGate``).
     init(_ backend: String, _ label: String = #function) throws {
+        if backend == "secret-service" { try SecretServiceGate.require() }
         self.backend = backend
         directory = try freshDirectory(label)
         storeDirectory = directory + "/store"

@@ -8,7 +8,7 @@ import Testing
     import Foundation
 #endif
 
-@Suite("README")
+@Suite("README", .sandboxed)
 struct ReadmeExampleTests {
     @Test("the README's example runs as written (in the test sandbox's XDG_DATA_HOME)")
     func example() async throws {

@@ -41,7 +41,9 @@ public final class Child {
     private let output = Pipe()
     private let errors = Pipe()
 
-    /// Starts `executable`.
+    /// Starts `executable`. In a test with a ``TestSandbox``, the process is the test's (ended
+    /// with it if it still runs) and its `XDG_RUNTIME_DIR` is the test's own unless `environment`
+    /// sets it, so an agent a command starts on demand is the test's too.
     /// - Parameters:
     ///   - executable: The program's path.
     ///   - arguments: Its arguments.
@@ -53,6 +55,10 @@ public final class Child {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
+        let sandbox = TestSandbox.current
+        if let sandbox, environment.index(forKey: "XDG_RUNTIME_DIR") == nil {
+            env["XDG_RUNTIME_DIR"] = try sandbox.runtimeDirectory()
+        }
         for (key, value) in environment { env[key] = value }
         process.environment = env
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
@@ -60,6 +66,7 @@ public final class Child {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        sandbox?.adopt(process.processIdentifier)
     }
 
     /// Writes `data` to standard input, closes it, and waits for the end.
