@@ -57,7 +57,7 @@ struct CLIHardeningOutputTests {
                 store, ["--policy", policy, "--passphrase-fd", "0", "session", "get", "s", "--account", account],
                 "wrong"
             ),
-            (try Store("secret-service"), ["logout", "--account", account], ""),
+            (try Store("secret-service", reachesService: false), ["logout", "--account", account], ""),
         ]
         let optedOut = try Store("file")
         #expect(try optedOut.run(["remember", "off"]).status == 0)
