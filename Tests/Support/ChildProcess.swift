@@ -43,7 +43,9 @@ public final class Child {
 
     /// Starts `executable`. In a test with a ``TestSandbox``, the process is the test's (ended
     /// with it if it still runs) and its `XDG_RUNTIME_DIR` is the test's own unless `environment`
-    /// sets it, so an agent a command starts on demand is the test's too.
+    /// sets it, so an agent a command starts on demand is the test's too. Outside
+    /// `.ci/with-keyring` (``SecretServiceGate``) it sees no session bus unless `environment`
+    /// gives one, so no command a test runs reaches a developer's own keyring.
     /// - Parameters:
     ///   - executable: The program's path.
     ///   - arguments: Its arguments.
@@ -56,8 +58,9 @@ public final class Child {
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         let sandbox = TestSandbox.current
-        if let sandbox, environment.index(forKey: "XDG_RUNTIME_DIR") == nil {
+        if let sandbox {
             env["XDG_RUNTIME_DIR"] = try sandbox.runtimeDirectory()
+            if !SecretServiceGate.isAvailable { env["DBUS_SESSION_BUS_ADDRESS"] = nil }
         }
         for (key, value) in environment { env[key] = value }
         process.environment = env

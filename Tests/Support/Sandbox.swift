@@ -6,9 +6,9 @@ import Testing
 /// of the test and its agents' runtime directory are inside it) and the processes it
 /// started. The ``Testing/Trait/sandboxed`` trait gives each test case one and ends it
 /// when the test case ends, however it ends (passed, failed, thrown, cancelled):
-/// every process the test started that still runs, and every process holding a lock
-/// on a file in its directory (an agent a command started on demand), gets SIGTERM,
-/// then SIGKILL after a short grace; then the directory is removed.
+/// every process the test started that still runs gets SIGKILL, every process holding
+/// a lock on a file in its directories (an agent a command started on demand) SIGTERM,
+/// then SIGKILL after a second; then the directories are removed.
 public final class TestSandbox: Sendable {
     /// The sandbox of the test case running in this task, if its suite is ``Testing/Trait/sandboxed``.
     @TaskLocal public static var current: TestSandbox?
@@ -115,10 +115,10 @@ public final class TestSandbox: Sendable {
         let (children, directories) = owned.withLock { owned in
             (owned.children, (owned.root.map { [$0] } ?? []) + owned.extra)
         }
-        var problems: [String] = []
-        var processes = Set(children.filter { ProcessTable.startTime($0.pid) == $0.started }.map(\.pid))
-        processes.formUnion(lockHolders(below: directories))
-        problems += ProcessTable.end(processes)
+        // A child gets SIGKILL at once: it inherits the test runner's blocked signals, SIGTERM among them.
+        var problems = ProcessTable.kill(
+            Set(children.filter { ProcessTable.startTime($0.pid) == $0.started }.map(\.pid)))
+        problems += ProcessTable.end(lockHolders(below: directories))
         for directory in directories {
             do { try removeTree(directory) } catch { problems.append("could not remove \(directory): \(error)") }
         }
@@ -253,9 +253,20 @@ enum ProcessTable {
     /// then sends SIGKILL to those still there and waits up to two more.
     /// - Returns: A description of each that did not end.
     static func end(_ processes: Set<pid_t>) -> [String] {
+        signal(processes, [(SIGTERM, 1.0), (SIGKILL, 2.0)])
+    }
+
+    /// Sends SIGKILL to every one of `processes` and waits up to two seconds for them to end.
+    /// - Returns: A description of each that did not end.
+    static func kill(_ processes: Set<pid_t>) -> [String] {
+        signal(processes, [(SIGKILL, 2.0)])
+    }
+
+    /// Sends each signal in turn to those of `processes` still running, waiting up to its grace for them to end.
+    private static func signal(_ processes: Set<pid_t>, _ signals: [(Int32, Double)]) -> [String] {
         var left = processes.filter(isRunning)
-        for (signal, grace) in [(SIGTERM, 1.0), (SIGKILL, 2.0)] where !left.isEmpty {
-            for pid in left { kill(pid, signal) }
+        for (signal, grace) in signals where !left.isEmpty {
+            for pid in left { Glibc.kill(pid, signal) }
             let deadline = Date(timeIntervalSinceNow: grace)
             while !left.isEmpty && Date() < deadline {
                 Thread.sleep(forTimeInterval: 0.01)
