@@ -4,24 +4,19 @@ import Testing
 
 @testable import Latchkey
 
-/// A private runtime directory for one agent, removed (which stops the agent
-/// within a second, as its socket file is gone) when the test ends.
+/// A private runtime directory for one agent: the test's own (`TestSandbox`), so the
+/// agent is ended and the directory removed when the test ends.
 final class AgentSandbox: @unchecked Sendable {
     let store: Store
     let runtime: String
     var socket: String { runtime + "/latchkey/agent.sock" }
     var log: String { runtime + "/latchkey/agent.log" }
 
-    init(_ backend: String = "file", label: String = #function) throws {
+    /// - Parameter reachable: A runtime directory right in `/tmp`, whose mode the test may open to another user.
+    init(_ backend: String = "file", label: String = #function, reachable: Bool = false) throws {
         store = try Store(backend, label)
-        runtime = "/tmp/lk-agent-" + UUID().uuidString.prefix(8).lowercased()
-        try FileManager.default.createDirectory(
-            atPath: runtime, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-    }
-
-    deinit {
-        _ = try? latchkey(["agent", "stop"], environment: environment)
-        try? FileManager.default.removeItem(atPath: runtime)
+        let sandbox = try TestSandbox.required(for: "AgentSandbox")
+        runtime = try reachable ? sandbox.directoryInSystemTemporary() : sandbox.runtimeDirectory()
     }
 
     /// The environment of a command that uses this agent.
@@ -72,7 +67,7 @@ final class AgentSandbox: @unchecked Sendable {
     }
 }
 
-@Suite("latchkey agent")
+@Suite("latchkey agent", .sandboxed)
 struct CLIAgentTests {
     @Test("a command starts an agent and runs in it, with the same output, status and audit entries as in-process")
     func transparent() throws {
@@ -116,7 +111,7 @@ struct CLIAgentTests {
         "a peer of another uid is refused, and the refusal is in the agent's log",
         .enabled(if: asNobody != nil, "needs root, or sudo without a password, to run a client as another user"))
     func otherUserRefused() throws {
-        let sandbox = try AgentSandbox()
+        let sandbox = try AgentSandbox(reachable: true)
         try sandbox.run(["session", "list"])
         #expect(try sandbox.agentProcessID() != nil)
         // Open the way to the socket for user nobody; the agent still checks the peer's uid.
@@ -381,7 +376,7 @@ struct CLIAgentTests {
     }
 }
 
-@Suite("latchkey agent beside in-process commands")
+@Suite("latchkey agent beside in-process commands", .sandboxed)
 struct CLIAgentSharingTests {
     @Test("a namespace wiped and refilled in-process between agent commands stays one namespace", arguments: backends)
     func sharedNamespace(backend: String) throws {

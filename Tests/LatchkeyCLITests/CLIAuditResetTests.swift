@@ -2,7 +2,7 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@Suite("latchkey audit reset")
+@Suite("latchkey audit reset", .sandboxed)
 struct CLIAuditResetTests {
     /// The audit anchor files below the store directory.
     private func anchorFiles(_ store: Store) throws -> [String] {

@@ -2,7 +2,7 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@Suite("latchkey commands end to end")
+@Suite("latchkey commands end to end", .sandboxed)
 struct CLICommandTests {
     @Test("username, remember and status, in text and JSON", arguments: backends)
     func usernameAndStatus(backend: String) throws {
@@ -91,7 +91,7 @@ struct CLICommandTests {
         }
     }
 
-    @Test("migrate moves a file vault into the Secret Service")
+    @Test("migrate moves a file vault into the Secret Service", .needsSecretService)
     func migrateFromFile() throws {
         let file = try Store("file")
         try file.run(["session", "put", "access"], input: "moved-token")

@@ -7,7 +7,7 @@ import Testing
 
 /// `--help`, the manual page and the bash, zsh and fish completions come from
 /// the one description of the commands, and each of them holds all of it (issue 17).
-@Suite("latchkey help, manual page and completions from one description", .serialized)
+@Suite("latchkey help, manual page and completions from one description", .serialized, .sandboxed)
 struct CLIDescriptionTests {
     @Test("every command and option of the description appears in --help and in its command's help")
     func help() throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// docker's credential-helper protocol through the built binary invoked as
 /// `docker-credential-latchkey`, on both backends (issue 16).
-@Suite("docker credential helper", .serialized)
+@Suite("docker credential helper", .serialized, .sandboxed)
 struct CLIDockerCredentialTests {
     @Test("store, get, list and erase; a scheme or trailing slash does not make another registry", arguments: backends)
     func roundTrip(backend: String) throws {

@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// Every exit status of the table, each from a real situation.
-@Suite("latchkey exit statuses")
+@Suite("latchkey exit statuses", .sandboxed)
 struct CLIExitStatusTests {
     /// A policy whose file vault needs a passphrase, with a fast KDF for tests; the
     /// agent keeps nothing unlocked, so every command needs it in both modes.
@@ -82,7 +82,7 @@ struct CLIExitStatusTests {
 
     @Test("69: the Secret Service is required and there is no session bus")
     func unavailable() throws {
-        let store = try Store("secret-service")
+        let store = try Store("secret-service", reachesService: false)
         let empty = try freshDirectory()
         try expect(
             store, ["status"], environment: ["DBUS_SESSION_BUS_ADDRESS": nil, "XDG_RUNTIME_DIR": empty],
@@ -111,7 +111,7 @@ struct CLIExitStatusTests {
     func timedOut() throws {
         let socketPath = try freshDirectory() + "/bus"
         let listener = try SilentListener(path: socketPath)
-        let store = try Store("secret-service")
+        let store = try Store("secret-service", reachesService: false)
         try withExtendedLifetime(listener) {
             try expect(
                 store, ["status"], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=" + socketPath],

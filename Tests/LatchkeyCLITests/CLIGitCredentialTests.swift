@@ -3,7 +3,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// The real `git` binary driving the helper through `credential.helper`.
-@Suite("git credential helper")
+@Suite("git credential helper", .sandboxed)
 struct CLIGitCredentialTests {
     /// A git that sees only the configuration given here, and never prompts.
     struct Git {

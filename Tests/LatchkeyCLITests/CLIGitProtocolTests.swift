@@ -5,7 +5,7 @@ import Testing
 /// git's credential-helper protocol to the letter (issue 16), through the built
 /// binary on both backends: what gitcredentials(7) and git's own helper tests
 /// require of every helper.
-@Suite("git credential protocol", .serialized)
+@Suite("git credential protocol", .serialized, .sandboxed)
 struct CLIGitProtocolTests {
     /// One helper action with `lines` (and the blank line that ends a message) on standard input.
     private func helper(_ store: Store, _ action: String, _ lines: [String]) throws -> Run {

@@ -3,7 +3,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// One deadline, the policy's, honoured end to end (issue 14, item 14).
-@Suite("latchkey honours the policy's Secret Service deadline")
+@Suite("latchkey honours the policy's Secret Service deadline", .sandboxed)
 struct CLIHardeningDeadlineTests {
     @Test(
         "a bus that accepts and never answers: 75 after the policy's deadline (not a fixed 1 s, not a silent fallback)")

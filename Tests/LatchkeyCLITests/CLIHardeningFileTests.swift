@@ -5,7 +5,7 @@ import Testing
 
 /// Files that are not what they should be: FIFOs and devices, policies others
 /// could change, symbolic links, missing files (issue 14, items 7, 9 and 16).
-@Suite("latchkey refuses files that are not what they should be")
+@Suite("latchkey refuses files that are not what they should be", .sandboxed)
 struct CLIHardeningFileTests {
     @Test("a FIFO or a device where a file is expected is refused at once with 65 naming the path")
     func fifos() throws {

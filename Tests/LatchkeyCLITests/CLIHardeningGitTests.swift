@@ -3,7 +3,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// git input that must not widen a lookup or expire a credential (issue 14, item 11).
-@Suite("git-credential-latchkey refuses what git's own helpers refuse")
+@Suite("git-credential-latchkey refuses what git's own helpers refuse", .sandboxed)
 struct CLIHardeningGitTests {
     @Test("get with a url that cannot be parsed returns nothing and fails; password_expiry_utc=0 keeps the password")
     func urlAndZeroExpiry() throws {

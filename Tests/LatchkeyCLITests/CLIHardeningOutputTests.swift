@@ -3,7 +3,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// What text output and error messages may show (issue 14, items 12 and 13).
-@Suite("latchkey text output and errors")
+@Suite("latchkey text output and errors", .sandboxed)
 struct CLIHardeningOutputTests {
     @Test("names and accounts with control characters are escaped in text output: no forged rows, no terminal escapes")
     func controlCharactersEscaped() throws {
@@ -57,7 +57,7 @@ struct CLIHardeningOutputTests {
                 store, ["--policy", policy, "--passphrase-fd", "0", "session", "get", "s", "--account", account],
                 "wrong"
             ),
-            (try Store("secret-service"), ["logout", "--account", account], ""),
+            (try Store("secret-service", reachesService: false), ["logout", "--account", account], ""),
         ]
         let optedOut = try Store("file")
         #expect(try optedOut.run(["remember", "off"]).status == 0)

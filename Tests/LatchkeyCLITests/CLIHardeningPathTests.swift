@@ -4,7 +4,7 @@ import Testing
 
 /// Relative paths and `~` (issue 14, item 10): the same command finds the same
 /// store and policy whatever the current directory, or refuses to run.
-@Suite("latchkey resolves store and policy paths the same from every directory")
+@Suite("latchkey resolves store and policy paths the same from every directory", .sandboxed)
 struct CLIHardeningPathTests {
     static let options = ["--backend", "file", "--app", "paths-test"]
 

@@ -6,7 +6,7 @@ import Testing
 
 @testable import LatchkeyCLI
 
-@Suite("Command-line input and exit statuses")
+@Suite("Command-line input and exit statuses", .sandboxed)
 struct CLIInputTests {
     /// Writes `bytes` into a pipe, closes the write end, and returns the read end.
     private func pipeHolding(_ bytes: [UInt8]) -> Int32 {

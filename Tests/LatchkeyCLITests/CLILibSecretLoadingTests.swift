@@ -4,7 +4,7 @@ import Testing
 
 /// libsecret, GIO and GLib are loaded (dlopen) only when the Secret Service is
 /// used, never linked: checked on the built binaries and on `latchkey` processes.
-@Suite("libsecret is loaded on first use")
+@Suite("libsecret is loaded on first use", .sandboxed)
 struct CLILibSecretLoadingTests {
     /// The libraries no binary may name as needed: libsecret and what it brings.
     static let lazyLibraries = ["libsecret-1", "libgio-2.0", "libgobject-2.0", "libglib-2.0"]
@@ -13,13 +13,18 @@ struct CLILibSecretLoadingTests {
     /// the process then behaves as on a host without libsecret.
     static let missingLibrary = "/nonexistent/latchkey-test/libsecret-1.so.0"
 
+    /// Every command runs in its own process, whose libraries are the ones looked at (not an agent's).
+    static let inProcess: [String: String?] = ["LATCHKEY_AGENT": "off"]
+
     /// Runs `latchkey` with the dynamic loader's library log (`LD_DEBUG=libs`) on
     /// standard error, and returns the run and the libraries the log shows loaded.
     static func runLogged(
         _ store: Store, _ arguments: [String], input: String = "",
         environment: [String: String?] = [:]
     ) throws -> (run: Run, loaded: [String]) {
-        let run = try store.run(arguments, input: input, environment: environment.merging(["LD_DEBUG": "libs"]) { $1 })
+        let run = try store.run(
+            arguments, input: input,
+            environment: environment.merging(inProcess) { $1 }.merging(["LD_DEBUG": "libs"]) { $1 })
         // The loader's lines look like "  12345:\tfind library=libsecret-1.so.0 [0]; searching".
         let loaded = run.stderr.split(separator: "\n").compactMap { line -> String? in
             guard let range = line.range(of: "find library=") else { return nil }
@@ -83,10 +88,12 @@ struct CLILibSecretLoadingTests {
             "libsecret was not loaded: \(put.loaded)")
     }
 
-    @Test("without libsecret, auto falls back to the file and status says why")
+    @Test("without libsecret, auto falls back to the file and status says why", .needsSecretService)
     func missingLibraryFallsBack() throws {
         let store = try Store("auto")
-        let environment: [String: String?] = ["LATCHKEY_LIBSECRET_PATH": Self.missingLibrary]
+        let environment: [String: String?] = Self.inProcess.merging(["LATCHKEY_LIBSECRET_PATH": Self.missingLibrary]) {
+            $1
+        }
         let status = try store.run(["status"], environment: environment)
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.text.contains("backend: file"))
@@ -106,7 +113,9 @@ struct CLILibSecretLoadingTests {
     @Test("without libsecret, --backend secret-service exits 69 saying so")
     func missingLibraryRequired() throws {
         let store = try Store("secret-service")
-        let environment: [String: String?] = ["LATCHKEY_LIBSECRET_PATH": Self.missingLibrary]
+        let environment: [String: String?] = Self.inProcess.merging(["LATCHKEY_LIBSECRET_PATH": Self.missingLibrary]) {
+            $1
+        }
         let run = try store.run(["session", "get", "token"], environment: environment)
         #expect(run.status == 69, "\(run.stderr)")
         #expect(run.stderr.hasPrefix("latchkey: "))
@@ -116,13 +125,14 @@ struct CLILibSecretLoadingTests {
         #expect(try json.errorCode() == "unavailable")
     }
 
-    @Test("a library that lacks a function libsecret has is refused, not called")
+    @Test("a library that lacks a function libsecret has is refused, not called", .needsSecretService)
     func incompleteLibrary() throws {
         let store = try Store("auto")
         let sodium = ["/usr/lib/x86_64-linux-gnu/libsodium.so.23", "/usr/lib/aarch64-linux-gnu/libsodium.so.23"]
             .first { FileManager.default.fileExists(atPath: $0) }
         let library = try #require(sodium, "no libsodium.so.23 to stand in for an incomplete libsecret")
-        let status = try store.run(["status"], environment: ["LATCHKEY_LIBSECRET_PATH": library])
+        let status = try store.run(
+            ["status"], environment: Self.inProcess.merging(["LATCHKEY_LIBSECRET_PATH": library]) { $1 })
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.text.contains("backend: file"))
         #expect(

@@ -12,6 +12,10 @@ private func onTerminal(_ store: Store, _ arguments: [String], after prompt: Str
     let script = Process()
     script.executableURL = URL(fileURLWithPath: "/usr/bin/script")
     script.arguments = ["-qec", command, "/dev/null"]
+    // An agent the command starts is the test's, in its runtime directory (ended with the test).
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_RUNTIME_DIR"] = try TestSandbox.required(for: "onTerminal").runtimeDirectory()
+    script.environment = environment
     let input = Pipe()
     let output = Pipe()
     script.standardInput = input
@@ -37,7 +41,7 @@ private func onTerminal(_ store: Store, _ arguments: [String], after prompt: Str
     return (script.terminationStatus, String(decoding: transcript, as: UTF8.self))
 }
 
-@Suite("latchkey prompts on a terminal")
+@Suite("latchkey prompts on a terminal", .sandboxed)
 struct CLIPromptTests {
     @Test("a token typed at the prompt is not echoed, and is stored")
     func tokenPrompt() throws {

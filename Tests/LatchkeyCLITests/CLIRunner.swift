@@ -9,7 +9,12 @@ struct Store: CustomTestStringConvertible, Sendable {
     let app: String
     var storeDirectory: String
 
-    init(_ backend: String, _ label: String = #function) throws {
+    /// - Parameter reachesService: False when the test points the Secret Service at no bus or a
+    ///   broken one, so it needs no keyring.
+    /// - Throws: A skip of the test case when `backend` is the Secret Service, the test reaches it,
+    ///   and this run has none (``SecretServiceGate``).
+    init(_ backend: String, _ label: String = #function, reachesService: Bool = true) throws {
+        if backend == "secret-service" && reachesService { try SecretServiceGate.require() }
         self.backend = backend
         directory = try freshDirectory(label)
         storeDirectory = directory + "/store"

@@ -2,7 +2,7 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@Suite("latchkey keeps secrets out of sight")
+@Suite("latchkey keeps secrets out of sight", .sandboxed)
 struct CLISecretTests {
     @Test(
         "a token never appears in the process's argv or environment, stderr, status, the audit trail or file names",

@@ -7,7 +7,7 @@ import Testing
 /// The command line as Linux users expect it (issue 17): version and help
 /// commands, suggestions for typos, global options anywhere, `--`, defaults from
 /// the environment, durations, `--no-newline`, and messages that say what is true.
-@Suite("latchkey command-line syntax", .serialized)
+@Suite("latchkey command-line syntax", .serialized, .sandboxed)
 struct CLISyntaxTests {
     /// The variables that would change a test's store or policy, unset so the test's own flags decide.
     static let clean: [String: String?] = [

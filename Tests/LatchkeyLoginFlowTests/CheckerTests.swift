@@ -2,7 +2,7 @@ import Testing
 
 @testable import LatchkeyLoginFlow
 
-@Suite("Exhaustive checker")
+@Suite("Exhaustive checker", .sandboxed)
 struct CheckerTests {
     @Test("every event sequence up to depth 8 keeps every invariant")
     func exhaustive() {

@@ -4,7 +4,7 @@ import Testing
 @testable import LatchkeyLoginFlow
 
 /// One scenario per item of the login-screen checklist (issue 8).
-@Suite("Login checklist")
+@Suite("Login checklist", .sandboxed)
 struct ChecklistTests {
     typealias F = Fixtures
 

@@ -17,7 +17,7 @@ func makeVault(username: String? = nil, remembers: Bool = true) throws -> Vault 
 }
 
 /// The driver against a real `Vault`.
-@Suite("LoginController")
+@Suite("LoginController", .sandboxed)
 struct ControllerTests {
     typealias F = Fixtures
 

@@ -3,7 +3,7 @@ import Testing
 
 @testable import LatchkeyLoginFlow
 
-@Suite("Failure classes")
+@Suite("Failure classes", .sandboxed)
 struct FailureClassTests {
     typealias F = Fixtures
 

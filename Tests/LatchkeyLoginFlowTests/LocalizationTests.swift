@@ -2,7 +2,7 @@ import Testing
 
 @testable import LatchkeyLoginFlow
 
-@Suite("Localisation")
+@Suite("Localisation", .sandboxed)
 struct LocalizationTests {
     @Test("every key exists in every table, and no text is empty", arguments: LoginLanguage.allCases)
     func complete(language: LoginLanguage) {

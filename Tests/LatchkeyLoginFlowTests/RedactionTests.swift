@@ -3,7 +3,7 @@ import Testing
 
 @testable import LatchkeyLoginFlow
 
-@Suite("Redaction")
+@Suite("Redaction", .sandboxed)
 struct RedactionTests {
     static let canary = "canary-password-4d1e"
 

@@ -4,7 +4,7 @@ import Testing
 @testable import LatchkeyLoginFlow
 
 /// The state as a value a UI can build for a preview and compare.
-@Suite("State")
+@Suite("State", .sandboxed)
 struct StateTests {
     typealias F = Fixtures
 

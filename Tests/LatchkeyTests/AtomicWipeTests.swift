@@ -6,7 +6,7 @@ import Testing
 
 /// Logout and wipe are one change on the encrypted file, and the user's opt-out
 /// survives any crash and any interleaving (issue 14, items 1 and 2).
-@Suite("Atomic logout and wipe on the encrypted file")
+@Suite("Atomic logout and wipe on the encrypted file", .sandboxed)
 struct AtomicWipeTests {
     /// Opens the key-file vault of `appID` in `directory` as a separate process would.
     static func open(_ appID: AppID, _ directory: String) throws -> Vault {

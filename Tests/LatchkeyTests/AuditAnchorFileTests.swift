@@ -4,7 +4,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("Audit anchor file")
+@Suite("Audit anchor file", .sandboxed)
 struct AuditAnchorFileTests {
     let appID = try! AppID("com.example.anchor")
 

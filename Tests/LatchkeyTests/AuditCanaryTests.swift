@@ -10,7 +10,7 @@ import Testing
     import Foundation
 #endif
 
-@Suite("No secret in the audit trail")
+@Suite("No secret in the audit trail", .sandboxed)
 struct AuditCanaryTests {
     @Test(
         "after every Vault operation with canary values, no canary is in any file Latchkey wrote, in any encoding",

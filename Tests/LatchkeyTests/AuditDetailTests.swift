@@ -3,7 +3,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("Long audit details")
+@Suite("Long audit details", .sandboxed)
 struct AuditDetailTests {
     @Test(
         "a logout whose report names many sessions is audited, the detail shortened with its counts first",

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("Audit reset")
+@Suite("Audit reset", .sandboxed)
 struct AuditResetTests {
     /// Ways a trail breaks, each done to a vault with a few entries.
     enum Damage: String, CaseIterable, CustomTestStringConvertible, Sendable {

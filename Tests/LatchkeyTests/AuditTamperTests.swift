@@ -5,7 +5,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("Audit trail tampering and concurrency")
+@Suite("Audit trail tampering and concurrency", .sandboxed)
 struct AuditTamperTests {
     /// A trail of 60 varied entries, with every outcome, with and without account and detail.
     static func makeTrail() throws -> AuditTrail {

@@ -19,7 +19,7 @@ final class ManualClock: Sendable {
     func advance(by seconds: TimeInterval) { now.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
-@Suite("Audit trail")
+@Suite("Audit trail", .sandboxed)
 struct AuditTrailTests {
     let appID = try! AppID("com.example.audit")
 

@@ -34,6 +34,7 @@ enum ContractStore: String, CaseIterable, CustomTestStringConvertible, Sendable 
                 EncryptedFileBackend(appID: $0, directory: directory, keySource: fastPassphrase())
             }
         case .secretService:
+            try SecretServiceGate.require()
             // A Secret Service that crashes mid-call (KeePassXC did, under make interop-keepassxc)
             // can leave libsecret waiting past its deadline: end the run, saying so, not hang it.
             SecretServiceBackend.whenACallNeverReturns {
@@ -48,7 +49,7 @@ enum ContractStore: String, CaseIterable, CustomTestStringConvertible, Sendable 
     }
 }
 
-@Suite("The CredentialBackend contract, in every store")
+@Suite("The CredentialBackend contract, in every store", .sandboxed)
 struct BackendContractTests {
     @Test("every store keeps every rule", arguments: ContractStore.allCases, CredentialBackendContract.Rule.allCases)
     func rule(store: ContractStore, rule: CredentialBackendContract.Rule) throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("One spelling per account and name")
+@Suite("One spelling per account and name", .sandboxed)
 struct CanonicalTextTests {
     static let composed = "jos\u{E9}"
     static let decomposed = "jose\u{301}"

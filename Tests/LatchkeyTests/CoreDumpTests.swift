@@ -5,7 +5,7 @@ import Testing
 
 /// Dumpability is the process's, so each case runs in a process of its own
 /// (`latchkey-testhelper dumpable`), never in the shared test process.
-@Suite("Secrets and core dumps")
+@Suite("Secrets and core dumps", .sandboxed)
 struct CoreDumpTests {
     @Test(
         "the library leaves the process dumpable while it holds a secret unless the app opted in; the opt-in forbids dumps while one lives and restores them after",

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("The deadline watch")
+@Suite("The deadline watch", .sandboxed)
 struct DeadlineWatchTests {
     /// What the actions did, in order.
     final class Log: Sendable {

@@ -3,7 +3,7 @@ import Testing
 @testable import Latchkey
 @testable import LatchkeyCredentialHelpers
 
-@Suite("Docker server URLs")
+@Suite("Docker server URLs", .sandboxed)
 struct DockerServerURLTests {
     @Test(
         "matched as docker-credential-helpers match them: host[:port] and path, no scheme, no trailing slash",

@@ -32,7 +32,7 @@ func makeFileBackend(_ source: KeySource = .keyFile, label: String = #function) 
     EncryptedFileBackend(appID: testAppID, directory: try freshDirectory(label) + "/store", keySource: source)
 }
 
-@Suite("Encrypted file backend")
+@Suite("Encrypted file backend", .sandboxed)
 struct EncryptedFileBackendTests {
     static let values: [(String, [UInt8])] = [
         ("empty", []),

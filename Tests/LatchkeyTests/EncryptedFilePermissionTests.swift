@@ -10,7 +10,7 @@ import Testing
     import Foundation
 #endif
 
-@Suite("Encrypted file backend refuses files others can reach")
+@Suite("Encrypted file backend refuses files others can reach", .sandboxed)
 struct EncryptedFilePermissionTests {
     enum Target: String, CaseIterable, CustomTestStringConvertible {
         case vault, keyFile, directory

@@ -40,7 +40,7 @@ private final class Helper {
     }
 }
 
-@Suite("Encrypted file backend across processes", .serialized)
+@Suite("Encrypted file backend across processes", .serialized, .sandboxed)
 struct EncryptedFileProcessTests {
     @Test("two processes x 200 writes on distinct keys: all 400 present")
     func twoWriters() throws {

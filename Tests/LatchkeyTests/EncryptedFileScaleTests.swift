@@ -9,7 +9,7 @@ import Testing
     import Foundation
 #endif
 
-@Suite("Encrypted file backend at scale")
+@Suite("Encrypted file backend at scale", .sandboxed)
 struct EncryptedFileScaleTests {
     /// Mean time per call of `body`, over `count` calls, in microseconds.
     private func microseconds(per count: Int, _ body: () throws -> Void) rethrows -> Double {

@@ -9,7 +9,7 @@ import Testing
     import Foundation
 #endif
 
-@Suite("Encrypted file backend refuses damaged, altered and foreign vaults")
+@Suite("Encrypted file backend refuses damaged, altered and foreign vaults", .sandboxed)
 struct EncryptedFileTamperTests {
     /// A small vault with two items; returns the backend and the vault's bytes.
     private func smallVault(_ source: KeySource, label: String = #function) throws -> (EncryptedFileBackend, [UInt8]) {

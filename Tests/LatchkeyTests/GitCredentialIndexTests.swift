@@ -4,7 +4,7 @@ import Testing
 
 @testable import LatchkeyCredentialHelpers
 
-@Suite("git credential index")
+@Suite("git credential index", .sandboxed)
 struct GitCredentialIndexTests {
     /// The index as Latchkey 0.2 stored it: Foundation's `JSONEncoder` over the synthesized `Codable`.
     struct StoredBefore: Codable {

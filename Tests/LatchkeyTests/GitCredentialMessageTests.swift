@@ -10,7 +10,7 @@ import Testing
     import Foundation
 #endif
 
-@Suite("Git credential messages")
+@Suite("Git credential messages", .sandboxed)
 struct GitCredentialMessageTests {
     @Test("parses every attribute git sends and tolerates unknown ones")
     func parsesAttributes() throws {

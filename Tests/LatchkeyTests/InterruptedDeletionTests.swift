@@ -35,7 +35,7 @@ final class DyingStore: CredentialBackend {
     }
 }
 
-@Suite("A logout cut short in a store without atomic rewrites")
+@Suite("A logout cut short in a store without atomic rewrites", .sandboxed)
 struct InterruptedDeletionTests {
     @Test("the trail says what was being deleted before it goes, and the next run finishes it")
     func recordedAndFinished() throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("Strict JSON reading")
+@Suite("Strict JSON reading", .sandboxed)
 struct JSONParserTests {
     /// Documents other tools read differently (or not at all), each with the
     /// place and the reason the message must name.

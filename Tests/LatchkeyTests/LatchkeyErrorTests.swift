@@ -5,7 +5,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("LatchkeyError")
+@Suite("LatchkeyError", .sandboxed)
 struct LatchkeyErrorTests {
     @Test("equality is on the code and the errno value, not the message; the description names the C call")
     func equalityAndDescription() {

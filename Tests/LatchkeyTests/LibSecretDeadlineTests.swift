@@ -3,7 +3,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("A libsecret call that never returns after its deadline")
+@Suite("A libsecret call that never returns after its deadline", .sandboxed)
 struct LibSecretDeadlineTests {
     /// Counts one cancellation's reports.
     final class Reports: Sendable {

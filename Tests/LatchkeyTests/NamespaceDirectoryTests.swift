@@ -4,7 +4,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("One directory per namespace")
+@Suite("One directory per namespace", .sandboxed)
 struct NamespaceDirectoryTests {
     /// Opens a file vault (key file) of `app` in `store`, as no Secret Service were running.
     static func open(_ app: String, _ store: String) throws -> Vault {

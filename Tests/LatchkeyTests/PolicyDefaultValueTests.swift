@@ -2,7 +2,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("The built-in default policy, built as a value")
+@Suite("The built-in default policy, built as a value", .sandboxed)
 struct PolicyDefaultValueTests {
     @Test("Policy.default equals policy/default.json as parsed, rule for rule, and says it is built in")
     func equalsParsedFile() throws {

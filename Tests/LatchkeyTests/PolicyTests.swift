@@ -16,7 +16,7 @@ let repositoryRoot: String = {
     return path
 }()
 
-@Suite("Policy")
+@Suite("Policy", .sandboxed)
 struct PolicyTests {
     static let shipped: [(file: String, embedded: String, policy: Policy)] = [
         ("default.json", Policy.defaultJSON, .default),

@@ -10,7 +10,7 @@ import Testing
     import Foundation
 #endif
 
-@Suite("Private files")
+@Suite("Private files", .sandboxed)
 struct PrivateFilesTests {
     @Test("prepareDirectory creates missing parents with mode 0700")
     func createsPrivateDirectories() throws {

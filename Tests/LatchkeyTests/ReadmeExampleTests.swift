@@ -8,9 +8,11 @@ import Testing
     import Foundation
 #endif
 
-@Suite("README")
+@Suite("README", .sandboxed)
 struct ReadmeExampleTests {
-    @Test("the README's example runs as written (in the test sandbox's XDG_DATA_HOME)")
+    /// It uses the default store directory and the Secret Service, so it runs only inside
+    /// `.ci/with-keyring`, whose HOME, XDG directories and keyring are thrown away afterwards.
+    @Test("the README's example runs as written (in the test sandbox's XDG_DATA_HOME)", .needsSecretService)
     func example() async throws {
         let token = "token-from-the-server"
         let appID = "com.example.readme\(UInt32.random(in: 0...UInt32.max))"

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("SecretBytes")
+@Suite("SecretBytes", .sandboxed)
 struct SecretBytesTests {
     static let canary = "canary-7f3a-SECRET-value"
 
@@ -86,7 +86,7 @@ struct SecretBytesTests {
     }
 }
 
-@Suite("Guarded blocks kept for reuse")
+@Suite("Guarded blocks kept for reuse", .sandboxed)
 struct GuardedBlocksTests {
     @Test("a block given back is handed out again, and no more than `kept` are kept")
     func reuse() throws {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("Secret Service availability")
+@Suite("Secret Service availability", .sandboxed)
 struct SecretServiceAvailabilityTests {
     /// A private `dbus-daemon` on `<directory>/bus` that can activate nothing,
     /// so nobody owns or can start `org.freedesktop.secrets` on it. Killed on release.
@@ -120,7 +120,7 @@ struct SecretServiceAvailabilityTests {
         #expect(check.error?.cFunction == "g_dbus_connection_new_for_address_sync")
     }
 
-    @Test("the test session's Secret Service is found")
+    @Test("the test session's Secret Service is found", .needsSecretService)
     func realServiceIsAvailable() throws {
         try SecretServiceAvailability.check(environment: ProcessInfo.processInfo.environment, timeout: .seconds(3))
         try SecretServiceBackend(appID: try AppID("com.example.available")).checkAvailability()

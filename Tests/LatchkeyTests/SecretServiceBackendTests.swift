@@ -4,7 +4,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("Secret Service backend")
+@Suite("Secret Service backend", .sandboxed, .needsSecretService)
 struct SecretServiceBackendTests {
     static let allBytes = SecretBytes((0...255).map { UInt8($0) })
     static let large = SecretBytes.random(count: 64 * 1024)

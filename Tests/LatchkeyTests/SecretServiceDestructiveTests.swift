@@ -10,10 +10,11 @@ import Testing
 /// pass, alone, on a fresh private bus and daemon
 /// (`LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1`), one after another.
 @Suite(
-    "Secret Service with a locked, hung or killed daemon", .serialized,
+    "Secret Service with a locked, hung or killed daemon", .serialized, .sandboxed, .needsSecretService,
     .enabled(
         if: ProcessInfo.processInfo.environment["LATCHKEY_DESTRUCTIVE_KEYRING_TESTS"] == "1",
-        "destructive: set LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1 (make test's second pass)"))
+        "destructive, so alone on a keyring of its own: run `make test` (its second pass sets LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1)"
+    ))
 struct SecretServiceDestructiveTests {
     static let deadline = Duration.seconds(1)
     /// Deadline plus a margin: a correctness bound (no hang), not a speed benchmark.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("Secret Service envelope")
+@Suite("Secret Service envelope", .sandboxed)
 struct SecretServiceEnvelopeTests {
     static let sample = SecretServiceEnvelope(
         account: "Zoë", name: "access",

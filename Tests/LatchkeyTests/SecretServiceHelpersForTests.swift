@@ -17,6 +17,7 @@ enum SecretServiceTestSupport {
         _ purpose: String, deadline: Duration = .seconds(3),
         _ body: (SecretServiceBackend) async throws -> Result
     ) async throws -> Result {
+        try SecretServiceGate.require()
         let backend = SecretServiceBackend(appID: try freshAppID(purpose), deadline: deadline)
         do {
             let result = try await body(backend)

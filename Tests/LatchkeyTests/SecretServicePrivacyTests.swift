@@ -4,7 +4,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("Secret Service privacy")
+@Suite("Secret Service privacy", .sandboxed, .needsSecretService)
 struct SecretServicePrivacyTests {
     static let account = "canary-account-4f1e@example.com"
     static let username = "canary-username-77d0"

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("Secret Service pseudonym key")
+@Suite("Secret Service pseudonym key", .sandboxed, .needsSecretService)
 struct SecretServicePseudonymKeyTests {
     static func keyItems(_ appID: AppID) throws -> [LibSecret.Item] {
         try LibSecret.withConnection(deadline: .seconds(3)) { connection in

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("Store directory")
+@Suite("Store directory", .sandboxed)
 struct StoreDirectoryTests {
     @Test("the XDG rule: a relative XDG_DATA_HOME is ignored; a relative or missing HOME is named as such")
     func defaults() throws {

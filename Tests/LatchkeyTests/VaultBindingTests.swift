@@ -6,7 +6,7 @@ import Testing
 /// A vault belongs to its app namespace (format version 2): one copied over
 /// another app's is refused as tampered; a vault of the pre-release version 1
 /// is refused, naming its version.
-@Suite("Vault bound to its app")
+@Suite("Vault bound to its app", .sandboxed)
 struct VaultBindingTests {
     static let access = ItemKey(kind: .session, account: "alice", name: "access")
 

@@ -8,7 +8,7 @@ import Testing
     import Foundation
 #endif
 
-@Suite("Vault entry table, decoded entry by entry")
+@Suite("Vault entry table, decoded entry by entry", .sandboxed)
 struct VaultEntriesTests {
     /// Items of several kinds, with ASCII and non-ASCII accounts and names, with and without expiry.
     static let items: [ItemKey: StoredItem] = {

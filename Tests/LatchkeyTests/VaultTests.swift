@@ -11,7 +11,7 @@ import Testing
     import Foundation
 #endif
 
-@Suite("Vault")
+@Suite("Vault", .sandboxed)
 struct VaultTests {
     @Test(
         "opt-out: remember, opt out erases at once, remember is skipped, opt in, remember again",
@@ -157,7 +157,8 @@ struct VaultTests {
     }
 
     @Test(
-        "the fallback is recorded and reported when the store in use changes, not on every open, and so is the return")
+        "the fallback is recorded and reported when the store in use changes, not on every open, and so is the return",
+        .needsSecretService)
     func fallbackRecordedOnChange() throws {
         let appID = try SecretServiceTestSupport.freshAppID("fallbackchange")
         let directory = try freshDirectory() + "/store"
@@ -237,7 +238,9 @@ struct VaultTests {
         #expect(try vault.storedKeys().isEmpty)
     }
 
-    @Test("migration moves every item into the Secret Service and then destroys the file vault and its key")
+    @Test(
+        "migration moves every item into the Secret Service and then destroys the file vault and its key",
+        .needsSecretService)
     func migration() throws {
         let appID = try SecretServiceTestSupport.freshAppID("migration")
         let directory = try freshDirectory() + "/store"
@@ -268,7 +271,7 @@ struct VaultTests {
     }
 }
 
-@Suite("Vault migration under SIGKILL", .serialized)
+@Suite("Vault migration under SIGKILL", .serialized, .sandboxed, .needsSecretService)
 struct VaultMigrationCrashTests {
     @Test("killing the process at each step of migration loses nothing")
     func killedAtEveryStep() throws {
@@ -316,7 +319,7 @@ struct VaultMigrationCrashTests {
     }
 }
 
-@Suite("Vault audit events for failures")
+@Suite("Vault audit events for failures", .sandboxed)
 struct VaultFailureAuditTests {
     @Test(
         "a wrong passphrase is refused at Vault.open and audited as unlock.failed; a tampered vault as tamper.detected")
@@ -378,7 +381,7 @@ struct VaultFailureAuditTests {
     }
 }
 
-@Suite("Vault KDF bounds from the policy")
+@Suite("Vault KDF bounds from the policy", .sandboxed)
 struct VaultKDFBoundsTests {
     @Test("a vault whose header asks for more Argon2id memory than the policy allows is refused before any derivation")
     func headerAboveBounds() throws {
@@ -411,7 +414,7 @@ struct VaultKDFBoundsTests {
     }
 }
 
-@Suite("Vault audit failure policy")
+@Suite("Vault audit failure policy", .sandboxed)
 struct VaultAuditFailureTests {
     @Test("an audit entry that cannot be written fails the operation under 'fail' and becomes a warning under 'warn'")
     func failOrWarn() throws {

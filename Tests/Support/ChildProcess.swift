@@ -41,7 +41,11 @@ public final class Child {
     private let output = Pipe()
     private let errors = Pipe()
 
-    /// Starts `executable`.
+    /// Starts `executable`. In a test with a ``TestSandbox``, the process is the test's (ended
+    /// with it if it still runs) and its `XDG_RUNTIME_DIR` is the test's own unless `environment`
+    /// sets it, so an agent a command starts on demand is the test's too. Outside
+    /// `.ci/with-keyring` (``SecretServiceGate``) it sees no session bus unless `environment`
+    /// gives one, so no command a test runs reaches a developer's own keyring.
     /// - Parameters:
     ///   - executable: The program's path.
     ///   - arguments: Its arguments.
@@ -53,6 +57,11 @@ public final class Child {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
+        let sandbox = TestSandbox.current
+        if let sandbox {
+            env["XDG_RUNTIME_DIR"] = try sandbox.runtimeDirectory()
+            if !SecretServiceGate.isAvailable { env["DBUS_SESSION_BUS_ADDRESS"] = nil }
+        }
         for (key, value) in environment { env[key] = value }
         process.environment = env
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
@@ -60,6 +69,7 @@ public final class Child {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        sandbox?.adopt(process.processIdentifier)
     }
 
     /// Writes `data` to standard input, closes it, and waits for the end.

@@ -737,6 +737,8 @@ extension POSIX {
     /// Starts `executable` with `arguments` in a session of its own (`posix_spawn`
     /// with `POSIX_SPAWN_SETSID`), detached from this process's terminal and
     /// streams: its standard streams are `/dev/null`, and no other descriptor is inherited.
+    /// Nor are the caller's blocked signals (a test runner's threads block SIGTERM) or an
+    /// ignored SIGHUP, SIGINT, SIGQUIT or SIGTERM: the new process can always be told to end.
     /// - Returns: The new process's id.
     /// - Throws: `.io` naming `posix_spawn` when it cannot be started.
     package static func spawnDetached(_ executable: String, arguments: [String]) throws -> Int32 {
@@ -750,7 +752,15 @@ extension POSIX {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(LATCHKEY_POSIX_SPAWN_SETSID))
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var ending = sigset_t()
+        sigemptyset(&ending)
+        for signal in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] { sigaddset(&ending, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &ending)
+        posix_spawnattr_setflags(
+            &attributes, Int16(LATCHKEY_POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var child: pid_t = 0

@@ -29,6 +29,7 @@ enum TestedStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
     private func open(appID: AppID, directory: String, policy: Policy) throws -> Vault {
         switch self {
         case .secretService:
+            try SecretServiceGate.require()
             return try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .secretService)
         case .keyFile:
             return try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file)
