@@ -4,7 +4,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("Codable value types")
+@Suite("Codable value types", .sandboxed)
 struct CodableTests {
     private func roundTrip<T: Codable & Equatable>(_ value: T) throws -> T {
         try JSONDecoder().decode(T.self, from: JSONEncoder().encode(value))
