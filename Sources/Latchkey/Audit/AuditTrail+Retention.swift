@@ -36,7 +36,8 @@ extension AuditTrail {
         guard tooMany || tooOld else { return }
 
         let (verdict, lines) = AuditChain(appID: appID, path: path, key: key).check(
-            try file.readAll(), anchor: try readAnchor(key: key).value)
+            try file.readAll(limit: Self.maximumFileLength, what: "an audit trail"),
+            anchor: try readAnchor(key: key).value)
         if case .broken(let sequence, let reason) = verdict {
             throw LatchkeyError(
                 .tampered, "not trimming \(path), which fails verification at seq \(sequence): \(reason)")

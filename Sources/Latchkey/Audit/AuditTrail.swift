@@ -337,8 +337,14 @@ package final class AuditTrail: Sendable {
             return []
         }
         try PrivateFiles.requirePrivate(file.status(), path: path, directory: false)
-        return try file.readAll()
+        return try file.readAll(limit: Self.maximumFileLength, what: "an audit trail")
     }
+
+    /// The most bytes read of a whole trail (`verify`, `show`, a trim): 1 GiB, checked
+    /// against the file's size first. A line is at most about 3.4 KB (a 512-byte detail
+    /// escaped), so 260,000 of the longest entries or millions of ordinary ones; the
+    /// default retention (10,000 entries) keeps a trail under 40 MB.
+    static let maximumFileLength = 1 << 30
 
     static func milliseconds(_ date: Date) -> Int64 {
         Int64((date.timeIntervalSince1970 * 1_000).rounded(.down))
