@@ -35,7 +35,7 @@ extension AuditTrail {
         let tooOld = cutoff.map { cutoff in oldest.map { $0.milliseconds < cutoff } ?? false } ?? false
         guard tooMany || tooOld else { return }
 
-        let (verdict, lines) = AuditChain(appID: appID, path: path, key: key).check(
+        let (verdict, lines) = AuditChain(appID: appID, path: path, key: key, keyStore: backend.kind).check(
             try file.readAll(limit: Self.maximumFileLength, what: "an audit trail"),
             anchor: try readAnchor(key: key).value)
         if case .broken(let sequence, let reason) = verdict {
