@@ -46,14 +46,17 @@ struct CLIHardeningEncodingTests {
         #expect(run.stderr.contains("the value of \(option) is not valid UTF-8"), "\(run.stderr)")
     }
 
-    @Test("a store directory in LATCHKEY_HOME that is not UTF-8 is refused, not mapped to another path")
-    func storeDirectoryVariable() throws {
+    @Test(
+        "a store directory, an app id or a home in a variable that is not UTF-8 is refused, not mapped to another",
+        arguments: ["LATCHKEY_HOME", "XDG_DATA_HOME", "HOME", "LATCHKEY_APP", "LATCHKEY_POLICY"])
+    func variables(name: String) throws {
         let work = try freshDirectory()
+        var environment = ["LATCHKEY_HOME": Array((work + "/store").utf8)]
+        environment[name] = Array((work + "/").utf8) + [0xFF]
         let run = try Self.run(
-            Self.words("--backend", "file", "--app", "enc", "username", "remember", "alice"),
-            environment: ["LATCHKEY_HOME": Array((work + "/").utf8) + [0xFF]])
-        #expect(run.status == 64, "\(run.stderr)")
-        #expect(run.stderr.contains("the environment variable LATCHKEY_HOME is not valid UTF-8"), "\(run.stderr)")
+            Self.words("--backend", "file", "username", "remember", "alice"), environment: environment)
+        #expect(run.status == 64, "\(name): \(run.stderr)")
+        #expect(run.stderr.contains("the environment variable \(name) is not valid UTF-8"), "\(run.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty, "nothing was created")
     }
 }

@@ -187,4 +187,19 @@ struct AuditAnchorFileTests {
         try trail.record(.sessionRead, outcome: .ok, backend: .memory)
         #expect(try trail.verify() == .intact(entryCount: 1, lastSequence: 1))
     }
+
+    @Test(
+        "without the key, a segment an earlier reset kept shows a trail existed: the trail deleted with its anchor is broken"
+    )
+    func keptSegmentIsASign() throws {
+        let trail = try trail(entries: 2)
+        try POSIX.removeFile(trail.anchorFile.path)
+        #expect(try trail.reset() != nil)
+        try trail.record(.sessionRead, outcome: .ok, backend: .memory)
+        try trail.backend.delete(trail.keyItem)
+        try POSIX.removeFile(trail.path)
+        try POSIX.removeFile(trail.anchorFile.path)
+        let verdict = try brokenVerdict(trail)
+        #expect(verdict?.reason.contains("a reset kept") == true, "\(verdict?.reason ?? "")")
+    }
 }
