@@ -76,7 +76,7 @@ clean:
 
 # Fuzzing (not part of `make test`): each target is Tests/Fuzz/<name>.swift, built with the
 # library's sources and -sanitize=fuzzer,address by Tests/Fuzz/run; add more names here.
-FUZZ_TARGETS ?= vault-decoder policy-parser git-credential-parser agent-request
+FUZZ_TARGETS ?= vault-decoder policy-parser git-credential-parser agent-request anchor-reader
 FUZZ_RUNS ?= 1000000
 FUZZ_SECONDS ?= 300
 

@@ -26,6 +26,17 @@ public struct AppID: Hashable, Sendable, CustomStringConvertible {
         self.rawValue = rawValue
     }
 
+    /// Creates an app id from bytes, such as a C string's, refusing bytes that are not
+    /// valid UTF-8 rather than reading them with other characters in their place.
+    /// - Parameter utf8: The app id's bytes.
+    /// - Throws: `LatchkeyError` `.invalidInput` saying the app id is not UTF-8, or as ``init(_:)``.
+    public init(utf8: some Collection<UInt8>) throws {
+        guard let text = String(validating: utf8, as: UTF8.self) else {
+            throw LatchkeyError(.invalidInput, "the app id is not valid UTF-8")
+        }
+        try self.init(text)
+    }
+
     /// The id's text.
     public var description: String { rawValue }
 

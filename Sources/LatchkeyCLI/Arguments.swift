@@ -100,35 +100,57 @@ struct Invocation {
     private static let commandOptions = Command.all.flatMap(\.options)
 
     /// Reads `line` (the arguments after the tool's name).
+    /// - Parameters:
+    ///   - line: The arguments.
+    ///   - notUTF8: The indices of `line` whose bytes were not valid UTF-8 (and so
+    ///     hold a stand-in); naming, never using, what they were given for.
     /// - Throws: `LatchkeyError` `.usage` for an unknown command or option (with
-    ///   the closest valid name), a missing value, or an option the command does not take.
-    mutating func parse(_ line: ArraySlice<String>) throws {
+    ///   the closest valid name), a missing value, an option the command does not
+    ///   take, or an argument in `notUTF8` (naming the option or argument).
+    mutating func parse(_ line: ArraySlice<String>, notUTF8: Set<Int> = []) throws {
         var rest = line
         var optionsEnded = false
         var early: [(Option, String?)] = []
         while let argument = rest.popFirst() {
+            let position = rest.startIndex - 1
             guard optionsEnded || !argument.hasPrefix("-") || argument == "-" else {
                 if argument == "--" {
                     optionsEnded = true
                     continue
                 }
                 let (name, inline) = splitOption(argument)
+                /// The option's value, refused when it was not UTF-8.
+                func optionValue(_ option: Option) throws -> String? {
+                    let value = try value(of: option, inline: inline, from: &rest)
+                    if !notUTF8.isDisjoint(with: position..<rest.startIndex) {
+                        throw Invocation.notUTF8("the value of \(option.name)")
+                    }
+                    return value
+                }
                 if let option = Tool.globalOptions.first(where: { $0.names.contains(name) }) {
-                    try globals.set(option, try value(of: option, inline: inline, from: &rest))
-                } else if let command {
-                    guard let option = command.option(named: name) else { throw unknownOption(name) }
-                    take(option, try value(of: option, inline: inline, from: &rest))
-                } else if let option = Invocation.commandOptions.first(where: { $0.names.contains(name) }) {
-                    early.append((option, try value(of: option, inline: inline, from: &rest)))
+                    try globals.set(option, try optionValue(option))
+                } else if let command, let option = command.option(named: name) {
+                    take(option, try optionValue(option))
+                } else if command == nil,
+                    let option = Invocation.commandOptions.first(where: { $0.names.contains(name) })
+                {
+                    early.append((option, try optionValue(option)))
                 } else {
-                    throw unknownOption(name)
+                    throw notUTF8.contains(position) ? Invocation.notUTF8("an option") : unknownOption(name)
                 }
                 continue
             }
-            guard command == nil else {
+            if let command {
+                if notUTF8.contains(position) {
+                    let index = arguments.positionals.count
+                    throw Invocation.notUTF8(
+                        index < command.arguments.count
+                            ? "the \(command.arguments[index].name) argument" : "argument \(index + 1)")
+                }
                 arguments.positionals.append(argument)
                 continue
             }
+            if notUTF8.contains(position) { throw Invocation.notUTF8("the command") }
             words.append(argument)
             command = try Command.resolve(words)
         }
@@ -170,6 +192,15 @@ struct Invocation {
                 "\(command.name) takes \(command.arguments.count) argument\(command.arguments.count == 1 ? "" : "s"); \(extra) more \(extra == 1 ? "was" : "were") given"
             )
         }
+    }
+
+    /// The error for an argument whose bytes are not valid UTF-8: refused, never
+    /// changed into other text (two different names would become one).
+    static func notUTF8(_ what: String) -> LatchkeyError {
+        LatchkeyError(
+            .usage,
+            "\(what) is not valid UTF-8; names, accounts, app ids and paths must be, and are never changed into other text"
+        )
     }
 
     private mutating func take(_ option: Option, _ value: String?) {

@@ -52,11 +52,10 @@ enum AuditCommands {
                 }
             }
         }
-        // A reset is part of what verifying reports: the chain it started is intact, the gap is not hidden.
+        // Every reset is part of what verifying reports, those in the segments later resets kept
+        // included: the chain each started is intact, the gap is not hidden.
         var resets: [JSONOutput] = []
-        // An intact trail parses, so an error reading it is real; a broken one may not, and its break is reported above.
-        let entries = firstBreak == nil ? try vault.auditEntries() : (try? vault.auditEntries()) ?? []
-        for entry in entries where entry.event == .auditReset {
+        for entry in try vault.auditResets() {
             try context.output.line("reset at \(entry.timeText) (\(entry.backend) trail): \(entry.detail ?? "")")
             resets.append(
                 .object([

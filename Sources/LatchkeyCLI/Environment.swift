@@ -30,6 +30,16 @@ struct Environment: Sendable {
         return POSIX.environmentValue(name)
     }
 
+    /// Checks that the variables the tool reads (``forwarded``) hold valid UTF-8:
+    /// a store directory, an app id or a policy path whose bytes are not would
+    /// otherwise name another one.
+    /// - Throws: `LatchkeyError` `.usage` naming the first variable that does not.
+    func requireUTF8() throws {
+        guard values == nil, let name = Environment.forwarded.first(where: { !POSIX.environmentValueIsUTF8($0) })
+        else { return }
+        throw Invocation.notUTF8("the environment variable \(name)")
+    }
+
     /// The variables among `names` that are set.
     func subset(_ names: [String]) -> [String: String] {
         var result: [String: String] = [:]

@@ -15,7 +15,10 @@ import Latchkey
 ///   - invokedAs: The name the tool was invoked as (`git-credential-latchkey` speaks git's protocol).
 ///   - environment: The environment the command reads.
 ///   - viaAgent: Whether a command that uses a store may run in the agent (false inside the agent).
-func runTool(_ line: [String], invokedAs: String, environment: Environment, viaAgent: Bool) -> Int32 {
+///   - notUTF8: The indices of `line` whose bytes were not valid UTF-8 (refused as usage errors).
+func runTool(
+    _ line: [String], invokedAs: String, environment: Environment, viaAgent: Bool, notUTF8: Set<Int> = []
+) -> Int32 {
     var arguments = line[...]
     // `--json` anywhere before `--` shapes the output, even when the line turns out wrong.
     var output = Output(json: arguments.prefix { $0 != "--" }.contains("--json"))
@@ -24,7 +27,9 @@ func runTool(_ line: [String], invokedAs: String, environment: Environment, viaA
     do {
         if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
         if invokedAs == DockerCommands.invokedName { arguments.insert("docker-credential", at: arguments.startIndex) }
-        try invocation.parse(arguments)
+        let inserted = arguments.count - line.count
+        try environment.requireUTF8()
+        try invocation.parse(arguments, notUTF8: Set(notUTF8.map { $0 + inserted }))
         output = Output(json: invocation.globals.json)
         var context = Context(globals: invocation.globals, output: output, environment: environment)
         if invocation.globals.version {
@@ -71,7 +76,8 @@ func runTool(_ line: [String], invokedAs: String, environment: Environment, viaA
 
 // The tool holds tokens and passphrases: no core dump or same-user debugger may reach them.
 MemoryProtection.forbidDumpsWhileHoldingSecrets()
-let invokedAs = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? "latchkey"
+let commandLine = POSIX.commandLineArguments()
+let invokedAs = commandLine.first.map { String($0.text.split(separator: "/").last ?? "") } ?? "latchkey"
 // A command stuck in a libsecret call that ignores its deadline ends as a timeout (75),
 // like one the service did not answer, rather than waiting forever.
 SecretServiceBackend.whenACallNeverReturns {
@@ -82,4 +88,5 @@ SecretServiceBackend.whenACallNeverReturns {
 }
 CommandLineIO.exit(
     status: runTool(
-        Array(CommandLine.arguments.dropFirst()), invokedAs: invokedAs, environment: .process, viaAgent: true))
+        commandLine.dropFirst().map(\.text), invokedAs: invokedAs, environment: .process, viaAgent: true,
+        notUTF8: Set(commandLine.indices.dropFirst().filter { !commandLine[$0].isUTF8 }.map { $0 - 1 })))

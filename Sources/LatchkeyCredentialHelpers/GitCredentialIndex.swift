@@ -54,13 +54,18 @@ struct GitCredentialIndex: Equatable, Sendable {
     /// The prefix of every index's session name.
     static let itemPrefix = "git-index:"
 
+    /// The longest index decoded (4 MiB): one entry per credential of a host, each a
+    /// username and a path of at most 1 MiB (git's whole message), so room for a few
+    /// such entries or thousands of ordinary ones; a longer one is not read but rebuilt.
+    static let maximumLength = 4 << 20
+
     /// Decodes a stored index: `{"version":1,"entries":[{"username":...,"path":...,
     /// "expiry":...,"hasRefreshToken":...}]}`, `path` and `expiry` left out when absent
     /// (read with Latchkey's own JSON parser: with Foundation's `JSONDecoder` a `git
     /// credential fill` took 0.9 ms longer, 61 runs timed in turn).
     /// - Returns: The index, or nil when it is not one this version reads (it is then rebuilt).
     static func decode(_ value: SecretBytes) -> GitCredentialIndex? {
-        guard
+        guard value.count <= maximumLength,
             case .object(let document)? = value.withUnsafeBytes({
                 try? JSONValue.parse($0, source: "the git credential index")
             }),

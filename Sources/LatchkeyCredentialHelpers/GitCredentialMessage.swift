@@ -50,7 +50,7 @@ package struct GitCredentialMessage: Sendable {
     /// - Parameter input: The bytes git wrote to the helper's standard input.
     /// - Returns: The message.
     /// - Throws: `LatchkeyError` `.invalidInput` naming the line number (never
-    ///   its value) when a line has no `=`, a key is empty, a value holds a NUL,
+    ///   its value) when the input holds a NUL anywhere, a line has no `=`, a key is empty,
     ///   a timestamp is not a number, a `url` cannot be parsed (so it can never
     ///   match every host), or the text is not UTF-8.
     package static func parse(_ input: SecretBytes) throws -> GitCredentialMessage {
@@ -59,6 +59,11 @@ package struct GitCredentialMessage: Sendable {
         }
         var message = GitCredentialMessage()
         try input.withUnsafeBytes { bytes in
+            // Anywhere, in a key as in a value, and after the blank line that ends the message.
+            if let nul = bytes.firstIndex(of: 0) {
+                let line = bytes[..<nul].reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+                throw LatchkeyError(.invalidInput, "credential line \(line) contains a NUL byte")
+            }
             var lineNumber = 0
             var rest = bytes[...]
             // Line by line, without collecting the lines first (an array of slices cost a
@@ -76,9 +81,6 @@ package struct GitCredentialMessage: Sendable {
                 let valueBytes = line[line.index(after: equals)...]
                 guard let key = String(validating: keyBytes, as: UTF8.self), !key.isEmpty else {
                     throw LatchkeyError(.invalidInput, "credential line \(lineNumber) has an empty or non-UTF-8 key")
-                }
-                guard !valueBytes.contains(0) else {
-                    throw LatchkeyError(.invalidInput, "credential attribute '\(key)' contains a NUL byte")
                 }
                 // A carriage return left inside a value (after the line's CRLF) could not be
                 // written back faithfully, and git itself refuses such values (credential.protectProtocol).

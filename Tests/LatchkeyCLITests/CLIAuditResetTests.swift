@@ -51,3 +51,25 @@ struct CLIAuditResetTests {
         try store.run(["wipe", "--yes"])
     }
 }
+
+@Suite("latchkey audit verify lists every reset", .sandboxed)
+struct CLIAuditResetListTests {
+    @Test("two resets: verify's text and --json list both, the earlier one from the segment the later kept")
+    func twoResets() throws {
+        let store = try Store("file")
+        let anchor = store.namespaceFile("audit.file.anchor")
+        for round in 1...2 {
+            #expect(try store.run(["session", "put", "s\(round)"], input: "t\n").status == 0)
+            try FileManager.default.removeItem(atPath: anchor)
+            #expect(try store.run(["audit", "reset", "--yes"]).status == 0)
+        }
+        let verified = try store.json(["audit", "verify"])
+        let resets = try #require(verified["resets"] as? [[String: Any]])
+        #expect(resets.count == 2, "\(resets)")
+        let details = resets.compactMap { $0["detail"] as? String }
+        #expect(details.count == 2 && details[0] != details[1], "\(details)")
+        let text = try store.run(["audit", "verify"])
+        #expect(text.status == 0)
+        #expect(text.lines.filter { $0.hasPrefix("reset at ") }.count == 2, "\(text.text)")
+    }
+}

@@ -33,6 +33,18 @@ struct CLIDockerCredentialTests {
         #expect(try docker.list() == ["https://index.docker.io/v1/": "bob"])
     }
 
+    @Test("a server URL whose authority Go's net/url refuses neither returns nor erases another registry's credential")
+    func authorityNotReinterpreted() throws {
+        let docker = try DockerHelper(try Store("file"))
+        try docker.store("https://registry.example.com", "alice", "alice-secret")
+        for action in ["get", "erase"] {
+            let run = try docker.run(action, input: #"https://evil.com\@registry.example.com"#)
+            #expect(run.status == 65, "\(action): \(run.stderr)")
+            #expect(!run.text.contains("alice-secret"), "\(action)")
+        }
+        #expect(try docker.get("registry.example.com")?["Secret"] == "alice-secret", "the credential stays")
+    }
+
     @Test("the identity token docker uses (Username <token>) is kept and returned", arguments: backends)
     func identityToken(backend: String) throws {
         let docker = try DockerHelper(try Store(backend))

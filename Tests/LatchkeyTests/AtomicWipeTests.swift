@@ -79,7 +79,8 @@ struct AtomicWipeTests {
             source: .keyFile, kdf: nil, salt: salt, generation: 1, keyCheck: keys.check, appID: "com.example.rotate")
         try PrivateFiles.replace(
             backend.vaultPath,
-            with: VaultFormat.seal([setting: StoredItem(value: SecretBytes(utf8: "off"))], header: header, keys: keys))
+            with: try VaultFormat.seal(
+                [setting: StoredItem(value: SecretBytes(utf8: "off"))], header: header, keys: keys, path: ""))
 
         let fresh = EncryptedFileBackend(appID: backend.appID, directory: directory, keySource: .keyFile)
         #expect(try fresh.read(setting)?.value == SecretBytes(utf8: "off"))

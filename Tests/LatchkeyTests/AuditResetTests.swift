@@ -18,6 +18,7 @@ struct AuditResetTests {
         let vault = try store.open()
         for name in ["a", "b", "c"] { try vault.saveSession(SecretBytes(utf8: name), name: name, account: "alice") }
         let trail = try #require(vault.audit)
+        let highest = try #require(try trail.entries().last?.sequence)
         switch damage {
         case .anchorFileDeleted:
             try POSIX.removeFile(trail.anchorFile.path)
@@ -48,7 +49,9 @@ struct AuditResetTests {
         #expect(try POSIX.status(of: kept) != nil, "the old trail is kept")
         #expect(report.lastVerifiedSequence < 4)
         let first = try #require(try next.auditEntries().first { $0.event == .auditReset })
-        #expect(first.sequence == 1 && first.detail?.contains(PrivateFiles.baseName(of: kept)) == true)
+        // Numbering goes on: no sequence number is used twice, whatever the damage took.
+        #expect(first.sequence == highest + 1, "seq \(first.sequence) after \(highest)")
+        #expect(first.detail?.contains(PrivateFiles.baseName(of: kept)) == true)
         try next.saveSession(SecretBytes(utf8: "d"), name: "d", account: "alice")
         #expect(try next.session(named: "d", account: "alice")?.value == SecretBytes(utf8: "d"))
         #expect(try next.verifyAudit().allSatisfy { $0.verification.isIntact })

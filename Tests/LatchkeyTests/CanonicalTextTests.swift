@@ -39,4 +39,19 @@ struct CanonicalTextTests {
             Array(ItemKey(kind: .session, account: Self.decomposed, name: "n").account.utf8)
                 == Array(Self.composed.utf8))
     }
+
+    @Test("bytes that are not UTF-8 are refused as an app id, an account or a name, never mapped to U+FFFD")
+    func notUTF8() throws {
+        #expect(try AppID(utf8: Array("com.example.notes".utf8)).rawValue == "com.example.notes")
+        let app = #expect(throws: LatchkeyError.self) { try AppID(utf8: [0x6E, 0xFF]) }
+        #expect(app?.code == .invalidInput && app?.message.contains("not valid UTF-8") == true)
+        let key = try ItemKey(kind: .session, account: Array("e\u{301}".utf8), name: Array("n".utf8))
+        #expect(key == ItemKey(kind: .session, account: "\u{E9}", name: "n"), "normalised as ever")
+        for (account, name) in [([UInt8](), [0x6E, 0xFF]), ([0x6E, 0xFE], Array("n".utf8))] {
+            let error = #expect(throws: LatchkeyError.self) {
+                try ItemKey(kind: .session, account: account, name: name)
+            }
+            #expect(error?.code == .invalidInput && error?.message.contains("not valid UTF-8") == true)
+        }
+    }
 }

@@ -34,4 +34,27 @@ struct DockerServerURLTests {
         #expect(error?.code == .invalidInput)
         #expect(url.isEmpty || error?.message.contains(url) == false)
     }
+
+    @Test(
+        "an authority Go's net/url refuses is refused, not read as another registry",
+        arguments: [
+            "https://evil.com\\@registry.example.com", "evil.com\\@registry.example.com",
+            "https://ev{il@registry.example.com", "https://reg\\istry.example.com", "https://registry.example.com:5o00",
+            "https://[::1", "https://a|b@registry.example.com/v2", "https://registry.example.com\\",
+        ])
+    func authorityRefused(url: String) {
+        let error = #expect(throws: LatchkeyError.self) { try DockerServerURL(url) }
+        #expect(error?.code == .invalidInput)
+    }
+
+    @Test(
+        "user information Go's net/url takes is dropped from the key, as docker's helpers drop it",
+        arguments: [
+            ("https://user:p%40ss@registry.example.com/", "registry.example.com"),
+            ("https://a@b@registry.example.com:5000", "registry.example.com:5000"),
+            ("https://x@[::1]:5000/v2", "[::1]:5000/v2"),
+        ])
+    func userInformation(url: String, key: String) throws {
+        #expect(try DockerServerURL(url).key == key)
+    }
 }

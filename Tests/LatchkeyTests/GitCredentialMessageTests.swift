@@ -81,6 +81,15 @@ struct GitCredentialMessageTests {
         #expect(error?.message.contains("tomorrow") == false)
     }
 
+    @Test(
+        "a NUL anywhere is refused: in a key, in a value, after the message's end",
+        arguments: ["host=x\nke\u{0}y=v\n", "a\u{0}b=c\n", "host=x\n\nhost\u{0}=y\n", "\u{0}"])
+    func nulAnywhere(input: String) {
+        let error = #expect(throws: LatchkeyError.self) { try GitCredentialMessage.parse(SecretBytes(utf8: input)) }
+        #expect(error?.code == .invalidInput)
+        #expect(error?.message.contains("NUL") == true, "\(error?.message ?? "")")
+    }
+
     @Test("serialises what is set, secrets included, and parses back the same")
     func roundTrip() throws {
         var message = GitCredentialMessage()

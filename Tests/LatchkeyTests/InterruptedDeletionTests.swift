@@ -88,3 +88,86 @@ struct InterruptedDeletionTests {
         #expect(try store.read(Vault.pendingDeletionItem) != nil)
     }
 }
+
+@Suite("A list of an interrupted deletion written by another client of the real keyring", .sandboxed)
+struct CraftedDeletionListTests {
+    /// A list as any client of the keyring could store it: `event` and `targets` in the entry table.
+    static func craftedList(event: String, targets: [ItemKey]) -> StoredItem {
+        var entries = Dictionary(uniqueKeysWithValues: targets.map { ($0, StoredItem(value: SecretBytes())) })
+        entries[Vault.pendingEventEntry] = StoredItem(value: SecretBytes(utf8: event))
+        return StoredItem(value: VaultTable.encode(entries))
+    }
+
+    static let trailKey = ItemKey(kind: .key, name: "audit.secret-service")
+
+    /// A vault of `backend` in `directory` holding a session and alice as the remembered username.
+    static func vaultWithCredentials(_ backend: SecretServiceBackend, in directory: String) throws -> Vault {
+        let vault = try Vault(appID: backend.appID, policy: .default, backend: backend, storeDirectory: directory)
+        try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
+        _ = try vault.rememberUsername("alice")
+        return vault
+    }
+
+    /// Stores `list` as any client of the keyring could, with the marker a cut-short run leaves,
+    /// and returns a new vault of the namespace, as the next command opens it.
+    static func plant(_ list: StoredItem, beside vault: Vault, in backend: SecretServiceBackend) throws -> Vault {
+        try backend.write(list, for: Vault.pendingDeletionItem)
+        try PrivateFiles.replace(vault.pendingDeletionMarkerPath, with: Array("logout\n".utf8))
+        return try Vault(appID: backend.appID, policy: .default, backend: backend, storeDirectory: vault.storeDirectory)
+    }
+
+    @Test(
+        "a list naming another event or other items than sessions and the username is tampered, and nothing goes",
+        arguments: [
+            ("audit.reset", [Vault.rememberSetting, ItemKey(kind: .session, name: "access")]),
+            ("wipe", [CraftedDeletionListTests.trailKey]),
+            ("logout", [Vault.rememberSetting, Vault.usernameItem]),
+            ("logout", [ItemKey(kind: .username, name: "other")]),
+        ])
+    func craftedListRefused(event: String, targets: [ItemKey]) async throws {
+        // Made here: the sandbox belongs to the test's task, not to the thread the store is used on.
+        let directory = try freshDirectory("crafted") + "/store"
+        try await SecretServiceTestSupport.withBackend("crafted") { backend in
+            try await SecretServiceTestSupport.onOwnThread {
+                let vault = try Self.vaultWithCredentials(backend, in: directory)
+                try vault.setRemembersUsername(false)
+                let before = try backend.list(kind: nil).sorted { "\($0)" < "\($1)" }
+                #expect(before.contains(Self.trailKey) && before.contains(Vault.rememberSetting))
+
+                let next = try Self.plant(Self.craftedList(event: event, targets: targets), beside: vault, in: backend)
+                let error = #expect(throws: LatchkeyError.self) { try next.finishInterruptedDeletions() }
+                #expect(error?.code == .tampered, "\(String(describing: error))")
+
+                let after = try backend.list(kind: nil).sorted { "\($0)" < "\($1)" }
+                #expect(after.filter { $0 != Vault.pendingDeletionItem } == before, "nothing was deleted")
+                #expect(try next.remembersUsername() == false, "the opt-out stands")
+                let entries = try next.auditEntries()
+                #expect(!entries.contains { $0.event == .auditReset }, "no reset was recorded")
+                #expect(entries.last?.event == .tamperDetected, "\(entries.last?.event.rawValue ?? "")")
+                #expect(try next.verifyAudit().allSatisfy { $0.verification.isIntact })
+            }
+        }
+    }
+
+    @Test("a list Latchkey writes is finished, and the entry names both kinds of item it removed")
+    func ownListFinished() async throws {
+        // Made here: the sandbox belongs to the test's task, not to the thread the store is used on.
+        let directory = try freshDirectory("ownlist") + "/store"
+        try await SecretServiceTestSupport.withBackend("ownlist") { backend in
+            try await SecretServiceTestSupport.onOwnThread {
+                let vault = try Self.vaultWithCredentials(backend, in: directory)
+                let list = Self.craftedList(
+                    event: "wipe",
+                    targets: [ItemKey(kind: .session, account: "alice", name: "access"), Vault.usernameItem])
+                let next = try Self.plant(list, beside: vault, in: backend)
+                try next.finishInterruptedDeletions()
+                let last = try #require(try next.auditEntries().last)
+                #expect(last.event == .wipe)
+                #expect(
+                    last.detail == "finished an interrupted wipe: wiped 1 session (access); forgot the username",
+                    "\(last.detail ?? "")")
+                #expect(try backend.list(kind: .session).isEmpty && backend.read(Vault.usernameItem) == nil)
+            }
+        }
+    }
+}

@@ -101,6 +101,7 @@ struct VaultTests {
         #expect(!verdicts.isEmpty && verdicts.allSatisfy { $0.path.hasSuffix(".jsonl") && $0.verification.isIntact })
         #expect(try await vault.auditEntries().map(\.event).last == .sessionSaved)
         #expect(try await vault.resetAuditTrail().isEmpty, "an intact trail is left alone")
+        #expect(try await vault.auditResets().isEmpty, "no reset yet")
     }
 
     @Test("a logout reports the sessions it wiped in one order, by account and name, on every store")

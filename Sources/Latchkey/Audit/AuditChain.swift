@@ -10,6 +10,8 @@ struct AuditChain {
     let appID: AppID
     let path: String
     let key: SecretBytes
+    /// The kind of store holding the key, for messages.
+    let keyStore: BackendKind
 
     /// Splits `bytes` into lines, checks every entry's form, sequence and MAC,
     /// and the end against `anchor`.
@@ -41,6 +43,10 @@ struct AuditChain {
                     )
                 }
                 previous = from
+                expected = entry.sequence
+            } else if index == 0 && entry.event == .auditReset {
+                // A reset's chain goes on from the numbers of the trail it kept aside (never reusing
+                // one) and chains from chain(0); elsewhere an audit.reset is an ordinary entry.
                 expected = entry.sequence
             } else if isCheckpoint {
                 return (
@@ -79,17 +85,22 @@ struct AuditChain {
     }
 
     private func checkAnchor(_ anchor: AuditAnchor?, lines: [Line]) -> AuditVerification {
+        // The key is in the store (the caller read it): the trail was begun, and its anchor
+        // was made with the key, so a missing or invalid anchor is never "no trail yet".
+        guard let anchor else {
+            return .broken(
+                sequence: lines.last.map { $0.entry.sequence } ?? 1,
+                reason:
+                    "the anchor is missing or invalid although the audit key is in the \(keyStore) store, so the end of \(path) cannot be vouched for (a trail deleted or cut with its anchor)"
+            )
+        }
         guard let last = lines.last?.entry, let first = lines.first?.entry else {
-            if let anchor, anchor.sequence > 0 {
+            if anchor.sequence > 0 {
                 return .broken(
                     sequence: 1, reason: "\(path) is empty or missing, but the anchor records seq \(anchor.sequence)")
             }
+            guard anchor.following.contains(0) else { return torn(anchor, following: 0) }
             return .intact(entryCount: 0, lastSequence: 0)
-        }
-        guard let anchor else {
-            return .broken(
-                sequence: last.sequence,
-                reason: "the anchor is missing or invalid, so the end of \(path) cannot be vouched for")
         }
         if anchor.sequence > last.sequence {
             return .broken(
@@ -115,14 +126,35 @@ struct AuditChain {
                 sequence: anchor.sequence,
                 reason: "entry \(anchor.sequence) does not match the anchor: the trail from there on was replaced")
         }
-        // A crash between an append and its anchor write leaves one entry past the anchor, never more.
-        guard last.sequence <= anchor.sequence + 1 else {
-            return .broken(
-                sequence: anchor.sequence + 2,
-                reason:
-                    "\(path) goes on to seq \(last.sequence) but the anchor records seq \(anchor.sequence): the anchor was put back to an older copy"
-            )
+        // What follows the anchored entry is what a crash can leave (AuditAnchor.following);
+        // the MACs of what follows were checked above, so it chains from the anchored entry.
+        let following = last.sequence - anchor.sequence
+        guard anchor.following.contains(following) else {
+            if anchor.following == 0...1 {
+                return .broken(
+                    sequence: anchor.sequence + 2,
+                    reason:
+                        "\(path) goes on to seq \(last.sequence) but the anchor records seq \(anchor.sequence): the anchor was put back to an older copy"
+                )
+            }
+            return torn(anchor, following: following)
         }
         return .intact(entryCount: lines.count, lastSequence: last.sequence)
+    }
+
+    /// The verdict on an anchor file with one slot torn or altered whose other slot is
+    /// not followed by what a crash leaves (``AuditAnchor/following``).
+    private func torn(_ anchor: AuditAnchor, following: UInt64) -> AuditVerification {
+        .broken(
+            sequence: anchor.sequence + 1,
+            reason: AuditChain.tornReason(anchor, following: following, path: path))
+    }
+
+    /// Why an anchor file with one slot torn or altered does not match the trail: a crash tears
+    /// the write naming the entry just appended, so the other slot is followed by exactly that entry.
+    static func tornReason(_ anchor: AuditAnchor, following: UInt64, path: String) -> String {
+        let expected = anchor.following.lowerBound
+        return
+            "one slot of the anchor file is torn or altered, and the other (seq \(anchor.sequence)) is followed by \(following) entr\(following == 1 ? "y" : "ies") of \(path), where a crash leaves \(expected): \(following < expected ? "the newest entry was cut" : "entries were added or the anchor put back")"
     }
 }

@@ -43,18 +43,23 @@ struct AuditTail {
             try file.sync()
             (start, chunk) = try readEnd(window)
         }
+        // The key is in the store (the caller holds it), so the anchor was made: without one the
+        // trail cannot be vouched for, empty or not.
+        guard let anchor else { throw tampered("the anchor is missing or invalid") }
         guard !chunk.isEmpty else {
-            guard (anchor?.sequence ?? 0) == 0 else {
-                throw tampered("it is empty but the anchor records seq \(anchor?.sequence ?? 0)")
+            guard anchor.sequence == 0 else {
+                throw tampered("it is empty but the anchor records seq \(anchor.sequence)")
+            }
+            guard anchor.following.contains(0) else {
+                throw tampered(AuditChain.tornReason(anchor, following: 0, path: path))
             }
             return (0, AuditEntry.genesisMAC)
         }
-        guard let anchor else { throw tampered("the anchor is missing or invalid") }
         // The usual end: the last line is the anchored entry. Its sequence number and MAC, read
         // where Latchkey writes them, settle that without parsing the line (as below, an
         // append does not recompute the anchored entry's MAC; `audit verify` does).
         let newlineBefore = chunk.dropLast().lastIndex(of: 10)
-        if anchor.sequence > 0, newlineBefore != nil || start == 0 {
+        if anchor.sequence > 0, anchor.following.contains(0), newlineBefore != nil || start == 0 {
             let lastLine = chunk[((newlineBefore ?? -1) + 1)..<(chunk.count - 1)]
             if let head = AuditEntry.head(of: lastLine), !head.isCheckpoint, head.sequence == anchor.sequence,
                 AuditEntry.trailingMAC(of: lastLine) == anchor.mac
@@ -94,11 +99,15 @@ struct AuditTail {
         } else {
             throw tampered("entry \(anchor.sequence), which the anchor records, is not among its last lines")
         }
-        // A crash between an append and its anchor write leaves one entry past the anchor, never more.
-        guard rest.count <= 1 else {
-            throw tampered(
-                "it goes on to seq \(last.sequence) but the anchor records seq \(anchor.sequence), so the anchor was put back to an older copy"
-            )
+        // A crash between an append and its anchor write leaves one entry past the anchor, never
+        // more; with one slot torn, exactly that one (AuditAnchor.following).
+        guard anchor.following.contains(UInt64(rest.count)) else {
+            if anchor.following == 0...1 {
+                throw tampered(
+                    "it goes on to seq \(last.sequence) but the anchor records seq \(anchor.sequence), so the anchor was put back to an older copy"
+                )
+            }
+            throw tampered(AuditChain.tornReason(anchor, following: UInt64(rest.count), path: path))
         }
         var expected = anchor.sequence + 1
         for entry in rest {

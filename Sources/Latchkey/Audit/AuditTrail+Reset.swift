@@ -16,6 +16,13 @@ extension AuditTrail {
                 verdict = .broken(sequence: 1, reason: error.message)
             }
             guard case .broken(let sequence, let reason) = verdict else { return nil }
+            let stored: SecretBytes?
+            do {
+                stored = try storedKey(afresh: true)
+            } catch let error as LatchkeyError where error.code == .tampered {
+                stored = nil // a key of the wrong length is replaced; a store that cannot answer stops the reset
+            }
+            let anchored = try stored.flatMap { try readAnchor(key: $0).value?.sequence } ?? 0
             let suffix = ".reset-\(Self.milliseconds(clock()))"
             var kept: String?
             if try POSIX.status(of: path) != nil {
@@ -26,12 +33,6 @@ extension AuditTrail {
                 try POSIX.rename(anchorFile.path, to: anchorFile.path + suffix)
             }
             try POSIX.syncDirectory(namespace.path)
-            let stored: SecretBytes?
-            do {
-                stored = try storedKey(afresh: true)
-            } catch let error as LatchkeyError where error.code == .tampered {
-                stored = nil // a key of the wrong length is replaced; a store that cannot answer stops the reset
-            }
             let key: SecretBytes
             if let stored {
                 key = stored
@@ -43,11 +44,24 @@ extension AuditTrail {
             let report = AuditResetReport(
                 trailPath: path, keptSegment: kept, lastVerifiedSequence: sequence > 0 ? sequence - 1 : 0,
                 reason: reason)
-            let counter = try anchorFile.write(.genesis, after: nil, key: key)
+            // Numbering goes on after the highest number any kept segment or the old anchor holds, so
+            // no sequence number of the namespace's trail is ever used twice.
+            var highest = anchored
+            for segment in try keptSegments() {
+                for line in try readFile(segment).split(separator: 10) {
+                    if let entry = try? AuditEntry(line: line, source: segment) {
+                        highest = max(highest, entry.sequence)
+                    }
+                }
+            }
+            // A kept segment's lines are not vouched for: a forged number may push the count on (visibly),
+            // never past what the next appends can still count up from.
+            highest = min(highest, UInt64(Int64.max))
+            // The entry first, then a new anchor file naming it (nil: no anchor yet), as every append.
             let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
             let appender = Appender(
-                trail: self, file: file, key: key, lastSequence: 0, previous: AuditEntry.genesisMAC,
-                anchorCounter: counter)
+                trail: self, file: file, key: key, lastSequence: highest, previous: AuditEntry.genesisMAC,
+                anchorCounter: nil)
             try appender.append(.auditReset, outcome: .ok, backend: backend.kind, detail: report.detail)
             return report
         }

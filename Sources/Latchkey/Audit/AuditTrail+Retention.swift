@@ -35,8 +35,9 @@ extension AuditTrail {
         let tooOld = cutoff.map { cutoff in oldest.map { $0.milliseconds < cutoff } ?? false } ?? false
         guard tooMany || tooOld else { return }
 
-        let (verdict, lines) = AuditChain(appID: appID, path: path, key: key).check(
-            try file.readAll(), anchor: try readAnchor(key: key).value)
+        let (verdict, lines) = AuditChain(appID: appID, path: path, key: key, keyStore: backend.kind).check(
+            try file.readAll(limit: Self.maximumFileLength, what: "an audit trail"),
+            anchor: try readAnchor(key: key).value)
         if case .broken(let sequence, let reason) = verdict {
             throw LatchkeyError(
                 .tampered, "not trimming \(path), which fails verification at seq \(sequence): \(reason)")

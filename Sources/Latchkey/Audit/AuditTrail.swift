@@ -213,11 +213,15 @@ package final class AuditTrail: Sendable {
     }
 
     /// Checks the whole trail: every line's form, sequence and MAC, the start
-    /// (seq 1, or a valid checkpoint) and the end against the anchor.
+    /// (seq 1, a valid checkpoint, or a reset's first entry) and the end against
+    /// the anchor, as far as the anchor file's state allows (``AuditAnchor/following``).
     ///
     /// Read-only: it appends nothing, moves no anchor and creates no file or
-    /// key, so verifying twice gives the same answer. A missing trail with no
-    /// anchor is intact and empty; a missing trail with an anchor is broken.
+    /// key, so verifying twice gives the same answer. A trail that should exist is
+    /// never empty: with the key in the store a missing or invalid anchor is broken
+    /// (a missing trail file with the genesis anchor is empty); without the key, a
+    /// trail file, an anchor or a segment an earlier reset kept is broken. Only a
+    /// namespace with none of these is intact and empty.
     /// - Returns: ``AuditVerification/intact(entryCount:lastSequence:)``, or the
     ///   first bad sequence number and why.
     /// - Throws: `LatchkeyError` when the backend or the file cannot be read
@@ -228,15 +232,22 @@ package final class AuditTrail: Sendable {
         // The key is read afresh: verifying must notice a key deleted since this process read it.
         guard let key = try storedKey(afresh: true) else {
             let anchorExists = try POSIX.status(of: anchorFile.path) != nil
-            if try readFile().isEmpty && !anchorExists {
+            let segments = try keptSegments()
+            if try readFile().isEmpty && !anchorExists && segments.isEmpty {
                 return .intact(entryCount: 0, lastSequence: 0)
             }
+            let sign =
+                segments.isEmpty
+                ? "" : " (a trail existed: a reset kept \(PrivateFiles.baseName(of: segments[segments.count - 1])))"
             return .broken(
                 sequence: 1,
-                reason: "the audit key is missing from the \(backend.kind) store, so \(path) cannot be verified")
+                reason:
+                    "the audit key is missing from the \(backend.kind) store, so \(path) cannot be verified\(sign)")
         }
         let anchor = try readAnchor(key: key).value
-        return AuditChain(appID: appID, path: path, key: key).check(try readFile(), anchor: anchor).0
+        return AuditChain(appID: appID, path: path, key: key, keyStore: backend.kind).check(
+            try readFile(), anchor: anchor
+        ).0
     }
 
     /// The entries after `sequence`, for display; the MACs are not checked (use ``verify()``).
@@ -250,6 +261,36 @@ package final class AuditTrail: Sendable {
             if sequence.map({ entry.sequence > $0 }) ?? true { entries.append(entry) }
         }
         return entries
+    }
+
+    /// The segments earlier resets set aside (`audit.<backend kind>.jsonl.reset-<milliseconds>`),
+    /// oldest first.
+    /// - Throws: `LatchkeyError` when the namespace's directory cannot be read.
+    func keptSegments() throws -> [String] {
+        guard try POSIX.status(of: namespace.path) != nil else { return [] }
+        let prefix = PrivateFiles.baseName(of: path) + ".reset-"
+        let segments = try POSIX.directoryEntries(namespace.path).compactMap { name -> (UInt64, String)? in
+            guard name.hasPrefix(prefix), let milliseconds = UInt64(name.dropFirst(prefix.count)) else { return nil }
+            return (milliseconds, namespace.file(name))
+        }
+        return segments.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// Every `audit.reset` entry of this trail and of the segments earlier resets kept,
+    /// oldest first: each reset is the first entry of the chain it started, and the
+    /// next reset kept that chain as a segment. A segment is read line by line for
+    /// display, its MACs unchecked (it was set aside for not verifying); a line that
+    /// is not an entry is skipped, so one damaged segment does not hide the others' resets.
+    /// - Returns: The entries, oldest first.
+    /// - Throws: `LatchkeyError` when a file cannot be read.
+    package func resets() throws -> [AuditEntry] {
+        var resets: [AuditEntry] = []
+        for file in try keptSegments() + [path] {
+            let bytes = try readFile(file)
+            resets += bytes.split(separator: 10).compactMap { try? AuditEntry(line: $0, source: file) }
+                .filter { $0.event == .auditReset }
+        }
+        return resets
     }
 
     /// The keyed pseudonym the trail writes for `account`: 16 hex digits of a
@@ -328,8 +369,9 @@ package final class AuditTrail: Sendable {
         }
     }
 
-    /// The trail's bytes; empty when it does not exist.
-    func readFile() throws -> [UInt8] {
+    /// The bytes of the trail (or of one of its kept segments); empty when it does not exist.
+    func readFile(_ path: String? = nil) throws -> [UInt8] {
+        let path = path ?? self.path
         let file: POSIX.File
         do {
             file = try POSIX.File.open(path, .read)
@@ -337,8 +379,14 @@ package final class AuditTrail: Sendable {
             return []
         }
         try PrivateFiles.requirePrivate(file.status(), path: path, directory: false)
-        return try file.readAll()
+        return try file.readAll(limit: Self.maximumFileLength, what: "an audit trail")
     }
+
+    /// The most bytes read of a whole trail (`verify`, `show`, a trim): 1 GiB, checked
+    /// against the file's size first. A line is at most about 3.4 KB (a 512-byte detail
+    /// escaped), so 260,000 of the longest entries or millions of ordinary ones; the
+    /// default retention (10,000 entries) keeps a trail under 40 MB.
+    static let maximumFileLength = 1 << 30
 
     static func milliseconds(_ date: Date) -> Int64 {
         Int64((date.timeIntervalSince1970 * 1_000).rounded(.down))

@@ -47,6 +47,24 @@ public struct ItemKey: Hashable, Sendable, CustomStringConvertible {
         self.name = CanonicalText.nfc(name)
     }
 
+    /// Creates an item key from bytes, such as C strings', refusing an account or a
+    /// name that is not valid UTF-8 rather than reading it with other characters in
+    /// its place (two different names would become one item).
+    /// - Parameters:
+    ///   - kind: What sort of item this is.
+    ///   - account: The account's bytes; empty for app-wide items.
+    ///   - name: The name's bytes.
+    /// - Throws: `LatchkeyError` `.invalidInput` saying which is not UTF-8 (never quoting it).
+    public init(kind: Kind, account: some Collection<UInt8>, name: some Collection<UInt8>) throws {
+        guard let accountText = String(validating: account, as: UTF8.self) else {
+            throw LatchkeyError(.invalidInput, "the account is not valid UTF-8")
+        }
+        guard let nameText = String(validating: name, as: UTF8.self) else {
+            throw LatchkeyError(.invalidInput, "the \(kind) name is not valid UTF-8")
+        }
+        self.init(kind: kind, account: accountText, name: nameText)
+    }
+
     /// The kind and name; never the account, which may be personal data.
     public var description: String { "\(kind.rawValue)/\(name)" }
 }

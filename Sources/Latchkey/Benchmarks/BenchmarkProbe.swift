@@ -46,7 +46,7 @@ package enum BenchmarkProbe {
     /// - Returns: Its bytes.
     /// - Throws: `LatchkeyError` `.notFound` or `.io`.
     package static func contents(of path: String) throws -> [UInt8] {
-        try POSIX.File.open(path, .read).readAll()
+        try POSIX.File.open(path, .read).readAll(limit: 1 << 30)
     }
 
     /// Replaces a file's content in place (`ftruncate`, `write`), keeping its

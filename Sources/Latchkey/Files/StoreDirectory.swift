@@ -17,6 +17,21 @@ package enum StoreDirectory {
             + "/.local/share/latchkey"
     }
 
+    /// The process's `XDG_DATA_HOME` and `HOME`, the variables ``standard(environment:)`` reads.
+    /// - Throws: `LatchkeyError` `.invalidInput` naming one whose bytes are not valid UTF-8.
+    package static func processEnvironment() throws -> [String: String] {
+        var environment: [String: String] = [:]
+        for name in ["XDG_DATA_HOME", "HOME"] {
+            guard POSIX.environmentValueIsUTF8(name) else {
+                throw LatchkeyError(
+                    .invalidInput, "the environment variable \(name) is not valid UTF-8, so it names no store directory"
+                )
+            }
+            environment[name] = POSIX.environmentValue(name)
+        }
+        return environment
+    }
+
     /// `$HOME` when it is absolute.
     /// - Parameters:
     ///   - environment: The environment to read.

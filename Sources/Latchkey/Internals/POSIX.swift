@@ -44,8 +44,26 @@ package enum POSIX {
     package static var processID: Int32 { getpid() }
 
     /// The value of the environment variable `name` (`getenv`), without decoding the whole environment.
+    /// Bytes that are not UTF-8 would be replaced: check ``environmentValueIsUTF8(_:)`` first
+    /// where the value names something.
     package static func environmentValue(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
+    }
+
+    /// Whether the environment variable `name` is unset or valid UTF-8 (`getenv`).
+    package static func environmentValueIsUTF8(_ name: String) -> Bool {
+        getenv(name).map { String(validatingCString: $0) != nil } ?? true
+    }
+
+    /// The process's arguments (`argv`), the tool's name first: each decoded
+    /// from UTF-8, with whether its bytes were valid UTF-8 (where they were not,
+    /// the text holds U+FFFD in their place and must not be used).
+    package static func commandLineArguments() -> [(text: String, isUTF8: Bool)] {
+        (0..<Int(CommandLine.argc)).map { index in
+            guard let argument = CommandLine.unsafeArgv[index] else { return ("", true) }
+            if let text = String(validatingCString: argument) { return (text, true) }
+            return (String(cString: argument), false)
+        }
     }
 
     /// The path of this process's executable (`readlink` of `/proc/self/exe`).
@@ -148,28 +166,27 @@ package enum POSIX {
             return file
         }
 
-        /// Reads the whole file from the start (`pread`), refusing one longer than `limit` bytes.
-        /// - Throws: `.invalidInput` naming the path when it is longer than `limit`; `.io`.
-        func readAll(limit: Int) throws -> [UInt8] {
-            let bytes = try read(upTo: limit + 1, at: 0)
-            guard bytes.count <= limit else {
-                throw LatchkeyError(
-                    .invalidInput, "\(path) is longer than \(limit) bytes, the most Latchkey reads from such a file")
+        /// Reads the whole file from the start (`pread`), refusing one longer than
+        /// `limit` bytes: by its size (`fstat`) before any byte is read, and again by
+        /// what the reads give should it grow meanwhile. Allocates what the file
+        /// holds, never `limit`.
+        /// - Throws: `.invalidInput` naming the path and `what` when it is longer than `limit`; `.io`.
+        func readAll(limit: Int, what: String = "such a file") throws -> [UInt8] {
+            func tooLong() -> LatchkeyError {
+                LatchkeyError(
+                    .invalidInput, "\(path) is longer than \(limit) bytes, the most Latchkey reads from \(what)")
             }
-            return bytes
-        }
-
-        /// Reads the whole file from the start (`pread`): as much as `fstat` gives, in one
-        /// allocation, then on in chunks should the file have grown meanwhile.
-        func readAll() throws -> [UInt8] {
             let size = try status().size
-            var result = try read(upTo: size + 1, at: 0)
-            guard result.count > size else { return result }
-            while true {
-                let more = try read(upTo: 64 * 1024, at: result.count)
-                if more.isEmpty { return result }
-                result += more
+            guard size <= limit else { throw tooLong() }
+            var bytes = try read(upTo: size + 1, at: 0)
+            while bytes.count > size { // it grew meanwhile (an append): read on, within the limit
+                guard bytes.count <= limit else { throw tooLong() }
+                let more = try read(upTo: min(64 * 1024, limit + 1 - bytes.count), at: bytes.count)
+                if more.isEmpty { break }
+                bytes += more
             }
+            guard bytes.count <= limit else { throw tooLong() }
+            return bytes
         }
 
         /// Writes all of `bytes` (`write`), continuing after short writes.

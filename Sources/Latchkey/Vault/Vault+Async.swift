@@ -106,6 +106,11 @@ extension Vault {
         try await Vault.offload { try self.verifyAudit() }
     }
 
+    /// See the synchronous ``auditResets()``.
+    public func auditResets() async throws -> [AuditEntry] {
+        try await Vault.offload { try self.auditResets() }
+    }
+
     /// See the synchronous ``resetAuditTrail()``.
     public func resetAuditTrail() async throws -> [AuditResetReport] {
         try await Vault.offload { try self.resetAuditTrail() }

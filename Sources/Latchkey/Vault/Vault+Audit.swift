@@ -40,6 +40,17 @@ extension Vault {
         return entries.sorted { $0.time < $1.time }
     }
 
+    /// Every reset of every trail of this namespace (the store in use, and the
+    /// encrypted file's when the Secret Service is in use): the `audit.reset`
+    /// entry that starts the current chain and those that started the chains
+    /// earlier resets kept aside, oldest first. Read for display, like
+    /// ``auditEntries(since:)``; ``verifyAudit()`` checks the current chains.
+    /// - Returns: The `audit.reset` entries, merged by time.
+    /// - Throws: `LatchkeyError` when a trail or a kept segment cannot be read.
+    public func auditResets() throws -> [AuditEntry] {
+        try auditTrails.flatMap { try $0.resets() }.sorted { $0.time < $1.time }
+    }
+
     /// Verifies every trail of this namespace, without changing anything.
     /// - Returns: Each trail's path and verdict.
     /// - Throws: `LatchkeyError` when a trail or its key cannot be read.

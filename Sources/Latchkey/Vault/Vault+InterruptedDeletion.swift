@@ -51,7 +51,8 @@ extension Vault {
     /// removes the list. Nothing happens, and the store is not asked, when the
     /// marker file is absent (``pendingDeletionMarkerPath``).
     /// - Throws: `LatchkeyError` when the store or the trail cannot answer, or
-    ///   `.tampered` when the list cannot be read.
+    ///   `.tampered` (recorded as `tamper.detected`, nothing deleted) when the
+    ///   list cannot be read or is not one Latchkey writes (``checkedJournal(event:targets:)``).
     func finishInterruptedDeletions() throws {
         guard try POSIX.status(of: pendingDeletionMarkerPath) != nil else { return }
         let pending = Vault.pendingDeletionItem
@@ -59,24 +60,61 @@ extension Vault {
             try PrivateFiles.remove(pendingDeletionMarkerPath) // cut short before the list was stored
             return
         }
-        var entries = try VaultTable.decode(list.value, path: "the list of an interrupted deletion")
-        let named = entries.removeValue(forKey: Vault.pendingEventEntry)
-        let event =
-            named.flatMap { $0.value.withUnsafeBytes { String(validating: $0, as: UTF8.self) } }.map(
-                AuditEvent.init(rawValue:)) ?? .logout
-        _ = try perform(event) { changes in
+        let (event, targets) = Vault.journalEntries(list.value)
+        _ = try perform(event ?? .logout, detail: "the list of an interrupted deletion") {
+            changes in
+            // Anyone who can write to the store can write this item: only what a logout or a wipe of
+            // Latchkey's own would have listed is acted on; anything else deletes nothing.
+            let (event, keys) = try Vault.checkedJournal(event: event, targets: targets)
             var report = LogoutReport()
-            for key in entries.keys {
+            for key in keys {
                 guard try backend.read(key) != nil else { continue }
                 try changes.willChange(key, in: backend)
                 try backend.delete(key)
                 if key.kind == .session { report.wipedSessions.append(key) }
-                if key == Vault.usernameItem { report.forgotUsername = true }
+                if key.kind == .username { report.forgotUsername = true }
             }
             try changes.willChange(pending, in: backend)
             try backend.delete(pending)
             return OperationOutcome(report, detail: "finished an interrupted \(event): " + report.summary)
         }
         try PrivateFiles.remove(pendingDeletionMarkerPath)
+    }
+
+    /// The events a list may name: the two operations that keep one.
+    static let journalEvents: Set<AuditEvent> = [.logout, .wipe]
+    /// The event and the targets of a stored list, as far as it decodes: nil
+    /// for a part that does not (``checkedJournal(event:targets:)`` says why).
+    static func journalEntries(_ value: SecretBytes) -> (event: AuditEvent?, targets: [ItemKey]?) {
+        // No bigger than the vault that could hold every item it names.
+        guard value.count <= VaultFormat.maximumFileLength,
+            var entries = try? VaultTable.decode(value, path: "the list of an interrupted deletion")
+        else {
+            return (nil, nil)
+        }
+        let named = entries.removeValue(forKey: Vault.pendingEventEntry)
+        let event = named.flatMap { $0.value.utf8String() }.map(AuditEvent.init(rawValue:))
+        return (event.flatMap { journalEvents.contains($0) ? $0 : nil }, Array(entries.keys))
+    }
+
+    /// The list's event and targets when they are what Latchkey writes: the
+    /// event `logout` or `wipe`, and as targets only what those delete: sessions
+    /// and the remembered username, never a setting (the user's opt-out), a key
+    /// (the audit trail's) or the list itself.
+    /// - Throws: `.tampered` naming what is wrong (never an account), so that
+    ///   a list written by another client of the store deletes nothing.
+    static func checkedJournal(event: AuditEvent?, targets: [ItemKey]?) throws -> (AuditEvent, [ItemKey]) {
+        let item = "the list of an interrupted deletion (\(pendingDeletionItem))"
+        guard let targets else { throw LatchkeyError(.tampered, "\(item) cannot be read; nothing was deleted") }
+        guard let event else {
+            throw LatchkeyError(
+                .tampered, "\(item) names no event Latchkey keeps such a list for (logout, wipe); nothing was deleted")
+        }
+        if let stray = targets.first(where: { $0.kind != .session && $0 != usernameItem }) {
+            throw LatchkeyError(
+                .tampered,
+                "\(item) names a \(stray.kind) item, which no logout or wipe deletes; nothing was deleted")
+        }
+        return (event, targets)
     }
 }

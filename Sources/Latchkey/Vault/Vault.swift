@@ -194,13 +194,13 @@ public final class Vault: Sendable {
     /// The default store directory: `$XDG_DATA_HOME/latchkey` when that is an
     /// absolute path (a relative one is ignored, as the XDG rule says), else
     /// `$HOME/.local/share/latchkey`.
-    /// - Parameter environment: The environment to read; the process's by default.
+    /// - Parameter environment: The environment to read; the process's when nil.
     /// - Returns: The directory's path.
-    /// - Throws: `LatchkeyError` `.invalidInput` saying whether `HOME` is missing or relative.
-    public static func defaultStoreDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) throws
-        -> String
-    {
-        try StoreDirectory.standard(environment: environment)
+    /// - Throws: `LatchkeyError` `.invalidInput` saying whether `HOME` is missing or
+    ///   relative, or naming the variable whose bytes are not valid UTF-8 (the path is
+    ///   refused, never read with other characters in their place).
+    public static func defaultStoreDirectory(environment: [String: String]? = nil) throws -> String {
+        try StoreDirectory.standard(environment: environment ?? StoreDirectory.processEnvironment())
     }
 
     /// The file vault as the policy and the passphrase allow it to be opened:

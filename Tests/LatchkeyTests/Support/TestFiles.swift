@@ -9,6 +9,11 @@ import Testing
     import Foundation
 #endif
 
+extension POSIX.File {
+    /// The whole file, however long: for tests, which read what they wrote.
+    func readAll() throws -> [UInt8] { try readAll(limit: 1 << 40) }
+}
+
 /// The whole content of a file.
 func fileBytes(_ path: String) throws -> [UInt8] {
     try POSIX.File.open(path, .read).readAll()

@@ -2,9 +2,26 @@
 /// XChaCha20-Poly1305 ciphertext of the entry table with the header as
 /// associated data (see `docs/FILE-FORMAT.md`).
 enum VaultFormat {
+    /// The most bytes a vault file may hold (64 MiB), and so the most a reader reads: checked
+    /// against the file's size before reading (a 2 GiB file is refused at once, not read and
+    /// decrypted), and by every writer, so that no vault Latchkey writes is one it refuses.
+    /// Room for 60,000 sessions of 1 KiB, or 60 of the CLI's largest (1 MiB).
+    static let maximumFileLength = 64 << 20
+
     /// The complete file for `items` under `header` (whose key check must be `keys.check`),
     /// with a fresh random nonce.
-    static func seal(_ items: [ItemKey: StoredItem], header: VaultHeader, keys: VaultKeys) -> [UInt8] {
+    /// - Throws: `.invalidInput` when it would be longer than ``maximumFileLength`` (nothing is written).
+    static func seal(_ items: [ItemKey: StoredItem], header: VaultHeader, keys: VaultKeys, path: String) throws
+        -> [UInt8]
+    {
+        let tableLength = VaultTable.encodedLength(items)
+        let length = VaultHeader.lengthWithNonce + tableLength + Sodium.aeadTagLength
+        guard length <= maximumFileLength else {
+            throw LatchkeyError(
+                .invalidInput,
+                "\(path) would be \(length) bytes long; the most a vault holds is \(maximumFileLength) bytes (nothing was changed)"
+            )
+        }
         let headerBytes = header.encoded()
         let (nonce, ciphertext) = Sodium.seal(
             VaultTable.encode(items), additionalData: headerBytes, key: keys.encryption)

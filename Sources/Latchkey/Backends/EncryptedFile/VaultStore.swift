@@ -68,7 +68,7 @@ struct VaultStore {
             }
             return cached
         }
-        var snapshot = try decode(file.readAll())
+        var snapshot = try decode(file.readAll(limit: VaultFormat.maximumFileLength, what: "a vault"))
         snapshot.identity = identity
         cached = snapshot
         return snapshot
@@ -213,7 +213,7 @@ struct VaultStore {
         let header = VaultHeader(
             source: source.kind, kdf: kdf, salt: salt, generation: 1, keyCheck: vaultKeys.check,
             appID: namespace.appID.rawValue)
-        let bytes = VaultFormat.seal(items, header: header, keys: vaultKeys)
+        let bytes = try VaultFormat.seal(items, header: header, keys: vaultKeys, path: vaultPath)
         try PrivateFiles.replace(vaultPath, with: bytes)
         if source.kind == .keyFile {
             try POSIX.rename(nextKeyFilePath, to: keyFilePath)
@@ -259,7 +259,7 @@ struct VaultStore {
                 source: source.kind, kdf: kdf, salt: salt, generation: 1, keyCheck: vaultKeys.check,
                 appID: namespace.appID.rawValue)
         }
-        let bytes = VaultFormat.seal(items, header: header, keys: vaultKeys)
+        let bytes = try VaultFormat.seal(items, header: header, keys: vaultKeys, path: vaultPath)
         try PrivateFiles.replace(vaultPath, with: bytes)
         // The identity is unknown until the next read stats the new file; that read
         // then compares the header and nonce with these and keeps the items.

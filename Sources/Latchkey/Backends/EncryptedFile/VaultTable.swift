@@ -27,15 +27,20 @@ enum VaultTable {
         }
     }
 
-    /// The table holding `items`, as secret bytes.
-    static func encode(_ items: [ItemKey: StoredItem]) -> SecretBytes {
+    /// The length of the table holding `items`, in bytes.
+    static func encodedLength(_ items: [ItemKey: StoredItem]) -> Int {
         var length = 4
         for (key, item) in items {
             length +=
                 fixedEntryLength + key.kind.rawValue.utf8.count + key.account.utf8.count
                 + key.name.utf8.count + item.value.count
         }
-        return SecretBytes(count: length) { out in
+        return length
+    }
+
+    /// The table holding `items`, as secret bytes.
+    static func encode(_ items: [ItemKey: StoredItem]) -> SecretBytes {
+        SecretBytes(count: encodedLength(items)) { out in
             var writer = ByteWriter(out)
             writer.write(UInt32(items.count))
             for (key, item) in items {
