@@ -66,6 +66,14 @@ test: deps
 format:
 	$(SWIFT) format format --in-place --parallel --recursive $(FORMATTED)
 
+# The API documentation of Latchkey, LatchkeyTesting and LatchkeyLoginFlow as one static site
+# in .build/docs/Latchkey.doccarchive, from the DocC catalogs Sources/<Module>/<Module>.docc and
+# the doc comments, with the toolchain's docc; fails on any warning (scripts/docs). `make test`
+# runs it. scripts/docs-screenshot shows a page in headless Chromium.
+docs: deps
+	$(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) scripts/docs
+
 # Regenerates api/*.txt, the committed public surface `make test` checks, after an intended API change.
 api: deps
 	$(SWIFT) build --build-tests

@@ -55,7 +55,7 @@ extension Vault {
     }
 
     /// Sets the user's choice. Turning it off erases the remembered username at
-    /// once; while it is off, ``rememberUsername(_:)`` is skipped.
+    /// once; while it is off, ``rememberUsername(_:)-9cng2`` is skipped.
     ///
     /// What the opt-out erases is the remembered username item alone, the one
     /// that prefills the login screen. It does not log anyone out: a live session
