@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 # The Swift files the formatter keeps (.swift-format; CONTRIBUTING.md says why these settings).
 FORMATTED = Sources Tests Examples Package.swift
 
-.PHONY: deps build demo test format api bench stress fuzz install install-built clean login-window login-window-test interop interop-keepassxc
+.PHONY: deps build demo test format api docs release bench stress fuzz install install-built clean login-window login-window-test interop interop-keepassxc
 
 deps:
 	@.ci/install-deps
@@ -66,6 +66,14 @@ test: deps
 format:
 	$(SWIFT) format format --in-place --parallel --recursive $(FORMATTED)
 
+# The API documentation of Latchkey, LatchkeyTesting and LatchkeyLoginFlow as one static site
+# in .build/docs/Latchkey.doccarchive, from the DocC catalogs Sources/<Module>/<Module>.docc and
+# the doc comments, with the toolchain's docc; fails on any warning (scripts/docs). `make test`
+# runs it. scripts/docs-screenshot shows a page in headless Chromium.
+docs: deps
+	$(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) scripts/docs
+
 # Regenerates api/*.txt, the committed public surface `make test` checks, after an intended API change.
 api: deps
 	$(SWIFT) build --build-tests
@@ -73,6 +81,14 @@ api: deps
 
 clean:
 	rm -rf .build
+
+# Tags a release: checks that VERSION, Tool.version (what `latchkey --version` prints) and the
+# newest CHANGELOG.md entry agree and that the tree is clean, then creates the annotated tag
+# VERSION (no `v`). Pushes nothing. scripts/test-release tests it in a throw-away clone.
+VERSION ?=
+
+release:
+	@scripts/release "$(VERSION)"
 
 # Fuzzing (not part of `make test`): each target is Tests/Fuzz/<name>.swift, built with the
 # library's sources and -sanitize=fuzzer,address by Tests/Fuzz/run; add more names here.

@@ -8,7 +8,7 @@ import Synchronization
     import Foundation
 #endif
 
-/// The rules every ``Latchkey/CredentialBackend`` keeps, as checks an app can
+/// The rules every ``/Latchkey/CredentialBackend`` keeps, as checks an app can
 /// run against a store of its own (Latchkey runs them against each of its
 /// stores in its own tests).
 ///

@@ -1,4 +1,4 @@
-/// The verdict on one audit trail of a namespace, as ``Vault/verifyAudit()`` gives it.
+/// The verdict on one audit trail of a namespace, as ``Vault/verifyAudit()-2gsuw`` gives it.
 public struct AuditTrailVerification: Sendable, Equatable, Codable {
     /// The trail file's path.
     public let path: String

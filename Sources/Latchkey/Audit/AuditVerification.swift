@@ -1,4 +1,4 @@
-/// What ``AuditTrail/verify()`` found.
+/// What ``Vault/verifyAudit()-2gsuw`` found in one audit trail.
 public enum AuditVerification: Sendable, Equatable, Codable {
     /// Every entry is authentic and in order, nothing is missing at the start
     /// (beyond a checkpoint), and the end matches the anchor kept in the backend.

@@ -53,7 +53,7 @@ extension Policy {
     ///
     /// A policy decides what is kept and whether it is audited, so it is trusted
     /// only when nobody else could have changed it: the file must be a regular
-    /// file, at most ``maximumFileLength`` bytes, owned by this user (or root), not
+    /// file, at most 64 KiB, owned by this user (or root), not
     /// writable by its group or others, in a directory with the same properties
     /// (see `policy/README.md`). It need not be private: a policy holds no secret.
     /// - Parameter path: The file's path.

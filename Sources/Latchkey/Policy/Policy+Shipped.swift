@@ -125,7 +125,7 @@ extension Policy {
     /// the username, the encrypted-file fallback is allowed, the agent keeps an
     /// unlocked vault 15 minutes.
     ///
-    /// Built as a value, not parsed from ``defaultJSON``: most processes use
+    /// Built as a value, not parsed from `defaultJSON`: most processes use
     /// it, and parsing JSON on every start is work a command need not do.
     /// `PolicyTests` checks that it equals what `policy/default.json` parses to.
     public static let `default` = Policy(

@@ -1,8 +1,7 @@
 /// A policy's answer to one question: go ahead, or do not, and why.
 ///
-/// Decisions are values so that a `Vault` can combine them
-/// (``all(of:)``, ``any(of:)``), audit a denial with its reason, and turn it
-/// into an error only where the operation must stop (``requireAllowed()``).
+/// Decisions are values so that a `Vault` can combine them, audit a denial
+/// with its reason, and turn it into an error only where the operation must stop.
 public enum PolicyDecision: Sendable, Equatable, Codable {
     /// The operation may go ahead.
     case allow

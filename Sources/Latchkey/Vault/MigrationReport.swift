@@ -1,4 +1,4 @@
-/// What ``Vault/migrate()`` moved from the encrypted file into the Secret Service.
+/// What ``Vault/migrate()-8jolc`` moved from the encrypted file into the Secret Service.
 public struct MigrationReport: Sendable, Equatable, Codable {
     /// Items copied and verified.
     public internal(set) var moved = 0

@@ -92,7 +92,7 @@ extension Vault {
     /// The account of the newest live session (by when it was saved): who is
     /// logged in, whether or not the username is remembered. Sessions saved with
     /// an empty account do not count. Expired sessions are deleted and audited on
-    /// the way, as ``sessions(account:)`` does.
+    /// the way, as ``sessions(account:)-8tdfp`` does.
     /// - Returns: The account, or nil when no session with an account is live.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func activeAccount() throws -> String? {

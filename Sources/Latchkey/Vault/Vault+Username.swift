@@ -55,13 +55,13 @@ extension Vault {
     }
 
     /// Sets the user's choice. Turning it off erases the remembered username at
-    /// once; while it is off, ``rememberUsername(_:)`` is skipped.
+    /// once; while it is off, ``rememberUsername(_:)-9cng2`` is skipped.
     ///
     /// What the opt-out erases is the remembered username item alone, the one
     /// that prefills the login screen. It does not log anyone out: a live session
     /// keeps the account it was saved under (its address in the store, and a
     /// keyed pseudonym in the audit trail), so the app can still tell who is
-    /// logged in (``activeAccount()``) until that session is logged out, wiped or
+    /// logged in (``activeAccount()-7gtpg``) until that session is logged out, wiped or
     /// expires.
     /// - Parameter remembers: The user's choice.
     /// - Throws: `LatchkeyError` when the store cannot answer.

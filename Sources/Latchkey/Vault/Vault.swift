@@ -11,16 +11,16 @@ import Synchronization
 ///
 /// A vault remembers the last username (unless the user opted out), keeps
 /// session tokens with expiry, wipes what the policy says on logout, and
-/// reports honestly which store holds the data (``status()``).
+/// reports honestly which store holds the data (``status()-16kjr``).
 ///
-/// Opening a vault (``open(appID:policy:storeDirectory:backend:passphrase:)``)
+/// Opening a vault (``open(appID:policy:storeDirectory:backend:passphrase:)-6nd1o``)
 /// chooses the backend: with `auto`, the Secret Service when it answers, else,
 /// when there is none, the encrypted file if the policy allows that fallback
 /// (audited as `backend.fallback`), else `.unavailable` saying why; a Secret
 /// Service or bus that does not answer within the policy's deadline is
 /// `.timedOut`, never a fallback. When the Secret Service
 /// answers and a file vault from an earlier fallback exists, the policy may
-/// move it there at once (``migrate()``). ``openReport`` says what opening did.
+/// move it there at once (``migrate()-8jolc``). ``openReport`` says what opening did.
 ///
 /// Every operation that changes or reads a credential has one shape: the
 /// policy decides, the store acts, the audit trail records the outcome, and

@@ -1,4 +1,4 @@
-/// What ``Vault/status()`` reports: where the credentials are, why, how well
+/// What ``Vault/status()-16kjr`` reports: where the credentials are, why, how well
 /// they are protected, and how many there are. Never a value.
 public struct VaultStatus: Sendable, Codable {
     /// The app namespace.
