@@ -3,7 +3,7 @@ extension ItemKey: Codable {
         case kind, account, name
     }
 
-    /// Decodes an item key, normalising its account and name to NFC as ``init(kind:account:name:)`` does.
+    /// Decodes an item key, normalising its account and name to NFC as `init(kind:account:name:)` does.
     /// - Parameter decoder: The decoder.
     /// - Throws: `DecodingError` when a field is missing or of the wrong type.
     public init(from decoder: any Decoder) throws {

@@ -44,7 +44,7 @@ extension Vault {
     /// encrypted file's when the Secret Service is in use): the `audit.reset`
     /// entry that starts the current chain and those that started the chains
     /// earlier resets kept aside, oldest first. Read for display, like
-    /// ``auditEntries(since:)``; ``verifyAudit()`` checks the current chains.
+    /// `auditEntries(since:)`; `verifyAudit()` checks the current chains.
     /// - Returns: The `audit.reset` entries, merged by time.
     /// - Throws: `LatchkeyError` when a trail or a kept segment cannot be read.
     public func auditResets() throws -> [AuditEntry] {
