@@ -9,6 +9,51 @@ enum AgentClient {
     static let answerDeadline: Duration = .seconds(120)
     /// How long a request may take to send.
     static let sendDeadline: Duration = .seconds(5)
+    /// How long the agent may take to take the connection.
+    static let connectDeadline: Duration = .seconds(2)
+
+    /// What looking for this user's agent found.
+    enum Connection {
+        /// A connection to this user's own agent, every check passed.
+        case connected(POSIX.LocalSocket)
+        /// No agent answers; `mayStart` says whether one may be started.
+        case none(mayStart: Bool)
+        /// A socket is there but fails a check (the reason says which): it is sent nothing.
+        case ignored(String)
+    }
+
+    /// Connects to this user's agent, after checking (``AgentRuntimeDirectory/inspect()``)
+    /// the runtime directory, `latchkey/` and the socket, and, once connected
+    /// (within ``connectDeadline``), that the process listening runs as this user (`SO_PEERCRED`).
+    static func connectToOwnAgent(_ runtime: AgentRuntimeDirectory) -> Connection {
+        switch runtime.inspect() {
+        case .absent(let mayStart): return .none(mayStart: mayStart)
+        case .untrusted(let reason): return .ignored(reason)
+        case .trusted: break
+        }
+        let socket: POSIX.LocalSocket
+        do {
+            socket = try POSIX.LocalSocket.connected(to: runtime.socketPath, before: .now + connectDeadline)
+        } catch let error as LatchkeyError where error.code == .timedOut {
+            return .ignored("the agent took no connection within \(connectDeadline)")
+        } catch {
+            // A socket left by an agent that stopped: nothing listens.
+            return .none(mayStart: true)
+        }
+        guard let peer = try? socket.peerUserID() else {
+            return .ignored("the user of the process listening on it cannot be read (SO_PEERCRED)")
+        }
+        guard peer == POSIX.effectiveUserID else {
+            return .ignored(
+                "the process listening on it runs as user \(peer), not as this user (\(POSIX.effectiveUserID))")
+        }
+        return .connected(socket)
+    }
+
+    /// Says on standard error, once for the command, why the socket found was not used.
+    static func warnIgnored(_ runtime: AgentRuntimeDirectory, _ reason: String) {
+        Output.message("latchkey: not using the agent socket \(runtime.socketPath): \(reason); running in this process")
+    }
 
     /// What became of a command offered to the agent.
     enum Outcome {
@@ -80,10 +125,12 @@ enum AgentClient {
         if answer?.kind == .needsPassphrase {
             // The vault is locked in the agent and no option gave a passphrase: ask on the terminal, as in-process.
             guard passphrase == nil, inputIsTerminal && !readsInput else { return .inProcess(inProcess()) }
-            let typed = try SecretInput.readFromTerminal(prompt: answer?.text(.text) ?? "Passphrase: ")
+            // The prompt is this process's own words, never the peer's.
+            let typed = try SecretInput.readFromTerminal(prompt: try Context.passphrasePrompt(context.appID()))
             passphrase = typed
             request.fields.append((.passphrase, typed))
-            answer = (try? POSIX.LocalSocket.connected(to: runtime.socketPath)).flatMap { exchange(request, on: $0) }
+            guard case .connected(let again) = connectToOwnAgent(runtime) else { return .inProcess(inProcess()) }
+            answer = exchange(request, on: again)
         }
         guard let answer, answer.kind == .result, let status = answer.integer(.exitStatus) else {
             // No answer (the agent refused, stopped or died, before or after running it), or a declined
@@ -109,9 +156,15 @@ enum AgentClient {
     /// A connection to the running agent; when none answers and the policy allows
     /// it, one is started first. Nil when there is no agent to use.
     private static func connect(_ runtime: AgentRuntimeDirectory, _ context: Context) -> POSIX.LocalSocket? {
-        if let connection = try? POSIX.LocalSocket.connected(to: runtime.socketPath) { return connection }
-        guard let policy = try? context.policy(), policy.agent.autostarts else { return nil }
-        return try? startAgent(runtime, policy: context.globals.policy.map { ["--policy", $0] } ?? [])
+        switch connectToOwnAgent(runtime) {
+        case .connected(let connection): return connection
+        case .ignored(let reason):
+            warnIgnored(runtime, reason)
+            return nil
+        case .none(let mayStart):
+            guard mayStart, let policy = try? context.policy(), policy.agent.autostarts else { return nil }
+            return try? startAgent(runtime, policy: context.globals.policy.map { ["--policy", $0] } ?? [])
+        }
     }
 
     /// Starts an agent detached from this process (its own session, standard
@@ -127,7 +180,13 @@ enum AgentClient {
         let deadline = ContinuousClock.now + .seconds(2)
         var pause = Duration.milliseconds(1)
         while ContinuousClock.now < deadline {
-            if let connection = try? POSIX.LocalSocket.connected(to: runtime.socketPath) { return connection }
+            switch connectToOwnAgent(runtime) {
+            case .connected(let connection): return connection
+            case .ignored(let reason):
+                warnIgnored(runtime, reason)
+                return nil
+            case .none: break
+            }
             POSIX.sleep(pause)
             pause = min(pause * 2, .milliseconds(50))
         }

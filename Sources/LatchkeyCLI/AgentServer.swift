@@ -58,10 +58,8 @@ final class AgentServer: Sendable {
             context.environment["LISTEN_PID"] == String(POSIX.processID)
             && Int(context.environment["LISTEN_FDS"] ?? "") ?? 0 >= 1
         // Said on the terminal of whoever ran it, before the streams are let go.
-        if !activated,
-            (try? POSIX.LocalSocket.connected(to: runtime.socketPath)).flatMap({
-                AgentClient.exchange(AgentMessage(.status), on: $0)
-            }) != nil
+        if !activated, case .connected(let connection) = AgentClient.connectToOwnAgent(runtime),
+            AgentClient.exchange(AgentMessage(.status), on: connection) != nil
         {
             Output.message("latchkey agent: an agent already serves \(runtime.socketPath)")
             return

@@ -167,7 +167,7 @@ struct Context {
         let given = needsPassphrase ? try suppliedPassphrase() : nil
         let supplied =
             given ?? (needsPassphrase ? unlocked?.passphrase(app: appID, storeDirectory: storeDirectory) : nil)
-        let prompt = "Passphrase for \(appID): "
+        let prompt = Self.passphrasePrompt(appID)
         do {
             let vault = try Vault.open(
                 appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: supplied)
@@ -200,6 +200,9 @@ struct Context {
                     appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: typed))
         }
     }
+
+    /// The prompt that asks for the passphrase of `appID`'s vault.
+    static func passphrasePrompt(_ appID: AppID) -> String { "Passphrase for \(appID): " }
 
     /// The passphrase given for this command: sent by the client (or read by it
     /// before it ran the command in-process), else from `--passphrase-fd` or `--passphrase-file`.

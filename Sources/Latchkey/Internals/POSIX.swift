@@ -638,11 +638,20 @@ extension POSIX {
             return LocalSocket(descriptor: descriptor, path: path)
         }
 
-        /// A connection to the socket at `path`.
+        /// A connection to the socket at `path`, made before `deadline` (`connect` on a
+        /// non-blocking socket, tried again while the listener's backlog is full).
         /// - Throws: `.unavailable` when nothing listens there (`ENOENT`,
-        ///   `ECONNREFUSED`); `.insecurePermissions` when it may not be used; `.io`.
-        package static func connected(to path: String) throws -> LocalSocket {
-            let socket = LocalSocket(descriptor: try newSocket(path: path), path: path)
+        ///   `ECONNREFUSED`); `.timedOut` when the listener takes no connection before
+        ///   `deadline`; `.insecurePermissions` when it may not be used; `.io`.
+        package static func connected(
+            to path: String, before deadline: ContinuousClock.Instant = .now + .seconds(2)
+        ) throws -> LocalSocket {
+            let socket = LocalSocket(
+                descriptor: try check("socket", path: path) {
+                    Glibc.socket(
+                        AF_UNIX,
+                        Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+                }, path: path)
             var address = try address(path)
             while true {
                 let result = withUnsafePointer(to: &address) {
@@ -655,6 +664,15 @@ extension POSIX {
                 if code == EINTR { continue }
                 if code == ENOENT || code == ECONNREFUSED || code == ENOTDIR {
                     throw LatchkeyError(.unavailable, "nothing listens on \(path)", cFunction: "connect")
+                }
+                if code == EAGAIN {
+                    // The listener's backlog is full: it takes no connection now.
+                    guard ContinuousClock.now < deadline else {
+                        throw LatchkeyError(
+                            .timedOut, "\(path): the listener took no connection in time", cFunction: "connect")
+                    }
+                    POSIX.sleep(.milliseconds(5))
+                    continue
                 }
                 throw error(errno: code, function: "connect", path: path)
             }
