@@ -139,7 +139,8 @@ enum AgentClient {
         }
         // A write that fails is reported as in-process (`.io`, exit 74), never dropped.
         if let output = answer.value(.standardOutput), !output.isEmpty { try CommandLineIO.write(output, to: .output) }
-        if let error = answer.value(.standardError), !error.isEmpty { try CommandLineIO.write(error, to: .error) }
+        // Standard error that cannot be written is let go, as in-process (``Output/message(_:)``).
+        if let error = answer.value(.standardError), !error.isEmpty { try? CommandLineIO.write(error, to: .error) }
         return .ran(status)
     }
 

@@ -74,6 +74,8 @@ func runTool(
     }
 }
 
+// Before any socket or file is opened: a closed standard stream must not be reused for one.
+POSIX.openClosedStandardDescriptors()
 // The tool holds tokens and passphrases: no core dump or same-user debugger may reach them.
 MemoryProtection.forbidDumpsWhileHoldingSecrets()
 let commandLine = POSIX.commandLineArguments()

@@ -823,6 +823,21 @@ extension POSIX {
         try check("dup2", path: logPath) { dup2(log, 2) }
     }
 
+    /// Opens `/dev/null` on each of the standard descriptors 0, 1 and 2 that is
+    /// closed (`fcntl(F_GETFD)` fails with `EBADF`), so that no socket or file the
+    /// process opens later lands on one and receives what is meant for the stream.
+    /// Descriptor 0 is opened write-only and 1 and 2 read-only, so reading or
+    /// writing the stream still fails with `EBADF`, as it would have closed.
+    package static func openClosedStandardDescriptors() {
+        for descriptor: Int32 in 0...2 where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+            let null = Glibc.open("/dev/null", (descriptor == 0 ? O_WRONLY : O_RDONLY))
+            if null >= 0 && null != descriptor {
+                _ = dup2(null, descriptor)
+                close(null)
+            }
+        }
+    }
+
     /// Makes this process never dumpable for the rest of its life: no core file
     /// (`setrlimit(RLIMIT_CORE, 0)`), and `prctl(PR_SET_DUMPABLE, 0)`, so other
     /// processes of the same user cannot attach to it or read its memory.
