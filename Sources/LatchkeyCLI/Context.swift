@@ -179,7 +179,7 @@ struct Context {
                         given, app: appID, storeDirectory: storeDirectory, for: policy.agent.unlockCacheDuration)
                 }
             }
-            return Context.opened(vault)
+            return opened(vault)
         } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && given == nil {
             if let unlocked, let redirection {
                 // The agent holds no passphrase (or one that no longer opens the vault): the client asks for it.
@@ -195,7 +195,7 @@ struct Context {
                 )
             }
             let typed = try SecretInput.readFromTerminal(prompt: prompt)
-            return Context.opened(
+            return opened(
                 try Vault.open(
                     appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: typed))
         }
@@ -223,11 +223,18 @@ struct Context {
         return try fromFileOption("--passphrase-file") { try SecretInput.read(fromFile: path) }
     }
 
-    /// The vaults this run opened, so `main` can show their audit warnings at the end.
-    static let openedVaults = Mutex<[Vault]>([])
+    /// The vaults this run opened, so `runTool` can show their audit warnings at the end;
+    /// they are released with the run.
+    let openedVaults = OpenedVaults()
 
-    private static func opened(_ vault: Vault) -> Vault {
-        openedVaults.withLock { $0.append(vault) }
+    private func opened(_ vault: Vault) -> Vault {
+        openedVaults.vaults.withLock { $0.append(vault) }
         return vault
     }
+}
+
+/// The vaults one run of a command opened (each run has its own: the agent runs
+/// several at once).
+final class OpenedVaults: Sendable {
+    let vaults = Mutex<[Vault]>([])
 }

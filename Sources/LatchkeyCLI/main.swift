@@ -23,7 +23,6 @@ func runTool(
     // `--json` anywhere before `--` shapes the output, even when the line turns out wrong.
     var output = Output(json: arguments.prefix { $0 != "--" }.contains("--json"))
     var invocation = Invocation()
-    Context.openedVaults.withLock { $0 = [] }
     do {
         if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
         if invokedAs == DockerCommands.invokedName { arguments.insert("docker-credential", at: arguments.startIndex) }
@@ -53,7 +52,7 @@ func runTool(
             }
             try CommandLineIO.$redirection.withValue(redirection) { try command.run(context, invocation.arguments) }
         }
-        for warning in Context.openedVaults.withLock({ $0 }).flatMap(\.auditWarnings) {
+        for warning in context.openedVaults.vaults.withLock({ $0 }).flatMap(\.auditWarnings) {
             Output.message(
                 "latchkey: warning: an audit entry was not written (policy audit.onFailure \"warn\"): \(warning)")
         }

@@ -709,6 +709,29 @@ extension POSIX {
             }
         }
 
+        /// What the peer has sent that is not read yet, without waiting (`recv` with `MSG_PEEK`).
+        package enum Pending: Sendable, Equatable {
+            /// Nothing yet; the connection is open.
+            case nothing
+            /// Bytes are waiting.
+            case bytes
+            /// The peer closed its end (or the connection broke).
+            case closed
+        }
+
+        /// Looks at what the peer sent that is not read yet, without taking it or waiting.
+        package func pending() -> Pending {
+            var byte: UInt8 = 0
+            while true {
+                let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+                if count > 0 { return .bytes }
+                if count == 0 { return .closed }
+                let code = errno
+                if code == EINTR { continue }
+                return code == EAGAIN || code == EWOULDBLOCK ? .nothing : .closed
+            }
+        }
+
         /// The user id of the process at the other end (`SO_PEERCRED`), as the
         /// kernel recorded it when the connection was made.
         package func peerUserID() throws -> UInt32 {
