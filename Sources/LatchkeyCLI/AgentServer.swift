@@ -407,6 +407,8 @@ final class AgentServer: Sendable {
         let status = CommandLineIO.$redirection.withValue(redirection) {
             runTool(job.arguments, invokedAs: job.invokedAs, environment: job.environment, viaAgent: false)
         }
+        // Keys derived for a passphrase that is not held (a policy that does not cache) go with the command.
+        unlocked.keepOnlyHeldKeys()
         return (status, redirection)
     }
 }

@@ -23,6 +23,8 @@ func runTool(
     // `--json` anywhere before `--` shapes the output, even when the line turns out wrong.
     var output = Output(json: arguments.prefix { $0 != "--" }.contains("--json"))
     var invocation = Invocation()
+    let opened = OpenedVaults()
+    defer { opened.finish() }
     do {
         if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
         if invokedAs == DockerCommands.invokedName { arguments.insert("docker-credential", at: arguments.startIndex) }
@@ -31,6 +33,7 @@ func runTool(
         try invocation.parse(arguments, notUTF8: Set(notUTF8.map { $0 + inserted }))
         output = Output(json: invocation.globals.json)
         var context = Context(globals: invocation.globals, output: output, environment: environment)
+        context.openedVaults = opened
         if invocation.globals.version {
             try ToolCommands.version(context, invocation.arguments)
         } else if invocation.globals.help {
