@@ -2,6 +2,8 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
+@testable import Latchkey
+
 @Suite("latchkey agent: edges")
 struct CLIAgentEdgeTests {
     /// Runs `latchkey` with the sandbox's store options under `sh -c`, with `redirection` applied.
@@ -30,5 +32,35 @@ struct CLIAgentEdgeTests {
             #expect(noInput.status == 74, "agent \(agent): \(noInput.stderr)")
         }
         #expect(try sandbox.run(["session", "get", "other"], agent: false).status == 1, "no put without input")
+    }
+
+    @Test("an answer larger than one message is delivered whole, and the command runs once")
+    func largeAnswer() throws {
+        let sandbox = try AgentSandbox()
+        // 1 MiB of control bytes: each one is six in JSON, so the document is 6 MiB.
+        let token = String(repeating: "\u{01}", count: 1 << 20 - 1)
+        #expect(try sandbox.run(["session", "put", "big"], input: token).status == 0)
+        let viaAgent = try sandbox.run(["--json", "session", "get", "big"])
+        let inProcess = try sandbox.run(["--json", "session", "get", "big"], agent: false)
+        #expect(viaAgent.status == 0 && viaAgent.stdout.count > 6_000_000, "\(viaAgent.stderr)")
+        #expect(viaAgent.stdout == inProcess.stdout)
+        let shown = try sandbox.run(["audit", "show"], agent: false).text
+        #expect(shown.components(separatedBy: "session.read").count - 1 == 2, "one read each way")
+    }
+
+    @Test("a --json logout of 800 sessions through the agent reports 800, and the trail has one logout entry")
+    func largeLogout() throws {
+        let sandbox = try AgentSandbox()
+        let padding = String(repeating: "\u{01}", count: 240)
+        let vault = try Vault.open(
+            appID: AppID(sandbox.store.app), storeDirectory: sandbox.store.storeDirectory, backend: .file)
+        for index in 0..<800 {
+            _ = try vault.saveSession(SecretBytes(utf8: "t"), name: padding + "\(index)", account: padding + "\(index)")
+        }
+        let logout = try sandbox.run(["--json", "logout"])
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect((try logout.json()["wipedSessions"] as? [Any])?.count == 800)
+        let shown = try sandbox.run(["audit", "show"], agent: false).text
+        #expect(shown.components(separatedBy: "logout").count - 1 == 1, "\(shown.suffix(400))")
     }
 }
