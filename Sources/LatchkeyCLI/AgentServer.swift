@@ -88,9 +88,10 @@ final class AgentServer: Sendable {
             return
         }
         // Nothing inherited may keep whoever started the agent waiting for its output: the
-        // log goes to the journal under systemd (JOURNAL_STREAM), else to agent.log.
+        // log goes to the journal under systemd (JOURNAL_STREAM, when it names standard
+        // error: an agent a client started inherits the variable, not the stream), else to agent.log.
         try POSIX.detachStandardStreams(
-            logPath: context.environment["JOURNAL_STREAM"] == nil ? runtime.logPath : nil,
+            logPath: POSIX.standardErrorIsJournal(context.environment["JOURNAL_STREAM"]) ? nil : runtime.logPath,
             closingFrom: activated ? 4 : 3)
         let policy = try context.policy()
         guard let lock = try runtime.claimAgentLock() else {

@@ -63,4 +63,56 @@ struct CLIAgentEdgeTests {
         let shown = try sandbox.run(["audit", "show"], agent: false).text
         #expect(shown.components(separatedBy: "logout").count - 1 == 1, "\(shown.suffix(400))")
     }
+
+    @Test("an agent started with JOURNAL_STREAM that does not name its standard error logs to agent.log")
+    func journalStreamChecked() throws {
+        let sandbox = try AgentSandbox()
+        #expect(try sandbox.run(["session", "list"], extra: ["JOURNAL_STREAM": "8:12345"]).status == 0)
+        #expect(try sandbox.agentProcessID() != nil)
+        let log = try String(contentsOfFile: sandbox.log, encoding: .utf8)
+        #expect(log.contains(": serving "), "\(log)")
+    }
+
+    @Test("a socket passed in LISTEN_FDS that is not a listening Unix stream socket (TCP) is refused")
+    func tcpListenFDsRefused() throws {
+        let sandbox = try AgentSandbox()
+        try FileManager.default.createDirectory(
+            atPath: sandbox.runtime + "/latchkey", withIntermediateDirectories: false,
+            attributes: [.posixPermissions: 0o700])
+        let launcher = """
+            import os, socket, sys
+            s = socket.socket(socket.AF_INET); s.bind(("127.0.0.1", 0)); s.listen(16)
+            os.dup2(s.fileno(), 3); os.set_inheritable(3, True)
+            pid = os.fork()
+            if pid == 0:
+                os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
+                os.execv(sys.argv[1], [sys.argv[1], "agent", "run"])
+            import time
+            for _ in range(200):
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    print(os.waitstatus_to_exitcode(status)); sys.exit(0)
+                time.sleep(0.05)
+            os.kill(pid, 9); os.waitpid(pid, 0); print("still running")
+            """
+        let started = try runProgram(
+            "/usr/bin/python3", ["-c", launcher, try latchkeyPath()], environment: sandbox.environment)
+        #expect(started.text == "65\n", "\(started.text) \(started.stderr)")
+        let log = (try? String(contentsOfFile: sandbox.log, encoding: .utf8)) ?? ""
+        #expect(log.contains("not a listening Unix stream socket"), "\(log)")
+    }
+
+    @Test("64 idle connections held open do not keep another client from being answered")
+    func idleConnections() throws {
+        let sandbox = try AgentSandbox()
+        #expect(try sandbox.run(["session", "put", "api"], input: "token").status == 0)
+        let idle = try (0..<64).map { _ in try POSIX.LocalSocket.connected(to: sandbox.socket) }
+        let started = Date()
+        let get = try sandbox.run(["session", "get", "api"])
+        // A coarse bound (the figure itself is make bench's): queued behind them it would take 30 s.
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(get.status == 0 && get.text == "token\n", "\(get.stderr)")
+        #expect(get.stderr.isEmpty, "answered by the agent, not run in-process after a refusal")
+        withExtendedLifetime(idle) {}
+    }
 }

@@ -623,14 +623,17 @@ extension POSIX {
         package static func adopting(descriptor: Int32, path: String) throws -> LocalSocket {
             var info = stat()
             try check("fstat", path: "file descriptor \(descriptor)") { fstat(descriptor, &info) }
-            var accepting: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            guard info.st_mode & S_IFMT == S_IFSOCK,
-                getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0, accepting == 1
+            func option(_ name: Int32) -> Int32? {
+                var value: Int32 = 0
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                return getsockopt(descriptor, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
+            }
+            guard info.st_mode & S_IFMT == S_IFSOCK, option(SO_ACCEPTCONN) == 1, option(SO_DOMAIN) == AF_UNIX,
+                option(SO_TYPE) == Int32(SOCK_STREAM.rawValue)
             else {
                 throw LatchkeyError(
                     .invalidInput,
-                    "file descriptor \(descriptor) passed by the service manager is not a listening socket")
+                    "file descriptor \(descriptor) passed by the service manager is not a listening Unix stream socket")
             }
             _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
             // `accept` waits on it (a unit may pass it non-blocking).
@@ -859,6 +862,17 @@ extension POSIX {
                 close(null)
             }
         }
+    }
+
+    /// Whether standard error is the stream `JOURNAL_STREAM` names (`DEVICE:INODE`, as
+    /// systemd sets it): only then does what the process writes there reach the journal.
+    package static func standardErrorIsJournal(_ variable: String?) -> Bool {
+        guard let variable else { return false }
+        let parts = variable.split(separator: ":").map { UInt64($0) }
+        guard parts.count == 2, let device = parts[0], let inode = parts[1] else { return false }
+        var info = stat()
+        guard fstat(2, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
     }
 
     /// Makes this process never dumpable for the rest of its life: no core file
