@@ -170,7 +170,8 @@ struct Context {
         // for the vault it opened (checked below, before it is used).
         let caches = policy.agent.unlockCacheDuration > 0
         let cached =
-            given == nil && needsPassphrase && caches ? unlocked?.held(app: appID, storeDirectory: storeDirectory) : nil
+            given == nil && needsPassphrase && caches
+            ? unlocked?.entry(app: appID, storeDirectory: storeDirectory) : nil
         let prompt = Self.passphrasePrompt(appID)
         func open(_ passphrase: SecretBytes?) throws -> Vault {
             try Vault.open(

@@ -56,7 +56,7 @@ final class UnlockCache: Sendable {
 
     /// The passphrase held for the namespace and the salt of the vault it opened,
     /// unless its time is up. Use it only for a vault with that salt.
-    func held(app: AppID, storeDirectory: String) -> (passphrase: SecretBytes, salt: [UInt8])? {
+    func entry(app: AppID, storeDirectory: String) -> (passphrase: SecretBytes, salt: [UInt8])? {
         expire()
         return entries.withLock { entries in
             entries[Self.address(app, storeDirectory)].map { ($0.passphrase, $0.salt) }
