@@ -4,7 +4,7 @@ import Testing
 
 @testable import Latchkey
 
-@Suite("latchkey agent: edges")
+@Suite("latchkey agent: edges", .sandboxed)
 struct CLIAgentEdgeTests {
     /// Runs `latchkey` with the sandbox's store options under `sh -c`, with `redirection` applied.
     static func shell(_ sandbox: AgentSandbox, agent: Bool, _ arguments: [String], redirection: String) throws -> Run {

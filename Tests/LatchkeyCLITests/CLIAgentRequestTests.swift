@@ -38,7 +38,7 @@ func giveUp(_ child: Child) {
     child.process.waitUntilExit()
 }
 
-@Suite("latchkey agent: requests never run after their client stopped waiting")
+@Suite("latchkey agent: requests never run after their client stopped waiting", .sandboxed)
 struct CLIAgentRequestTests {
     /// Starts `latchkey` with the sandbox's store options through its agent, writing `input`.
     static func start(_ sandbox: AgentSandbox, _ arguments: [String], input: String = "", app: String? = nil) throws

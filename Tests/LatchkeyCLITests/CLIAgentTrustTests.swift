@@ -53,7 +53,7 @@ private final class ForeignListener {
     }
 }
 
-@Suite("latchkey agent: the client trusts only its own agent")
+@Suite("latchkey agent: the client trusts only its own agent", .sandboxed)
 struct CLIAgentTrustTests {
     /// How the socket the client finds is not its agent's.
     enum Planted: String, CaseIterable, CustomTestStringConvertible {
@@ -74,7 +74,7 @@ struct CLIAgentTrustTests {
             "needs root, or sudo without a password, to run a listener as another user"),
         arguments: Planted.allCases)
     func foreignListener(planted: Planted) throws {
-        let sandbox = try AgentSandbox()
+        let sandbox = try AgentSandbox(reachable: true)
         let directory = sandbox.runtime + "/latchkey"
         let files = FileManager.default
         try files.createDirectory(atPath: directory, withIntermediateDirectories: false)

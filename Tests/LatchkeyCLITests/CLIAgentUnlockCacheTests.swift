@@ -2,7 +2,7 @@ import Foundation
 import LatchkeyTestSupport
 import Testing
 
-@Suite("latchkey agent: the unlock cache holds only what it may")
+@Suite("latchkey agent: the unlock cache holds only what it may", .sandboxed)
 struct CLIAgentUnlockCacheTests {
     /// A second passphrase policy for the same store, caching `cache` seconds, with a KDF calibrated to `milliseconds`.
     static func policy(_ sandbox: AgentSandbox, _ name: String, cache: Int, milliseconds: Int = 50) throws -> String {
