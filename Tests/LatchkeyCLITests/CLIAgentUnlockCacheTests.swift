@@ -15,6 +15,15 @@ struct CLIAgentUnlockCacheTests {
         return policy
     }
 
+    /// A sandbox whose agent already runs, so the first command under test is not run
+    /// in-process because a loaded machine started the agent late.
+    static func sandboxWithAgent() throws -> AgentSandbox {
+        let sandbox = try AgentSandbox()
+        _ = try sandbox.run(["session", "list"])
+        #expect(sandbox.eventually(10) { (try? sandbox.agentProcessID()) != nil })
+        return sandbox
+    }
+
     /// A private file holding `text`.
     static func secretFile(_ sandbox: AgentSandbox, _ name: String, _ text: String) throws -> String {
         let path = sandbox.store.directory + "/" + name
@@ -27,7 +36,7 @@ struct CLIAgentUnlockCacheTests {
         "a wrong passphrase is refused: it leaves the good one cached, and is never cached itself",
         arguments: [false, true])
     func wrongPassphrase(lockedFirst: Bool) throws {
-        let sandbox = try AgentSandbox()
+        let sandbox = try Self.sandboxWithAgent()
         let (policy, good) = try CLIAgentTests.passphrasePolicy(sandbox, cache: 900)
         let wrong = try Self.secretFile(sandbox, "wrong", "wrong horse")
         #expect(
@@ -45,7 +54,7 @@ struct CLIAgentUnlockCacheTests {
 
     @Test("a policy that does not cache never opens the vault with another policy's cached passphrase")
     func otherPolicy() throws {
-        let sandbox = try AgentSandbox()
+        let sandbox = try Self.sandboxWithAgent()
         let (caching, passphrase) = try CLIAgentTests.passphrasePolicy(sandbox, cache: 900)
         let strict = try Self.policy(sandbox, "no-cache", cache: 0)
         #expect(
@@ -60,7 +69,7 @@ struct CLIAgentUnlockCacheTests {
 
     @Test("after the store is deleted, a cached passphrase never creates a new vault")
     func deletedStore() throws {
-        let sandbox = try AgentSandbox()
+        let sandbox = try Self.sandboxWithAgent()
         let (policy, passphrase) = try CLIAgentTests.passphrasePolicy(sandbox, cache: 900)
         #expect(
             try sandbox.run(["--policy", policy, "--passphrase-file", passphrase, "session", "put", "api"], input: "t")
@@ -80,7 +89,7 @@ struct CLIAgentUnlockCacheTests {
         "no passphrase or token is left in the agent's memory after lock, after expiry and with a zero cache",
         .enabled(if: getuid() == 0, "reading another process's memory needs root"))
     func nothingLeftInMemory() throws {
-        let sandbox = try AgentSandbox()
+        let sandbox = try Self.sandboxWithAgent()
         let passphrase = "pass-canary-\(UUID().uuidString.prefix(8))"
         let token = "token-canary-\(UUID().uuidString.prefix(8))"
         let file = try Self.secretFile(sandbox, "canary", passphrase)
@@ -108,7 +117,7 @@ struct CLIAgentUnlockCacheTests {
         "a lock sent while a key is being derived leaves nothing cached and nothing in memory",
         .enabled(if: getuid() == 0, "reading another process's memory needs root"))
     func lockDuringDerivation() throws {
-        let sandbox = try AgentSandbox()
+        let sandbox = try Self.sandboxWithAgent()
         let passphrase = "pass-canary-\(UUID().uuidString.prefix(8))"
         let token = "token-canary-\(UUID().uuidString.prefix(8))"
         let file = try Self.secretFile(sandbox, "canary", passphrase)
