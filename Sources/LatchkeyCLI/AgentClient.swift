@@ -9,6 +9,51 @@ enum AgentClient {
     static let answerDeadline: Duration = .seconds(120)
     /// How long a request may take to send.
     static let sendDeadline: Duration = .seconds(5)
+    /// How long the agent may take to take the connection.
+    static let connectDeadline: Duration = .seconds(2)
+
+    /// What looking for this user's agent found.
+    enum Connection {
+        /// A connection to this user's own agent, every check passed.
+        case connected(POSIX.LocalSocket)
+        /// No agent answers; `mayStart` says whether one may be started.
+        case none(mayStart: Bool)
+        /// A socket is there but fails a check (the reason says which): it is sent nothing.
+        case ignored(String)
+    }
+
+    /// Connects to this user's agent, after checking (``AgentRuntimeDirectory/inspect()``)
+    /// the runtime directory, `latchkey/` and the socket, and, once connected
+    /// (within ``connectDeadline``), that the process listening runs as this user (`SO_PEERCRED`).
+    static func connectToOwnAgent(_ runtime: AgentRuntimeDirectory) -> Connection {
+        switch runtime.inspect() {
+        case .absent(let mayStart): return .none(mayStart: mayStart)
+        case .untrusted(let reason): return .ignored(reason)
+        case .trusted: break
+        }
+        let socket: POSIX.LocalSocket
+        do {
+            socket = try POSIX.LocalSocket.connected(to: runtime.socketPath, before: .now + connectDeadline)
+        } catch let error as LatchkeyError where error.code == .timedOut {
+            return .ignored("the agent took no connection within \(connectDeadline)")
+        } catch {
+            // A socket left by an agent that stopped: nothing listens.
+            return .none(mayStart: true)
+        }
+        guard let peer = try? socket.peerUserID() else {
+            return .ignored("the user of the process listening on it cannot be read (SO_PEERCRED)")
+        }
+        guard peer == POSIX.effectiveUserID else {
+            return .ignored(
+                "the process listening on it runs as user \(peer), not as this user (\(POSIX.effectiveUserID))")
+        }
+        return .connected(socket)
+    }
+
+    /// Says on standard error, once for the command, why the socket found was not used.
+    static func warnIgnored(_ runtime: AgentRuntimeDirectory, _ reason: String) {
+        Output.message("latchkey: not using the agent socket \(runtime.socketPath): \(reason); running in this process")
+    }
 
     /// What became of a command offered to the agent.
     enum Outcome {
@@ -76,24 +121,91 @@ enum AgentClient {
                 request.fields.append((.passphrase, given))
             }
         }
-        var answer = exchange(request, on: connection)
-        if answer?.kind == .needsPassphrase {
+        request.append(.patience, Int32(answerDeadline / .milliseconds(1)))
+        var answer = try run(request, on: connection)
+        if case .needsPassphrase = answer {
             // The vault is locked in the agent and no option gave a passphrase: ask on the terminal, as in-process.
             guard passphrase == nil, inputIsTerminal && !readsInput else { return .inProcess(inProcess()) }
-            let typed = try SecretInput.readFromTerminal(prompt: answer?.text(.text) ?? "Passphrase: ")
+            // The prompt is this process's own words, never the peer's.
+            let typed = try SecretInput.readFromTerminal(prompt: try Context.passphrasePrompt(context.appID()))
             passphrase = typed
             request.fields.append((.passphrase, typed))
-            answer = (try? POSIX.LocalSocket.connected(to: runtime.socketPath)).flatMap { exchange(request, on: $0) }
+            guard case .connected(let again) = connectToOwnAgent(runtime) else { return .inProcess(inProcess()) }
+            answer = try run(request, on: again)
         }
-        guard let answer, answer.kind == .result, let status = answer.integer(.exitStatus) else {
-            // No answer (the agent refused, stopped or died, before or after running it), or a declined
-            // request: run it here. Every operation is idempotent, so running it again is safe.
-            return .inProcess(inProcess())
+        switch answer {
+        case .result(let status): return .ran(status)
+        case .notRun, .needsPassphrase: return .inProcess(inProcess())
+        case .lost(let wroteOutput):
+            // Only a command that changes nothing may run again; one that may have changed
+            // something, or whose output was already partly written, is reported.
+            if !wroteOutput && readsOnly(command, arguments) { return .inProcess(inProcess()) }
+            throw LatchkeyError(
+                .timedOut,
+                "the agent took the command but its answer was lost (the agent stopped or died); it may have run, so it is not run again here"
+            )
         }
-        // A write that fails is reported as in-process (`.io`, exit 74), never dropped.
-        if let output = answer.value(.standardOutput), !output.isEmpty { try CommandLineIO.write(output, to: .output) }
-        if let error = answer.value(.standardError), !error.isEmpty { try CommandLineIO.write(error, to: .error) }
-        return .ran(status)
+    }
+
+    /// What became of a `run` request sent to the agent.
+    enum RunAnswer {
+        /// It ran; its output is written and this is its exit status.
+        case result(Int32)
+        /// It needs a passphrase the agent does not hold: ask, and send it again with it.
+        case needsPassphrase
+        /// It did not run and never will (declined, never accepted, or the agent went
+        /// before it was told to proceed): run it in-process.
+        case notRun
+        /// It was told to proceed, but its answer did not come whole: it may have run.
+        case lost(wroteOutput: Bool)
+    }
+
+    /// Sends a `run` request, waits until the agent accepts it (at most
+    /// ``answerDeadline``), tells it to proceed, then writes the output as it comes
+    /// and returns the result. Once `proceed` is sent the command is the agent's:
+    /// a lost answer is ``RunAnswer/lost(wroteOutput:)``, never ``RunAnswer/notRun``.
+    /// - Throws: `.io` when standard output cannot be written.
+    static func run(_ request: AgentMessage, on connection: POSIX.LocalSocket) throws -> RunAnswer {
+        guard (try? connection.send(request, before: .now + sendDeadline)) != nil,
+            let first = try? connection.receiveMessage(before: .now + answerDeadline)?.message,
+            first.kind == .accepted,
+            (try? connection.send(AgentMessage(.proceed), before: .now + sendDeadline)) != nil
+        else { return .notRun }
+        var wroteOutput = false
+        while true {
+            guard let message = try? connection.receiveMessage(before: .now + answerDeadline)?.message else {
+                return .lost(wroteOutput: wroteOutput)
+            }
+            switch message.kind {
+            case .output:
+                // A write that fails is reported as in-process (`.io`, exit 74), never dropped;
+                // standard error that cannot be written is let go, as in-process (``Output/message(_:)``).
+                if let output = message.value(.standardOutput) {
+                    wroteOutput = true
+                    try CommandLineIO.write(output, to: .output)
+                }
+                if let error = message.value(.standardError) { try? CommandLineIO.write(error, to: .error) }
+            case .result:
+                guard let status = message.integer(.exitStatus) else { return .lost(wroteOutput: wroteOutput) }
+                return .result(status)
+            case .needsPassphrase where !wroteOutput:
+                return .needsPassphrase
+            default:
+                return .lost(wroteOutput: wroteOutput)
+            }
+        }
+    }
+
+    /// Whether the command changes nothing in the store with these arguments, so running
+    /// it again after a lost answer is safe.
+    private static func readsOnly(_ command: Command, _ arguments: CommandArguments) -> Bool {
+        switch command.name {
+        case "status", "username get", "remember show", "session get", "session list", "audit show", "audit verify":
+            return true
+        case "git-credential": return arguments.positionals.first == "get"
+        case "docker-credential": return ["get", "list"].contains(arguments.positionals.first ?? "")
+        default: return false
+        }
     }
 
     /// Whether the command reads its standard input with these arguments.
@@ -109,9 +221,15 @@ enum AgentClient {
     /// A connection to the running agent; when none answers and the policy allows
     /// it, one is started first. Nil when there is no agent to use.
     private static func connect(_ runtime: AgentRuntimeDirectory, _ context: Context) -> POSIX.LocalSocket? {
-        if let connection = try? POSIX.LocalSocket.connected(to: runtime.socketPath) { return connection }
-        guard let policy = try? context.policy(), policy.agent.autostarts else { return nil }
-        return try? startAgent(runtime, policy: context.globals.policy.map { ["--policy", $0] } ?? [])
+        switch connectToOwnAgent(runtime) {
+        case .connected(let connection): return connection
+        case .ignored(let reason):
+            warnIgnored(runtime, reason)
+            return nil
+        case .none(let mayStart):
+            guard mayStart, let policy = try? context.policy(), policy.agent.autostarts else { return nil }
+            return try? startAgent(runtime, policy: context.globals.policy.map { ["--policy", $0] } ?? [])
+        }
     }
 
     /// Starts an agent detached from this process (its own session, standard
@@ -127,7 +245,13 @@ enum AgentClient {
         let deadline = ContinuousClock.now + .seconds(2)
         var pause = Duration.milliseconds(1)
         while ContinuousClock.now < deadline {
-            if let connection = try? POSIX.LocalSocket.connected(to: runtime.socketPath) { return connection }
+            switch connectToOwnAgent(runtime) {
+            case .connected(let connection): return connection
+            case .ignored(let reason):
+                warnIgnored(runtime, reason)
+                return nil
+            case .none: break
+            }
             POSIX.sleep(pause)
             pause = min(pause * 2, .milliseconds(50))
         }

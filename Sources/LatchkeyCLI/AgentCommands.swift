@@ -89,8 +89,15 @@ enum AgentCommands {
 
     /// Sends `kind` to the running agent; its `key=value` lines, or nil when none answers.
     private static func ask(_ kind: AgentMessage.Kind, _ runtime: AgentRuntimeDirectory) -> [String]? {
-        guard let connection = try? POSIX.LocalSocket.connected(to: runtime.socketPath),
-            let answer = AgentClient.exchange(AgentMessage(kind), on: connection), answer.kind == .information
+        let connection: POSIX.LocalSocket
+        switch AgentClient.connectToOwnAgent(runtime) {
+        case .connected(let connected): connection = connected
+        case .none: return nil
+        case .ignored(let reason):
+            AgentClient.warnIgnored(runtime, reason)
+            return nil
+        }
+        guard let answer = AgentClient.exchange(AgentMessage(kind), on: connection), answer.kind == .information
         else { return nil }
         return answer.texts(.line)
     }

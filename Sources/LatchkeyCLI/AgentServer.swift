@@ -1,3 +1,4 @@
+import Dispatch
 import Latchkey
 import Synchronization
 
@@ -8,10 +9,14 @@ import Synchronization
 #endif
 
 /// `latchkey agent run`: the per-user service (docs/AGENT.md). It answers only
-/// peers of its own uid on a private socket, reads each request under a
-/// deadline on a connection of its own (so a slow or malformed client never
-/// holds another), and runs the commands one at a time through the same code
-/// as the command line, with their streams sent back. It holds the libsecret
+/// peers of its own uid on a private socket. It accepts every connection at once
+/// and reads each on a thread of its own under a deadline (so a slow, idle or
+/// malformed client never holds another), and runs each command in its
+/// namespace's queue: one at a time per namespace (the single writer of each),
+/// concurrently across namespaces, with the queues bounded. A request runs only
+/// when its client is still waiting: it is dropped when its client's patience
+/// ran out or it hung up, and runs once the client, told it is `accepted`, says
+/// `proceed` (from then on the client never runs it itself). It holds the libsecret
 /// connection and the unlocked passphrases; the vaults, keys and audit trails
 /// are opened for each command under their file locks, so processes using the
 /// library directly and the agent never corrupt each other.
@@ -20,6 +25,12 @@ final class AgentServer: Sendable {
     static let requestDeadline: Duration = .seconds(2)
     /// How long a client has to take the answer.
     static let answerDeadline: Duration = .seconds(5)
+    /// How long a client has to say `proceed` once told its request is `accepted`.
+    static let proceedDeadline: Duration = .seconds(2)
+    /// How many connections may be open at once (every peer is this user: others are refused).
+    static let maximumConnections = 256
+    /// How many commands may wait for one namespace; more are declined (and run in-process).
+    static let maximumQueued = 32
 
     private let runtime: AgentRuntimeDirectory
     private let listener: POSIX.LocalSocket
@@ -29,10 +40,22 @@ final class AgentServer: Sendable {
     private let idleExit: Duration
     private let started = Date()
     private let unlocked = UnlockCache()
-    /// The last time a connection came or ended, and how many are open.
-    private let activity = Mutex<(last: ContinuousClock.Instant, open: Int)>((.now, 0))
-    /// Held while a command runs: one at a time, one writer per namespace.
-    private let execution = Mutex<Void>(())
+    /// The last time a connection came or ended, how many are open, how many commands run, and whether it stops.
+    private let activity = Mutex<(last: ContinuousClock.Instant, open: Int, running: Int, stopping: Bool)>(
+        (.now, 0, 0, false))
+    /// Each namespace's queue, by store directory and app.
+    private let lanes = Mutex<[String: Lane]>([:])
+
+    /// One namespace's queue: its commands run one at a time, in the order they came.
+    private final class Lane: Sendable {
+        let queue: DispatchQueue
+        /// How many commands wait for it or run in it.
+        let waiting = Mutex(0)
+
+        init() {
+            queue = DispatchQueue(label: "latchkey.agent.namespace")
+        }
+    }
 
     private init(
         runtime: AgentRuntimeDirectory, listener: POSIX.LocalSocket, lock: AgentLock, ownSocket: [UInt64]?,
@@ -58,18 +81,17 @@ final class AgentServer: Sendable {
             context.environment["LISTEN_PID"] == String(POSIX.processID)
             && Int(context.environment["LISTEN_FDS"] ?? "") ?? 0 >= 1
         // Said on the terminal of whoever ran it, before the streams are let go.
-        if !activated,
-            (try? POSIX.LocalSocket.connected(to: runtime.socketPath)).flatMap({
-                AgentClient.exchange(AgentMessage(.status), on: $0)
-            }) != nil
+        if !activated, case .connected(let connection) = AgentClient.connectToOwnAgent(runtime),
+            AgentClient.exchange(AgentMessage(.status), on: connection) != nil
         {
             Output.message("latchkey agent: an agent already serves \(runtime.socketPath)")
             return
         }
         // Nothing inherited may keep whoever started the agent waiting for its output: the
-        // log goes to the journal under systemd (JOURNAL_STREAM), else to agent.log.
+        // log goes to the journal under systemd (JOURNAL_STREAM, when it names standard
+        // error: an agent a client started inherits the variable, not the stream), else to agent.log.
         try POSIX.detachStandardStreams(
-            logPath: context.environment["JOURNAL_STREAM"] == nil ? runtime.logPath : nil,
+            logPath: POSIX.standardErrorIsJournal(context.environment["JOURNAL_STREAM"]) ? nil : runtime.logPath,
             closingFrom: activated ? 4 : 3)
         let policy = try context.policy()
         guard let lock = try runtime.claimAgentLock() else {
@@ -110,15 +132,8 @@ final class AgentServer: Sendable {
         Output.message("latchkey agent \(formatTime(Date())): \(text)")
     }
 
-    /// How many threads wait for connections, each answering the one it takes
-    /// itself (no hand-over on the way to the command): a client that stalls holds
-    /// one of them until its deadline, never the others.
-    static let connectionThreads = 4
-
     private func run() throws -> Never {
-        for _ in 0..<Self.connectionThreads {
-            try POSIX.startThread { self.answerConnections() }
-        }
+        try POSIX.startThread { self.acceptConnections() }
         while true {
             POSIX.sleep(.seconds(1))
             unlocked.expire()
@@ -132,18 +147,32 @@ final class AgentServer: Sendable {
         }
     }
 
-    private func answerConnections() {
+    /// Accepts every connection as it comes and reads it on a thread of its own.
+    private func acceptConnections() {
         while true {
             do {
                 let connection = try listener.accept()
-                activity.withLock {
-                    $0.open += 1
-                    $0.last = .now
+                let admitted = activity.withLock { activity -> Bool in
+                    guard activity.open < Self.maximumConnections else { return false }
+                    activity.open += 1
+                    activity.last = .now
+                    return true
                 }
-                handle(connection)
-                activity.withLock {
-                    $0.open -= 1
-                    $0.last = .now
+                guard admitted else {
+                    log("refused a connection: \(Self.maximumConnections) are open")
+                    continue
+                }
+                do {
+                    try POSIX.startThread {
+                        self.handle(connection)
+                        self.activity.withLock {
+                            $0.open -= 1
+                            $0.last = .now
+                        }
+                    }
+                } catch {
+                    activity.withLock { $0.open -= 1 }
+                    log("cannot serve a connection: \(error)")
                 }
             } catch {
                 log("accepting failed: \(error)")
@@ -156,13 +185,13 @@ final class AgentServer: Sendable {
     /// client that comes now starts a new agent or runs in-process), then every
     /// cached key is forgotten.
     private func stop(because reason: String, removingSocket: Bool) -> Never {
-        execution.withLock { _ in
-            if removingSocket && socketFileIsOwn { try? runtime.removeSocket() }
-            unlocked.forgetAll()
-            log("stopping: \(reason)")
-            withExtendedLifetime(lock) {}
-            CommandLineIO.exit(status: 0)
-        }
+        activity.withLock { $0.stopping = true }
+        while activity.withLock({ $0.running }) > 0 { POSIX.sleep(.milliseconds(10)) }
+        if removingSocket && socketFileIsOwn { try? runtime.removeSocket() }
+        unlocked.forgetAll()
+        log("stopping: \(reason)")
+        withExtendedLifetime(lock) {}
+        CommandLineIO.exit(status: 0)
     }
 
     /// Whether the socket file is still the one this agent made (one a service manager
@@ -188,6 +217,7 @@ final class AgentServer: Sendable {
                 return
             }
             guard let received = try connection.receiveMessage(before: .now + Self.requestDeadline) else { return }
+            let arrived = ContinuousClock.now
             guard let request = received.message else {
                 var declined = AgentMessage(.declined)
                 declined.append(
@@ -197,9 +227,12 @@ final class AgentServer: Sendable {
                 try connection.send(declined, before: .now + Self.answerDeadline)
                 return
             }
+            guard connection.pending() != .bytes else {
+                throw LatchkeyError(.invalidInput, "a request has bytes after the body its header announced")
+            }
             switch request.kind {
             case .run:
-                try connection.send(try run(request), before: .now + Self.answerDeadline)
+                try serve(request, arrived: arrived, on: connection)
             case .status:
                 try connection.send(information(status()), before: .now + Self.answerDeadline)
             case .lock:
@@ -239,8 +272,91 @@ final class AgentServer: Sendable {
         return lines
     }
 
-    /// Runs a command for a client.
-    private func run(_ request: AgentMessage) throws -> AgentMessage {
+    /// A `run` request checked and ready: what the command runs with, and its namespace.
+    private struct Job {
+        var arguments: [String]
+        var invokedAs: String
+        var environment: Environment
+        var inputIsTerminal: Bool
+        var request: AgentMessage
+        /// The namespace's address (store directory and app), or "" when the command line does not name one.
+        var namespace: String
+    }
+
+    /// Runs a `run` request in its namespace's queue, once its client says `proceed`,
+    /// and sends the answer: the output in pieces, then the exit status.
+    private func serve(_ request: AgentMessage, arrived: ContinuousClock.Instant, on connection: POSIX.LocalSocket)
+        throws
+    {
+        let job: Job
+        switch try prepare(request) {
+        case .failure(let declined):
+            try connection.send(declined.message, before: .now + Self.answerDeadline)
+            return
+        case .success(let prepared): job = prepared
+        }
+        let patience = request.integer(.patience).map { Duration.milliseconds(Int64(max($0, 0))) }
+        let deadline = arrived + (patience ?? AgentClient.answerDeadline)
+        let lane = lanes.withLock { lanes in
+            if let lane = lanes[job.namespace] { return lane }
+            let lane = Lane()
+            lanes[job.namespace] = lane
+            return lane
+        }
+        let admitted = lane.waiting.withLock { waiting -> Bool in
+            guard waiting < Self.maximumQueued else { return false }
+            waiting += 1
+            return true
+        }
+        guard admitted else {
+            var declined = AgentMessage(.declined)
+            declined.append(.text, "\(Self.maximumQueued) commands already wait for this namespace")
+            try connection.send(declined, before: .now + Self.answerDeadline)
+            return
+        }
+        let outcome = lane.queue.sync { () -> (status: Int32, redirection: CommandLineIO.Redirection)? in
+            defer { lane.waiting.withLock { $0 -= 1 } }
+            guard let reason = startable(connection, deadline: deadline) else { return execute(job) }
+            log("dropped a request before running it: \(reason)")
+            return nil
+        }
+        guard let (status, redirection) = outcome else { return }
+        if redirection.passphraseNeeded.withLock({ $0 }) != nil {
+            try connection.send(AgentMessage(.needsPassphrase), before: .now + Self.answerDeadline)
+            return
+        }
+        for piece in redirection.capture?.take(inPiecesOf: AgentMessage.outputChunkLength) ?? [] {
+            let tag: AgentMessage.Tag = piece.stream == .output ? .standardOutput : .standardError
+            try connection.send(AgentMessage(.output, [(tag, piece.bytes)]), before: .now + Self.answerDeadline)
+        }
+        var answer = AgentMessage(.result)
+        answer.append(.exitStatus, status)
+        try connection.send(answer, before: .now + Self.answerDeadline)
+    }
+
+    /// Nil when the request at the front of its queue may run: its client still waits,
+    /// was told `accepted` and said `proceed`, and the agent is not stopping. Else why not.
+    private func startable(_ connection: POSIX.LocalSocket, deadline: ContinuousClock.Instant) -> String? {
+        guard ContinuousClock.now < deadline else { return "its client's patience ran out while it waited" }
+        guard connection.pending() == .nothing else { return "its client hung up while it waited" }
+        do {
+            try connection.send(AgentMessage(.accepted), before: .now + Self.answerDeadline)
+            guard let go = try connection.receiveMessage(before: .now + Self.proceedDeadline)?.message,
+                go.kind == .proceed
+            else { return "its client did not say proceed" }
+        } catch {
+            return "its client did not say proceed (\(error))"
+        }
+        let started = activity.withLock { activity -> Bool in
+            guard !activity.stopping else { return false }
+            activity.running += 1
+            return true
+        }
+        return started ? nil : "the agent is stopping"
+    }
+
+    /// Checks a `run` request: the job, or the `declined` answer for another version or session bus.
+    private func prepare(_ request: AgentMessage) throws -> Result<Job, DeclinedRequest> {
         guard let arguments = request.texts(.argument), let variables = request.texts(.environment),
             let invokedAs = request.text(.invokedAs), let flags = request.value(.flags), flags.count == 1
         else {
@@ -248,10 +364,8 @@ final class AgentServer: Sendable {
                 .invalidInput,
                 "a run request without its arguments, environment, name or flags (or with text that is not UTF-8)")
         }
-        var declined = AgentMessage(.declined)
         guard request.text(.toolVersion) == Tool.version else {
-            declined.append(.text, "this agent runs latchkey \(Tool.version)")
-            return declined
+            return .failure(DeclinedRequest("this agent runs latchkey \(Tool.version)"))
         }
         var environment: [String: String] = [:]
         for variable in variables {
@@ -263,29 +377,50 @@ final class AgentServer: Sendable {
             environment[String(variable[..<equals])] = String(variable[variable.index(after: equals)...])
         }
         guard environment["DBUS_SESSION_BUS_ADDRESS"] == POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") else {
-            declined.append(.text, "the client is on another D-Bus session bus")
-            return declined
+            return .failure(DeclinedRequest("the client is on another D-Bus session bus"))
         }
-        let capture = CommandLineIO.Capture()
+        let variablesGiven = Environment(environment)
+        return .success(
+            Job(
+                arguments: arguments, invokedAs: invokedAs, environment: variablesGiven,
+                inputIsTerminal: flags.withUnsafeBytes { $0[0] & 1 == 1 }, request: request,
+                namespace: namespaceAddress(arguments, invokedAs: invokedAs, environment: variablesGiven)))
+    }
+
+    /// The store directory and app a command line names, as one key; "" when it names none.
+    private func namespaceAddress(_ line: [String], invokedAs: String, environment: Environment) -> String {
+        var invocation = Invocation()
+        var arguments = line[...]
+        if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
+        if invokedAs == DockerCommands.invokedName { arguments.insert("docker-credential", at: arguments.startIndex) }
+        guard (try? invocation.parse(arguments)) != nil else { return "" }
+        let context = Context(globals: invocation.globals, output: Output(json: false), environment: environment)
+        guard let app = try? context.appID(), let directory = try? context.storeDirectory() else { return "" }
+        return directory + "\u{0}" + app.rawValue
+    }
+
+    /// Runs a command for a client; the agent counts it as running until it returns.
+    private func execute(_ job: Job) -> (status: Int32, redirection: CommandLineIO.Redirection) {
+        defer { activity.withLock { $0.running -= 1 } }
         let redirection = CommandLineIO.Redirection(
-            input: request.value(.standardInput).map { .success($0) },
-            inputIsTerminal: flags.withUnsafeBytes { $0[0] & 1 == 1 },
-            passphrase: request.value(.passphrase), capture: capture, unlocked: unlocked)
-        let status = execution.withLock { _ in
-            CommandLineIO.$redirection.withValue(redirection) {
-                runTool(arguments, invokedAs: invokedAs, environment: Environment(environment), viaAgent: false)
-            }
+            input: job.request.value(.standardInput).map { .success($0) }, inputIsTerminal: job.inputIsTerminal,
+            passphrase: job.request.value(.passphrase), capture: CommandLineIO.Capture(), unlocked: unlocked)
+        let status = CommandLineIO.$redirection.withValue(redirection) {
+            runTool(job.arguments, invokedAs: job.invokedAs, environment: job.environment, viaAgent: false)
         }
-        if let prompt = redirection.passphraseNeeded.withLock({ $0 }) {
-            var answer = AgentMessage(.needsPassphrase)
-            answer.append(.text, prompt)
-            return answer
-        }
-        let (output, error) = capture.contents
-        var answer = AgentMessage(.result)
-        answer.append(.exitStatus, status)
-        answer.fields.append((.standardOutput, output))
-        answer.fields.append((.standardError, error))
-        return answer
+        // Keys derived for a passphrase that is not held (a policy that does not cache) go with the command.
+        unlocked.keepOnlyHeldKeys()
+        return (status, redirection)
+    }
+}
+
+/// The `declined` answer to a request the agent will not run, with its reason.
+private struct DeclinedRequest: Error {
+    let message: AgentMessage
+
+    init(_ reason: String) {
+        var message = AgentMessage(.declined)
+        message.append(.text, reason)
+        self.message = message
     }
 }

@@ -83,17 +83,29 @@ extension CommandLineIO {
         }
     }
 
-    /// A command's standard output and error, kept to be sent to the client.
+    /// A command's standard output and error, kept in the order written, to be sent to the client.
     final class Capture: Sendable {
-        private let streams = Mutex<(output: [SecretBytes], error: [SecretBytes])>(([], []))
+        private let pieces = Mutex<[(stream: Stream, bytes: SecretBytes)]>([])
 
         func append(_ bytes: SecretBytes, to stream: Stream) {
-            streams.withLock { stream == .output ? $0.output.append(bytes) : $0.error.append(bytes) }
+            pieces.withLock { $0.append((stream, bytes)) }
         }
 
-        /// Everything written to standard output, then to standard error.
-        var contents: (output: SecretBytes, error: SecretBytes) {
-            streams.withLock { (SecretBytes(concatenating: $0.output), SecretBytes(concatenating: $0.error)) }
+        /// Takes everything written so far, in order, as pieces of at most `chunk` bytes each.
+        func take(inPiecesOf chunk: Int) -> [(stream: Stream, bytes: SecretBytes)] {
+            let taken = pieces.withLock { pieces in
+                defer { pieces.removeAll() }
+                return pieces
+            }
+            return taken.flatMap { piece -> [(stream: Stream, bytes: SecretBytes)] in
+                guard piece.bytes.count > chunk else { return [piece] }
+                return piece.bytes.withUnsafeBytes { bytes in
+                    stride(from: 0, to: bytes.count, by: chunk).map { start in
+                        let range = start..<min(start + chunk, bytes.count)
+                        return (piece.stream, SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[range])))
+                    }
+                }
+            }
         }
     }
 }

@@ -164,26 +164,47 @@ struct Context {
         let needsPassphrase = policy.fileKeySource == .passphrase
         let redirection = CommandLineIO.redirection
         let unlocked = redirection?.unlocked
+        let epoch = unlocked?.currentEpoch ?? 0
         let given = needsPassphrase ? try suppliedPassphrase() : nil
-        let supplied =
-            given ?? (needsPassphrase ? unlocked?.passphrase(app: appID, storeDirectory: storeDirectory) : nil)
-        let prompt = "Passphrase for \(appID): "
+        // Inside the agent, a cached passphrase only under a policy that caches, and only
+        // for the vault it opened (checked below, before it is used).
+        let caches = policy.agent.unlockCacheDuration > 0
+        let cached =
+            given == nil && needsPassphrase && caches
+            ? unlocked?.entry(app: appID, storeDirectory: storeDirectory) : nil
+        let prompt = Self.passphrasePrompt(appID)
+        func open(_ passphrase: SecretBytes?) throws -> Vault {
+            try Vault.open(
+                appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase)
+        }
         do {
-            let vault = try Vault.open(
-                appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: supplied)
+            let vault = try open(given ?? cached?.passphrase)
             if let unlocked {
                 unlocked.noteServed(
                     app: appID, storeDirectory: storeDirectory, backend: vault.openReport.backend.rawValue)
-                if let given, vault.openReport.backend == .file {
-                    unlocked.remember(
-                        given, app: appID, storeDirectory: storeDirectory, for: policy.agent.unlockCacheDuration)
+            }
+            if let unlocked, needsPassphrase, vault.openReport.backend == .file {
+                if let cached, try vault.fileVaultSalt() != cached.salt {
+                    // Not the vault the passphrase opened (it was deleted or replaced): never used for it.
+                    throw LatchkeyError(.wrongKey, "the vault of \(appID) needs its passphrase")
+                }
+                if let used = given ?? cached?.passphrase {
+                    // A passphrase given now must open the vault there is before anything else happens.
+                    if given != nil { _ = try vault.authenticatedFileVaultSalt() }
+                    openedVaults.afterRun { [vault] in
+                        guard caches, let salt = try? vault.authenticatedFileVaultSalt() else { return }
+                        unlocked.remember(
+                            used, salt: salt, app: appID, storeDirectory: storeDirectory,
+                            for: policy.agent.unlockCacheDuration, epoch: epoch)
+                    }
                 }
             }
-            return Context.opened(vault)
+            return opened(vault)
         } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && given == nil {
             if let unlocked, let redirection {
-                // The agent holds no passphrase (or one that no longer opens the vault): the client asks for it.
-                unlocked.forget(app: appID, storeDirectory: storeDirectory)
+                // The agent holds no passphrase (or one that no longer opens the vault, which it
+                // forgets; another policy's entry is left alone): the client asks for it.
+                if cached != nil { unlocked.forget(app: appID, storeDirectory: storeDirectory) }
                 redirection.passphraseNeeded.withLock { $0 = prompt }
                 throw error
             }
@@ -195,11 +216,12 @@ struct Context {
                 )
             }
             let typed = try SecretInput.readFromTerminal(prompt: prompt)
-            return Context.opened(
-                try Vault.open(
-                    appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: typed))
+            return opened(try open(typed))
         }
     }
+
+    /// The prompt that asks for the passphrase of `appID`'s vault.
+    static func passphrasePrompt(_ appID: AppID) -> String { "Passphrase for \(appID): " }
 
     /// The passphrase given for this command: sent by the client (or read by it
     /// before it ran the command in-process), else from `--passphrase-fd` or `--passphrase-file`.
@@ -220,11 +242,35 @@ struct Context {
         return try fromFileOption("--passphrase-file") { try SecretInput.read(fromFile: path) }
     }
 
-    /// The vaults this run opened, so `main` can show their audit warnings at the end.
-    static let openedVaults = Mutex<[Vault]>([])
+    /// The vaults this run opened, so `runTool` can show their audit warnings at the end;
+    /// they are released with the run.
+    var openedVaults = OpenedVaults()
 
-    private static func opened(_ vault: Vault) -> Vault {
-        openedVaults.withLock { $0.append(vault) }
+    private func opened(_ vault: Vault) -> Vault {
+        openedVaults.vaults.withLock { $0.append(vault) }
         return vault
+    }
+}
+
+/// The vaults one run of a command opened (each run has its own: the agent runs
+/// several at once).
+final class OpenedVaults: Sendable {
+    let vaults = Mutex<[Vault]>([])
+    /// What to do once the command has run (the agent caches a passphrase that opened its vault).
+    private let afterwards = Mutex<[@Sendable () -> Void]>([])
+
+    /// Runs `action` once the command has run, whatever its outcome.
+    func afterRun(_ action: @escaping @Sendable () -> Void) {
+        afterwards.withLock { $0.append(action) }
+    }
+
+    /// Runs what ``afterRun(_:)`` was given, once, and lets go of the vaults.
+    func finish() {
+        let actions = afterwards.withLock { actions in
+            defer { actions.removeAll() }
+            return actions
+        }
+        for action in actions { action() }
+        vaults.withLock { $0.removeAll() }
     }
 }

@@ -10,18 +10,29 @@ import Synchronization
 /// The passphrases of the vaults the agent holds unlocked, each until the end
 /// of its policy's `agent.unlockCacheSeconds`; with them, the keys Argon2id
 /// derived from them (``DerivedKeyCache``), so a vault is not stretched again.
-/// Every passphrase and key is a ``SecretBytes``, zeroed when forgotten.
+/// A passphrase is kept only after it opened and authenticated its vault, bound
+/// to that vault's salt, and is used only for that vault and under a policy that
+/// caches. Every passphrase and key is a ``SecretBytes``, zeroed when forgotten.
 final class UnlockCache: Sendable {
     /// One unlocked namespace.
     struct Entry: Sendable {
         var app: AppID
         var storeDirectory: String
         var passphrase: SecretBytes
+        /// The salt of the vault it opened: it is used for that vault only.
+        var salt: [UInt8]
         var until: ContinuousClock.Instant
 
         /// When it stops being held, as a wall-clock time for `agent status`.
         var untilDate: Date { Date(timeIntervalSinceNow: (until - .now) / .seconds(1)) }
     }
+
+    /// How many times everything was forgotten: a command that began before a
+    /// ``forgetAll()`` (its key derivation still running as `lock` came) keeps nothing.
+    private let epoch = Mutex<UInt64>(0)
+
+    /// The current epoch, taken as a command starts to open a vault.
+    var currentEpoch: UInt64 { epoch.withLock { $0 } }
 
     private let entries = Mutex<[String: Entry]>([:])
     /// The namespaces commands used through the agent: app, store directory, the store in use, when last.
@@ -43,22 +54,29 @@ final class UnlockCache: Sendable {
         storeDirectory + "\u{0}" + app.rawValue
     }
 
-    /// The passphrase held for the namespace, unless its time is up.
-    func passphrase(app: AppID, storeDirectory: String) -> SecretBytes? {
+    /// The passphrase held for the namespace and the salt of the vault it opened,
+    /// unless its time is up. Use it only for a vault with that salt.
+    func entry(app: AppID, storeDirectory: String) -> (passphrase: SecretBytes, salt: [UInt8])? {
         expire()
-        return entries.withLock { $0[Self.address(app, storeDirectory)]?.passphrase }
+        return entries.withLock { entries in
+            entries[Self.address(app, storeDirectory)].map { ($0.passphrase, $0.salt) }
+        }
     }
 
-    /// Holds `passphrase` for `seconds` (nothing when 0), from now.
-    func remember(_ passphrase: SecretBytes, app: AppID, storeDirectory: String, for seconds: TimeInterval) {
-        guard seconds > 0 else {
-            forget(app: app, storeDirectory: storeDirectory)
-            return
-        }
+    /// Holds `passphrase`, which opened the vault with `salt`, for `seconds` from now;
+    /// nothing when `seconds` is 0 or everything was forgotten since `epoch`.
+    func remember(
+        _ passphrase: SecretBytes, salt: [UInt8], app: AppID, storeDirectory: String, for seconds: TimeInterval,
+        epoch began: UInt64
+    ) {
+        guard seconds > 0 else { return }
         let entry = Entry(
-            app: app, storeDirectory: storeDirectory, passphrase: passphrase,
+            app: app, storeDirectory: storeDirectory, passphrase: passphrase, salt: salt,
             until: .now + .milliseconds(Int64(seconds * 1000)))
-        entries.withLock { $0[Self.address(app, storeDirectory)] = entry }
+        epoch.withLock { epoch in
+            guard epoch == began else { return }
+            entries.withLock { $0[Self.address(app, storeDirectory)] = entry }
+        }
     }
 
     /// Forgets the namespace's passphrase.
@@ -71,9 +89,12 @@ final class UnlockCache: Sendable {
     /// - Returns: How many namespaces were held.
     @discardableResult
     func forgetAll() -> Int {
-        let count = entries.withLock { entries in
-            defer { entries.removeAll() }
-            return entries.count
+        let count = epoch.withLock { epoch in
+            epoch += 1
+            return entries.withLock { entries in
+                defer { entries.removeAll() }
+                return entries.count
+            }
         }
         DerivedKeyCache.shared.forgetAll()
         return count
@@ -98,8 +119,9 @@ final class UnlockCache: Sendable {
         }
     }
 
-    /// Drops the derived keys of passphrases no longer held.
-    private func keepOnlyHeldKeys() {
+    /// Drops the derived keys of passphrases not held (the agent calls it as each
+    /// command ends, so a command under a policy that does not cache leaves no key).
+    func keepOnlyHeldKeys() {
         DerivedKeyCache.shared.keepOnly(derivedFrom: entries.withLock { $0.values.map(\.passphrase) })
     }
 }

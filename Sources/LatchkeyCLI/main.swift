@@ -23,7 +23,8 @@ func runTool(
     // `--json` anywhere before `--` shapes the output, even when the line turns out wrong.
     var output = Output(json: arguments.prefix { $0 != "--" }.contains("--json"))
     var invocation = Invocation()
-    Context.openedVaults.withLock { $0 = [] }
+    let opened = OpenedVaults()
+    defer { opened.finish() }
     do {
         if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
         if invokedAs == DockerCommands.invokedName { arguments.insert("docker-credential", at: arguments.startIndex) }
@@ -32,6 +33,7 @@ func runTool(
         try invocation.parse(arguments, notUTF8: Set(notUTF8.map { $0 + inserted }))
         output = Output(json: invocation.globals.json)
         var context = Context(globals: invocation.globals, output: output, environment: environment)
+        context.openedVaults = opened
         if invocation.globals.version {
             try ToolCommands.version(context, invocation.arguments)
         } else if invocation.globals.help {
@@ -53,7 +55,7 @@ func runTool(
             }
             try CommandLineIO.$redirection.withValue(redirection) { try command.run(context, invocation.arguments) }
         }
-        for warning in Context.openedVaults.withLock({ $0 }).flatMap(\.auditWarnings) {
+        for warning in context.openedVaults.vaults.withLock({ $0 }).flatMap(\.auditWarnings) {
             Output.message(
                 "latchkey: warning: an audit entry was not written (policy audit.onFailure \"warn\"): \(warning)")
         }
@@ -74,6 +76,8 @@ func runTool(
     }
 }
 
+// Before any socket or file is opened: a closed standard stream must not be reused for one.
+POSIX.openClosedStandardDescriptors()
 // The tool holds tokens and passphrases: no core dump or same-user debugger may reach them.
 MemoryProtection.forbidDumpsWhileHoldingSecrets()
 let commandLine = POSIX.commandLineArguments()

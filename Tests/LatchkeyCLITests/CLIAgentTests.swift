@@ -272,15 +272,30 @@ struct CLIAgentTests {
                 request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
             }
             request.fields.append((.flags, SecretBytes([0])))
-            let connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
-            try connection.send(request, before: .now + .seconds(2))
-            let answer = try #require(try connection.receiveMessage(before: .now + .seconds(10))?.message)
-            #expect(answer.kind == .result && answer.integer(.exitStatus) == 64, "\(words)")
-            #expect(
-                answer.value(.standardError)?.utf8String()?.contains("the agent runs only commands that use a store")
-                    == true)
+            let answer = try Self.exchangeRun(request, sandbox)
+            #expect(answer.status == 64, "\(words)")
+            #expect(answer.stderr.contains("the agent runs only commands that use a store"))
         }
         #expect(try sandbox.agentProcessID() == pid, "the agent still runs")
+    }
+
+    /// Sends a `run` request as the client does (request, `accepted`, `proceed`) and collects the answer.
+    static func exchangeRun(_ request: AgentMessage, _ sandbox: AgentSandbox) throws -> (
+        status: Int32?, stdout: [UInt8], stderr: String
+    ) {
+        let connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
+        try connection.send(request, before: .now + .seconds(2))
+        let accepted = try #require(try connection.receiveMessage(before: .now + .seconds(10))?.message)
+        #expect(accepted.kind == .accepted)
+        try connection.send(AgentMessage(.proceed), before: .now + .seconds(2))
+        var stdout: [UInt8] = []
+        var stderr = ""
+        while let message = try connection.receiveMessage(before: .now + .seconds(30))?.message {
+            if message.kind == .result { return (message.integer(.exitStatus), stdout, stderr) }
+            stdout += message.value(.standardOutput)?.copyBytes() ?? []
+            stderr += message.value(.standardError)?.utf8String() ?? ""
+        }
+        return (nil, stdout, stderr)
     }
 
     @Test("output that cannot be written is exit 74 through the agent as in-process (standard output on /dev/full)")
@@ -323,7 +338,7 @@ struct CLIAgentTests {
         let received = try #require(try connection.receiveMessage(before: .now + .seconds(5)))
         answer = try #require(received.message)
         #expect(received.header.version == AgentMessage.protocolVersion && answer.kind == .declined)
-        #expect(answer.text(.text)?.contains("protocol version 1, not 9") == true)
+        #expect(answer.text(.text)?.contains("protocol version \(AgentMessage.protocolVersion), not 9") == true)
         // A client on another session bus runs in-process, with the same answer.
         let other = try sandbox.run(
             ["session", "get", "api"], extra: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])

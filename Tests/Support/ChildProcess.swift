@@ -41,6 +41,9 @@ public final class Child {
     private let output = Pipe()
     private let errors = Pipe()
 
+    /// Its standard output, to read from while it runs (``finish(writing:)`` reads the rest).
+    public var outputHandle: FileHandle { output.fileHandleForReading }
+
     /// Starts `executable`. In a test with a ``TestSandbox``, the process is the test's (ended
     /// with it if it still runs) and its `XDG_RUNTIME_DIR` is the test's own unless `environment`
     /// sets it, so an agent a command starts on demand is the test's too. Outside

@@ -10,7 +10,7 @@
 /// whole with `.invalidInput`, naming the rule.
 package struct AgentMessage: Sendable {
     /// The protocol version this Latchkey speaks.
-    package static let protocolVersion: UInt8 = 1
+    package static let protocolVersion: UInt8 = 2
     /// The first four bytes of every message.
     package static let magic: [UInt8] = Array("LKAG".utf8)
     /// The header's length: magic, version, kind, body length.
@@ -18,6 +18,8 @@ package struct AgentMessage: Sendable {
     /// The largest body accepted: room for 1 MiB of standard input, a 1 MiB
     /// passphrase and the command line.
     package static let maximumBodyLength = 3 << 20
+    /// The most output bytes one `output` message carries; longer output goes in several.
+    package static let outputChunkLength = 1 << 20
     /// The most fields a body may have.
     package static let maximumFieldCount = 4096
 
@@ -31,6 +33,9 @@ package struct AgentMessage: Sendable {
         case stop = 3
         /// Forget every cached key (no fields).
         case lock = 4
+        /// Run the request the agent just accepted (no fields): from here on the
+        /// client waits for the answer and never runs the command itself.
+        case proceed = 5
         /// A command's result: exit status, standard output, standard error.
         case result = 0x81
         /// The command needs the vault's passphrase: ask and send the request again with it.
@@ -40,6 +45,11 @@ package struct AgentMessage: Sendable {
         case declined = 0x83
         /// The answer to `status`, `stop` or `lock`: `key=value` lines.
         case information = 0x84
+        /// The `run` request reached the front of its namespace's queue: the agent
+        /// runs it once the client says `proceed` (no fields).
+        case accepted = 0x85
+        /// Part of a command's output, before its `result`: standard output or standard error bytes.
+        case output = 0x86
     }
 
     /// A field's meaning.
@@ -68,6 +78,9 @@ package struct AgentMessage: Sendable {
         case text = 11
         /// One `key=value` line (`information`).
         case line = 12
+        /// How long the client waits for `accepted`, in milliseconds, a big-endian
+        /// `Int32` (`run`): the agent drops the request once that time has passed.
+        case patience = 13
     }
 
     /// The message's kind.

@@ -21,6 +21,60 @@ package struct AgentRuntimeDirectory: Sendable {
         path = runtime.hasSuffix("/") ? runtime + "latchkey" : runtime + "/latchkey"
     }
 
+    /// The runtime directory itself (`XDG_RUNTIME_DIR`).
+    package var runtimeDirectory: String { String(path.dropLast("/latchkey".count)) }
+
+    /// What a client finds where its agent's socket should be.
+    package enum Finding: Sendable, Equatable {
+        /// The runtime directory, `latchkey/` and the socket pass every check: connect to it.
+        case trusted
+        /// There is no socket; `mayStart` says whether the directories are fit for
+        /// an agent to be started there.
+        case absent(mayStart: Bool)
+        /// Something is there but fails a check: never send it anything. The reason says which.
+        case untrusted(String)
+    }
+
+    /// Checks, before a client sends anything, that the socket is this user's
+    /// agent's: the runtime directory and `latchkey/` are directories (not
+    /// symbolic links) owned by the effective uid and closed to everyone else
+    /// (0700), and the socket is a socket owned by the uid that only it can use (0600).
+    /// The peer's uid is checked after connecting (``POSIX/LocalSocket/peerUserID()``).
+    package func inspect() -> Finding {
+        func problem(_ path: String, directory: Bool) -> String? {
+            let status: POSIX.Status?
+            do {
+                status = try POSIX.status(of: path)
+            } catch {
+                return "\(path) cannot be examined (\(error))"
+            }
+            guard let status else { return nil }
+            let kind = directory ? "directory" : "socket"
+            guard directory ? status.isDirectory : status.typeName == "socket" else {
+                return "\(path) is a \(status.typeName), not a \(kind)"
+            }
+            guard status.owner == POSIX.effectiveUserID else {
+                return "\(path) belongs to user \(status.owner), not to this user (\(POSIX.effectiveUserID))"
+            }
+            guard status.permissions & (directory ? 0o7077 : 0o7177) == 0 else {
+                return
+                    "\(path) has mode 0\(String(status.permissions, radix: 8)), not \(directory ? "0700" : "0600")"
+            }
+            return nil
+        }
+        let socketExists = (try? POSIX.status(of: socketPath)) != nil
+        for (directory, required) in [(runtimeDirectory, true), (path, false)] {
+            let exists = (try? POSIX.status(of: directory)) != nil
+            if !exists && !required { return .absent(mayStart: true) }
+            if let reason = problem(directory, directory: true) ?? (exists ? nil : "\(directory) is missing") {
+                return socketExists ? .untrusted(reason) : .absent(mayStart: false)
+            }
+        }
+        guard socketExists else { return .absent(mayStart: true) }
+        if let reason = problem(socketPath, directory: false) { return .untrusted(reason) }
+        return .trusted
+    }
+
     /// The agent's socket.
     package var socketPath: String { path + "/agent.sock" }
     /// The lock the running agent holds.
@@ -32,6 +86,7 @@ package struct AgentRuntimeDirectory: Sendable {
     /// there is one) is private.
     /// - Throws: `.insecurePermissions` naming the path; `.cannotCreate`.
     package func prepare() throws {
+        try PrivateFiles.requirePrivate(runtimeDirectory, directory: true)
         try PrivateFiles.prepareDirectory(path)
         if let status = try POSIX.status(of: socketPath) {
             guard status.typeName == "socket", status.owner == POSIX.effectiveUserID, status.permissions & 0o077 == 0

@@ -623,14 +623,17 @@ extension POSIX {
         package static func adopting(descriptor: Int32, path: String) throws -> LocalSocket {
             var info = stat()
             try check("fstat", path: "file descriptor \(descriptor)") { fstat(descriptor, &info) }
-            var accepting: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            guard info.st_mode & S_IFMT == S_IFSOCK,
-                getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0, accepting == 1
+            func option(_ name: Int32) -> Int32? {
+                var value: Int32 = 0
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                return getsockopt(descriptor, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
+            }
+            guard info.st_mode & S_IFMT == S_IFSOCK, option(SO_ACCEPTCONN) == 1, option(SO_DOMAIN) == AF_UNIX,
+                option(SO_TYPE) == Int32(SOCK_STREAM.rawValue)
             else {
                 throw LatchkeyError(
                     .invalidInput,
-                    "file descriptor \(descriptor) passed by the service manager is not a listening socket")
+                    "file descriptor \(descriptor) passed by the service manager is not a listening Unix stream socket")
             }
             _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
             // `accept` waits on it (a unit may pass it non-blocking).
@@ -638,11 +641,20 @@ extension POSIX {
             return LocalSocket(descriptor: descriptor, path: path)
         }
 
-        /// A connection to the socket at `path`.
+        /// A connection to the socket at `path`, made before `deadline` (`connect` on a
+        /// non-blocking socket, tried again while the listener's backlog is full).
         /// - Throws: `.unavailable` when nothing listens there (`ENOENT`,
-        ///   `ECONNREFUSED`); `.insecurePermissions` when it may not be used; `.io`.
-        package static func connected(to path: String) throws -> LocalSocket {
-            let socket = LocalSocket(descriptor: try newSocket(path: path), path: path)
+        ///   `ECONNREFUSED`); `.timedOut` when the listener takes no connection before
+        ///   `deadline`; `.insecurePermissions` when it may not be used; `.io`.
+        package static func connected(
+            to path: String, before deadline: ContinuousClock.Instant = .now + .seconds(2)
+        ) throws -> LocalSocket {
+            let socket = LocalSocket(
+                descriptor: try check("socket", path: path) {
+                    Glibc.socket(
+                        AF_UNIX,
+                        Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+                }, path: path)
             var address = try address(path)
             while true {
                 let result = withUnsafePointer(to: &address) {
@@ -655,6 +667,15 @@ extension POSIX {
                 if code == EINTR { continue }
                 if code == ENOENT || code == ECONNREFUSED || code == ENOTDIR {
                     throw LatchkeyError(.unavailable, "nothing listens on \(path)", cFunction: "connect")
+                }
+                if code == EAGAIN {
+                    // The listener's backlog is full: it takes no connection now.
+                    guard ContinuousClock.now < deadline else {
+                        throw LatchkeyError(
+                            .timedOut, "\(path): the listener took no connection in time", cFunction: "connect")
+                    }
+                    POSIX.sleep(.milliseconds(5))
+                    continue
                 }
                 throw error(errno: code, function: "connect", path: path)
             }
@@ -688,6 +709,29 @@ extension POSIX {
                 let code = errno
                 if [EINTR, ECONNABORTED, EPROTO].contains(code) { continue }
                 throw error(errno: code, function: "accept", path: path)
+            }
+        }
+
+        /// What the peer has sent that is not read yet, without waiting (`recv` with `MSG_PEEK`).
+        package enum Pending: Sendable, Equatable {
+            /// Nothing yet; the connection is open.
+            case nothing
+            /// Bytes are waiting.
+            case bytes
+            /// The peer closed its end (or the connection broke).
+            case closed
+        }
+
+        /// Looks at what the peer sent that is not read yet, without taking it or waiting.
+        package func pending() -> Pending {
+            var byte: UInt8 = 0
+            while true {
+                let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+                if count > 0 { return .bytes }
+                if count == 0 { return .closed }
+                let code = errno
+                if code == EINTR { continue }
+                return code == EAGAIN || code == EWOULDBLOCK ? .nothing : .closed
             }
         }
 
@@ -803,6 +847,32 @@ extension POSIX {
         }
         defer { close(log) }
         try check("dup2", path: logPath) { dup2(log, 2) }
+    }
+
+    /// Opens `/dev/null` on each of the standard descriptors 0, 1 and 2 that is
+    /// closed (`fcntl(F_GETFD)` fails with `EBADF`), so that no socket or file the
+    /// process opens later lands on one and receives what is meant for the stream.
+    /// Descriptor 0 is opened write-only and 1 and 2 read-only, so reading or
+    /// writing the stream still fails with `EBADF`, as it would have closed.
+    package static func openClosedStandardDescriptors() {
+        for descriptor: Int32 in 0...2 where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+            let null = Glibc.open("/dev/null", (descriptor == 0 ? O_WRONLY : O_RDONLY))
+            if null >= 0 && null != descriptor {
+                _ = dup2(null, descriptor)
+                close(null)
+            }
+        }
+    }
+
+    /// Whether standard error is the stream `JOURNAL_STREAM` names (`DEVICE:INODE`, as
+    /// systemd sets it): only then does what the process writes there reach the journal.
+    package static func standardErrorIsJournal(_ variable: String?) -> Bool {
+        guard let variable else { return false }
+        let parts = variable.split(separator: ":").map { UInt64($0) }
+        guard parts.count == 2, let device = parts[0], let inode = parts[1] else { return false }
+        var info = stat()
+        guard fstat(2, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
     }
 
     /// Makes this process never dumpable for the rest of its life: no core file

@@ -191,6 +191,19 @@ public final class Vault: Sendable {
         }
     }
 
+    /// The salt of the encrypted file vault, read without the KDF (``EncryptedFileBackend/vaultSalt()``);
+    /// nil when there is no file vault or it is not opened with a passphrase.
+    package func fileVaultSalt() throws -> [UInt8]? {
+        try fileVault?.vaultSalt()
+    }
+
+    /// The salt of the encrypted file vault once it is opened and authenticated
+    /// with the passphrase given (``EncryptedFileBackend/authenticatedSalt()``); nil when there is none.
+    /// - Throws: `LatchkeyError` `.wrongKey` when the passphrase does not open it.
+    package func authenticatedFileVaultSalt() throws -> [UInt8]? {
+        try fileVault?.authenticatedSalt()
+    }
+
     /// The default store directory: `$XDG_DATA_HOME/latchkey` when that is an
     /// absolute path (a relative one is ignored, as the XDG rule says), else
     /// `$HOME/.local/share/latchkey`.

@@ -19,8 +19,11 @@ package final class DerivedKeyCache: Sendable {
         var length: Int
     }
 
-    private let state = Mutex<(enabled: Bool, entries: [Address: (passphrase: SecretBytes, key: SecretBytes)])>(
-        (false, [:]))
+    /// Whether keys are kept, the keys, and how many times everything was forgotten (a
+    /// derivation that began before a ``forgetAll()`` keeps nothing).
+    private let state = Mutex<
+        (enabled: Bool, entries: [Address: (passphrase: SecretBytes, key: SecretBytes)], epoch: UInt64)
+    >((false, [:], 0))
 
     /// Starts keeping derived keys.
     package func enable() {
@@ -29,7 +32,10 @@ package final class DerivedKeyCache: Sendable {
 
     /// Forgets every key (each zeroed as it is released).
     package func forgetAll() {
-        state.withLock { $0.entries.removeAll() }
+        state.withLock {
+            $0.entries.removeAll()
+            $0.epoch += 1
+        }
     }
 
     /// Forgets every key not derived from one of `passphrases`.
@@ -46,15 +52,17 @@ package final class DerivedKeyCache: Sendable {
         -> SecretBytes
     {
         let address = Address(salt: salt, opsLimit: opsLimit, memoryLimit: memoryLimit, length: length)
-        let kept = state.withLock { state -> SecretBytes? in
-            guard state.enabled, let entry = state.entries[address], entry.passphrase == passphrase else { return nil }
-            return entry.key
+        let (kept, epoch) = state.withLock { state -> (SecretBytes?, UInt64) in
+            guard state.enabled, let entry = state.entries[address], entry.passphrase == passphrase else {
+                return (nil, state.epoch)
+            }
+            return (entry.key, state.epoch)
         }
         if let kept { return kept }
         let key = try Sodium.deriveKey(
             length: length, passphrase: passphrase, salt: salt, opsLimit: opsLimit, memoryLimit: memoryLimit)
         state.withLock { state in
-            if state.enabled { state.entries[address] = (passphrase, key) }
+            if state.enabled && state.epoch == epoch { state.entries[address] = (passphrase, key) }
         }
         return key
     }

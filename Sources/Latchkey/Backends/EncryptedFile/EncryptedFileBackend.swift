@@ -81,6 +81,23 @@ package final class EncryptedFileBackend: CredentialBackend {
         try store.withLock { try $0.currentHeader()?.kdf }
     }
 
+    /// The salt in the vault's header, read without running the KDF: what binds a
+    /// passphrase the agent caches to this vault (it changes only when the vault is
+    /// made anew or its key is replaced).
+    /// - Returns: The salt, or nil when there is no vault.
+    /// - Throws: `LatchkeyError` when the header cannot be trusted.
+    package func vaultSalt() throws -> [UInt8]? {
+        try store.withLock { try $0.currentHeader()?.salt }
+    }
+
+    /// Opens and authenticates the whole vault with the key source given, so a
+    /// passphrase is known to open it before anyone keeps it.
+    /// - Returns: The vault's salt, or nil when there is no vault.
+    /// - Throws: `LatchkeyError` `.wrongKey` when the passphrase does not open it; `.tampered`; `.io`.
+    package func authenticatedSalt() throws -> [UInt8]? {
+        try store.withLock { try $0.current()?.header.salt }
+    }
+
     /// Checks, without decrypting it, that the configured passphrase or key file
     /// opens the vault; nothing to check when there is no vault yet.
     /// - Throws: `LatchkeyError` `.wrongKey` when it does not; `.tampered`,

@@ -1,0 +1,127 @@
+import Foundation
+import LatchkeyTestSupport
+import Testing
+
+@testable import Latchkey
+
+/// Holds a namespace's vault lock (`flock`, as a writer does) from another process
+/// until released (its marker file removed; a pipe would be inherited by other children).
+final class HeldLock {
+    private let child: Child
+    private let marker: String
+
+    init(_ path: String) throws {
+        marker = path + ".held"
+        _ = FileManager.default.createFile(atPath: marker, contents: nil)
+        let script = """
+            import fcntl, os, sys, time
+            f = open(sys.argv[1], "a")
+            fcntl.flock(f, fcntl.LOCK_EX)
+            print("held", flush=True)
+            while os.path.exists(sys.argv[2]): time.sleep(0.02)
+            """
+        child = try Child("/usr/bin/python3", ["-c", script, path, marker])
+        let line = child.outputHandle.availableData
+        if !String(decoding: line, as: UTF8.self).hasPrefix("held") { throw TestSupportError("the lock was not taken") }
+    }
+
+    /// Releases the lock.
+    func release() throws {
+        try FileManager.default.removeItem(atPath: marker)
+        _ = try child.finish()
+    }
+}
+
+/// Ends a client as a user giving up would (`SIGKILL`: a child of the test process may have `SIGTERM` blocked).
+func giveUp(_ child: Child) {
+    kill(child.process.processIdentifier, SIGKILL)
+    child.process.waitUntilExit()
+}
+
+@Suite("latchkey agent: requests never run after their client stopped waiting", .sandboxed)
+struct CLIAgentRequestTests {
+    /// Starts `latchkey` with the sandbox's store options through its agent, writing `input`.
+    static func start(_ sandbox: AgentSandbox, _ arguments: [String], input: String = "", app: String? = nil) throws
+        -> Child
+    {
+        let child = try Child(
+            try latchkeyPath(), sandbox.store.options + (app.map { ["--app", $0] } ?? []) + arguments,
+            environment: sandbox.environment)
+        try child.input.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+        try child.input.fileHandleForWriting.close()
+        return child
+    }
+
+    @Test("a put of OLD queued behind a hung call, whose client gave up, never overwrites NEW put in-process meanwhile")
+    func staleRequestBehindAnotherNamespace() throws {
+        let sandbox = try AgentSandbox()
+        let other = sandbox.store.app + "-other"
+        #expect(try sandbox.run(["session", "put", "api"], input: "FIRST").status == 0)
+        #expect(try sandbox.run(["--app", other, "session", "put", "api"], input: "x").status == 0)
+        let hung = try HeldLock(sandbox.store.storeDirectory + "/\(other).d/credentials.lock")
+        let blocked = try Self.start(sandbox, ["session", "put", "api"], input: "blocked", app: other)
+        Thread.sleep(forTimeInterval: 0.5)
+        let old = try Self.start(sandbox, ["session", "put", "api"], input: "OLD")
+        Thread.sleep(forTimeInterval: 1)
+        giveUp(old)
+        #expect(try sandbox.run(["session", "put", "api"], input: "NEW", agent: false).status == 0)
+        try hung.release()
+        #expect(try blocked.finish().status == 0)
+        Thread.sleep(forTimeInterval: 1)
+        let final = try sandbox.run(["session", "get", "api"], agent: false)
+        #expect(final.text == "NEW\n", "\(final.stderr)")
+    }
+
+    @Test("a request queued behind its own namespace's hung call is dropped when its client hangs up")
+    func droppedWhenClientHangsUp() throws {
+        let sandbox = try AgentSandbox()
+        #expect(try sandbox.run(["session", "put", "api"], input: "FIRST").status == 0)
+        let hung = try HeldLock(sandbox.store.namespaceFile("credentials.lock"))
+        let blocked = try Self.start(sandbox, ["session", "put", "api"], input: "BLOCKED")
+        Thread.sleep(forTimeInterval: 0.5)
+        let old = try Self.start(sandbox, ["session", "put", "api"], input: "OLD")
+        Thread.sleep(forTimeInterval: 1)
+        giveUp(old)
+        try hung.release()
+        #expect(try blocked.finish().status == 0)
+        Thread.sleep(forTimeInterval: 1)
+        let final = try sandbox.run(["session", "get", "api"], agent: false)
+        #expect(final.text == "BLOCKED\n", "\(final.stderr)")
+        let shown = try sandbox.run(["audit", "show"], agent: false).text
+        #expect(shown.components(separatedBy: "session.saved").count - 1 == 2, "\(shown)")
+    }
+
+    @Test("a request whose client's patience has run out is never accepted nor run; bytes after the body are refused")
+    func expiredPatience() throws {
+        let sandbox = try AgentSandbox()
+        #expect(try sandbox.run(["session", "put", "api"], input: "FIRST").status == 0)
+        var request = AgentMessage(.run)
+        request.append(
+            .toolVersion,
+            try #require(
+                try latchkey(["--version"]).text.split(separator: " ").last.map {
+                    String($0.dropLast())
+                }))
+        request.append(.invokedAs, "latchkey")
+        for argument in sandbox.store.options + ["session", "put", "api"] { request.append(.argument, argument) }
+        if let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] {
+            request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
+        }
+        request.fields.append((.flags, SecretBytes([0])))
+        request.fields.append((.standardInput, SecretBytes(utf8: "LATE")))
+        var late = request
+        late.append(.patience, 0)
+        let connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
+        try connection.send(late, before: .now + .seconds(2))
+        #expect(try connection.receiveMessage(before: .now + .seconds(5)) == nil, "closed, never accepted")
+        // The same request with one byte more than its header announces.
+        let trailing = try POSIX.LocalSocket.connected(to: sandbox.socket)
+        try (try request.encoded().copyBytes() + [0]).withUnsafeBytes {
+            try trailing.send($0, before: .now + .seconds(2))
+        }
+        #expect(try trailing.receiveMessage(before: .now + .seconds(5)) == nil, "closed, never accepted")
+        #expect(try sandbox.run(["session", "get", "api"], agent: false).text == "FIRST\n")
+        let log = try String(contentsOfFile: sandbox.log, encoding: .utf8)
+        #expect(log.contains("patience ran out") && log.contains("bytes after the body"), "\(log)")
+    }
+}
