@@ -37,8 +37,6 @@ public struct LatchkeyError: Error, Sendable, Equatable, Hashable {
         public static let policyDenied = Code(rawValue: "policyDenied")
         /// An argument, a policy or stored data is malformed.
         public static let invalidInput = Code(rawValue: "invalidInput")
-        /// A command line could not be understood.
-        public static let usage = Code(rawValue: "usage")
         /// A file or directory could not be created.
         public static let cannotCreate = Code(rawValue: "cannotCreate")
         /// Reading or writing failed.

@@ -1,6 +1,10 @@
 import Latchkey
 
 extension LatchkeyError.Code {
+    /// The command line's own code, for a command line it cannot understand (exit 64).
+    /// The library never throws it: codes are extensible, and this one is the tool's.
+    static let usage = LatchkeyError.Code(rawValue: "usage")
+
     /// The one table from error codes to the `latchkey` command's exit statuses
     /// (the values of BSD's `sysexits.h`).
     ///
