@@ -16,10 +16,14 @@ extension Vault {
                     "the \(event) entry could not be written to the audit trail (\(error.message)); audit.onFailure is \"fail\""
                 )
             }
-            droppedAuditEntries.withLock {
-                $0.append(
-                    LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)"))
-            }
+            keepAuditWarning(error, missing: event)
+        }
+    }
+
+    /// Keeps, for ``auditWarnings``, that `event`'s entry could not be written (`audit.onFailure` `warn`).
+    func keepAuditWarning(_ error: LatchkeyError, missing event: AuditEvent) {
+        droppedAuditEntries.withLock {
+            $0.append(LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)"))
         }
     }
 

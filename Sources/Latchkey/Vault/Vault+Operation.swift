@@ -145,10 +145,7 @@ extension Vault {
                     "the audit trail cannot record \(event) (\(error.message)); nothing was changed (audit.onFailure \"fail\")"
                 )
             }
-            droppedAuditEntries.withLock {
-                $0.append(
-                    LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)"))
-            }
+            keepAuditWarning(error, missing: event)
             return try act(ChangeLog(keeping: false)).value
         }
     }
@@ -157,10 +154,7 @@ extension Vault {
     /// under `fail` undoes the change and throws, saying so; under `warn` keeps the warning.
     private func settle(_ error: LatchkeyError, of event: AuditEvent, undoing changes: ChangeLog?) throws {
         guard let changes else {
-            droppedAuditEntries.withLock {
-                $0.append(
-                    LatchkeyError(error.code, "the \(event) entry is missing from the audit trail: \(error.message)"))
-            }
+            keepAuditWarning(error, missing: event)
             return
         }
         do {

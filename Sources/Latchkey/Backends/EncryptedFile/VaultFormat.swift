@@ -28,6 +28,11 @@ enum VaultFormat {
         return headerBytes + nonce + ciphertext
     }
 
+    /// The error for keys whose check does not match the vault's header.
+    static func wrongKey(_ path: String) -> LatchkeyError {
+        LatchkeyError(.wrongKey, "the passphrase or key file does not open \(path)")
+    }
+
     /// Opens `file`, whose header decoded as `header`, with `keys` derived for it
     /// (steps 7 to 9 of "Reading" in `docs/FILE-FORMAT.md`).
     /// - Parameters:
@@ -39,9 +44,7 @@ enum VaultFormat {
     /// - Throws: `.wrongKey` when the key check does not match; `.tampered` when
     ///   the ciphertext does not authenticate or the table is malformed.
     static func open(_ file: [UInt8], header: VaultHeader, keys: VaultKeys, path: String) throws -> VaultEntries {
-        guard keys.matches(check: header.keyCheck) else {
-            throw LatchkeyError(.wrongKey, "the passphrase or key file does not open \(path)")
-        }
+        guard keys.matches(check: header.keyCheck) else { throw wrongKey(path) }
         let headerEnd = VaultHeader.length
         let nonceEnd = VaultHeader.lengthWithNonce
         guard file.count >= VaultHeader.minimumFileLength,

@@ -95,7 +95,7 @@ struct VaultStore {
         guard let header = try currentHeader() else { return }
         guard try keys(for: header).matches(check: header.keyCheck) else {
             if source.kind == .keyFile { keys = nil } // the key file may be replaced; read it again next time
-            throw LatchkeyError(.wrongKey, "the passphrase or key file does not open \(vaultPath)")
+            throw VaultFormat.wrongKey(vaultPath)
         }
     }
 
