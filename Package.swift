@@ -54,7 +54,7 @@ let package = Package(
         // docker-credential-latchkey by the name it is run under.
         .executableTarget(
             name: "LatchkeyCLI",
-            dependencies: ["Latchkey", "LatchkeyAgent", "LatchkeyCredentialHelpers"]
+            dependencies: ["Latchkey", "LatchkeyAgent", "LatchkeyCredentialHelpers", "CLatchkeyLinux"]
         ),
         // Launched by the encrypted-file tests as a separate process; never installed.
         .executableTarget(

@@ -3,7 +3,8 @@
 
 /* Linux calls Swift cannot make directly (prctl is variadic) or sees only under
    _GNU_SOURCE. Called only from
-   Sources/Latchkey/Internals/POSIX/ and the Internals/Glibc.swift of LatchkeyAgent. */
+   Sources/Latchkey/Internals/POSIX/ and the Internals/Glibc.swift of LatchkeyAgent and
+   LatchkeyCLI. */
 
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -28,8 +29,31 @@ static inline int latchkey_get_dumpable(void) {
 /* posix_spawnattr_setflags flag: the child calls setsid. */
 #define LATCHKEY_POSIX_SPAWN_SETSID 0x80
 
+/* pipe(2) with flags (O_CLOEXEC), so no other thread's child inherits the pipe. */
+extern int pipe2(int descriptors[2], int flags);
+
 /* The spawned child closes every descriptor from `from` up. */
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+
+/* Sets `attributes` so the spawned child starts with no signal blocked and with the
+   default action for SIGHUP, SIGINT, SIGQUIT and SIGTERM (and SIGPIPE when
+   `default_pipe` is not 0), whatever the parent blocks or ignores (a test runner's
+   threads block SIGTERM), plus `flags` (POSIX_SPAWN_SETPGROUP,
+   LATCHKEY_POSIX_SPAWN_SETSID). Returns 0, or an error number. */
+#include <signal.h>
+static inline int latchkey_spawnattr_reset_signals(posix_spawnattr_t *attributes, short flags, int default_pipe) {
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(attributes, &none);
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGHUP);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGQUIT);
+    sigaddset(&defaults, SIGTERM);
+    if (default_pipe) sigaddset(&defaults, SIGPIPE);
+    posix_spawnattr_setsigdefault(attributes, &defaults);
+    return posix_spawnattr_setflags(attributes, (short)(flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
+}
 
 /* Closes every descriptor from `first` up (close_range(2), Linux 5.9; on an older
    kernel, one close per descriptor up to the limit). Returns 0. */

@@ -41,6 +41,12 @@ public struct LatchkeyError: Error, Sendable, Equatable, Hashable {
         public static let cannotCreate = Code(rawValue: "cannotCreate")
         /// Reading or writing failed.
         public static let io = Code(rawValue: "io")
+        /// The authorization server refused a session's refresh token
+        /// (`invalid_grant` and the like): the session has ended, log in again.
+        public static let refreshRejected = Code(rawValue: "refreshRejected")
+        /// A session's refresh could not get an answer from the authorization server
+        /// (network, 5xx, timeout, an unreadable answer): the grant is kept, try again.
+        public static let refreshUnavailable = Code(rawValue: "refreshUnavailable")
         /// A bug or an impossible state inside Latchkey.
         public static let `internal` = Code(rawValue: "internal")
     }

@@ -33,8 +33,16 @@ extension Command {
         Command(
             words: ["session", "put"], arguments: [Argument(name: "NAME")],
             summary: "save a session token read from standard input (one trailing newline stripped)",
-            options: [account, expiresIn], readsStandardInput: true,
-            exits: [ExitStatus(status: 65, meaning: "the token read is empty")], viaAgent: true,
+            options: [
+                account, expiresIn,
+                Option(
+                    name: "--grant",
+                    help: "read an OAuth 2.0 token response (RFC 6749 5.1: access_token, token_type, expires_in, "
+                        + "refresh_token, scope) and keep it as one grant"),
+            ],
+            readsStandardInput: true,
+            exits: [ExitStatus(status: 65, meaning: "the token read is empty, or --grant's token response is not one")],
+            viaAgent: true,
             run: SessionCommands.put),
         Command(
             words: ["session", "get"], arguments: [Argument(name: "NAME")],
@@ -42,8 +50,20 @@ extension Command {
             options: [
                 account,
                 Option(name: "--no-newline", short: "-n", help: "write the token's exact bytes and nothing else"),
+                Option(
+                    name: "--refresh-command", value: "CMD",
+                    help: "print a valid access token of a grant: when a refresh is due, one process runs CMD "
+                        + "(/bin/sh -c) with the refresh token on its standard input and reads the token "
+                        + "endpoint's answer (RFC 6749 5.1 or 5.2) on its standard output"),
             ],
-            exits: [ExitStatus(status: 1, meaning: "the session is missing or expired")], viaAgent: true,
+            exits: [
+                ExitStatus(status: 1, meaning: "the session is missing or expired"),
+                ExitStatus(
+                    status: 75,
+                    meaning: "--refresh-command got no new grant (endpoint down or other answer); the grant is kept"),
+                ExitStatus(status: 77, meaning: "--refresh-command was rejected (invalid_grant): the session ended"),
+            ],
+            viaAgent: true,
             run: SessionCommands.get),
         Command(
             words: ["session", "list"], summary: "list sessions: names, accounts and times, never tokens",

@@ -18,8 +18,8 @@ extension LatchkeyError.Code {
     /// | 70 | internal error |
     /// | 73 | cannot create |
     /// | 74 | I/O error |
-    /// | 75 | locked or timed out |
-    /// | 77 | wrong key, insecure permissions or policy denied |
+    /// | 75 | locked, timed out, or a refresh that could not reach the authorization server (the grant is kept) |
+    /// | 77 | wrong key, insecure permissions, policy denied or refresh rejected (the session ended) |
     static let exitStatusTable: [LatchkeyError.Code: Int32] = [
         .notFound: 1,
         .usage: 64,
@@ -31,9 +31,11 @@ extension LatchkeyError.Code {
         .io: 74,
         .locked: 75,
         .timedOut: 75,
+        .refreshUnavailable: 75,
         .wrongKey: 77,
         .insecurePermissions: 77,
         .policyDenied: 77,
+        .refreshRejected: 77,
     ]
 
     /// The exit status the `latchkey` command reports for this code; 70 for a code it does not know.

@@ -11,6 +11,9 @@ enum SessionCommands {
     static func put(_ context: Context, _ arguments: CommandArguments) throws {
         let name = arguments.positionals[0]
         let account = arguments.options["--account"] ?? ""
+        if arguments.flags.contains("--grant") {
+            return try GrantCommands.put(context, arguments, name: name, account: account)
+        }
         let lifetime = try arguments.duration("--expires-in", in: 1...315_360_000)
         let vault = try context.openVault()
         let token: SecretBytes
@@ -31,12 +34,11 @@ enum SessionCommands {
     static func get(_ context: Context, _ arguments: CommandArguments) throws {
         let name = arguments.positionals[0]
         let account = arguments.options["--account"] ?? ""
+        if let command = arguments.options["--refresh-command"] {
+            return try GrantCommands.get(context, arguments, name: name, account: account, command: command)
+        }
         guard let session = try context.openVault().session(named: name, account: account) else {
-            // The account is never named in an error (docs/THREAT-MODEL.md).
-            throw LatchkeyError(
-                .notFound,
-                "no session \(TextEscaping.escaped(name))\(account.isEmpty ? "" : " for the given account") (it was never saved, was deleted, or expired)"
-            )
+            throw missing(name, account: account)
         }
         context.output.set(
             "session", info(name: name, account: account, created: session.created, expires: session.expires))
@@ -71,7 +73,16 @@ enum SessionCommands {
         context.output.set("deleted", .bool(existed))
     }
 
-    private static func info(name: String, account: String, created: Date?, expires: Date?) -> JSONOutput {
+    /// The error of a session that is not there. The account is never named in an error (docs/THREAT-MODEL.md).
+    static func missing(_ name: String, account: String) -> LatchkeyError {
+        LatchkeyError(
+            .notFound,
+            "no session \(TextEscaping.escaped(name))\(account.isEmpty ? "" : " for the given account") (it was never saved, was deleted, or expired)"
+        )
+    }
+
+    /// A session as `--json` shows it: never its token.
+    static func info(name: String, account: String, created: Date?, expires: Date?) -> JSONOutput {
         var fields: [(String, JSONOutput)] = [("name", .string(name)), ("account", .string(account))]
         if let created { fields.append(("created", .time(created))) }
         fields.append(("expires", .time(expires)))

@@ -51,6 +51,12 @@ struct AgentSection {
                 return Spawn.Command(arguments: get, stdin: nil, environment: environment)
             }
         }
+        for backend in ["secret-service", "file"] where backend == "file" || secretServiceRunning {
+            WholeProcessLatchkey.validGrantCommand(
+                latchkey: latchkey, backend: backend, environment: environment,
+                floor: "latchkey session get, \(backend) backend, through the agent", section: Self.section, unless: [],
+                into: &commands, &report)
+        }
         TimedCommand.prepare(
             "latchkey session get, passphrase vault unlocked in the agent", in: Self.section,
             target: (secretTool, 0.3, "secret-tool"), into: &commands, &report

@@ -29,6 +29,48 @@ struct WholeProcessLatchkey {
                 sessionName,
             ]
         }
+
+        /// Stores a grant read from stdin as a token response, as session `grant`.
+        static func storeGrant(_ latchkey: String, app: String, backend: String) -> [String] {
+            [latchkey, "--app", app, "--backend", backend, "session", "put", "grant", "--grant"]
+        }
+
+        /// Prints the grant's access token, refreshing through a command that fails
+        /// (`false`) should a refresh be due: none is, so it never runs.
+        static func getGrant(_ latchkey: String, app: String, backend: String) -> [String] {
+            [latchkey, "--app", app, "--backend", backend, "session", "get", "grant", "--refresh-command", "false"]
+        }
+
+        /// A token response whose access token is valid for an hour.
+        static let grantResponse =
+            #"{"access_token":"bench-access-token","token_type":"Bearer","expires_in":3600,"refresh_token":"bench-refresh"}"#
+    }
+
+    /// `session get --refresh-command` of a grant with no refresh due, held against
+    /// `session get` of a plain session on the same backend (`floor`), in `section`.
+    static func validGrantCommand(
+        latchkey: String, backend: String, environment: [String: String] = [:], floor: String, section: String,
+        unless reasons: [(Bool, String)], into commands: inout [TimedCommand], _ report: inout Report
+    ) {
+        TimedCommand.prepare(
+            "latchkey session get --refresh-command, no refresh due, \(backend) backend"
+                + (environment.isEmpty ? "" : ", through the agent"), in: section, unless: reasons,
+            target: (floor, 1.1, "session get"), into: &commands, &report
+        ) {
+            let app = "\(FileBackendSection.appID).grant.\(backend)"
+            let stored = try Spawn.capture(
+                Invocation.storeGrant(latchkey, app: app, backend: backend), input: Invocation.grantResponse,
+                environment: environment)
+            let get = Invocation.getGrant(latchkey, app: app, backend: backend)
+            let read = try Spawn.capture(get, environment: environment)
+            guard stored.status == 0, read.status == 0, read.output == "bench-access-token\n" else {
+                throw Spawn.Failure(
+                    description:
+                        "storing and reading a grant through the CLI did not round-trip (exit \(stored.status)/\(read.status)): \(stored.error)\(read.error)"
+                )
+            }
+            return Spawn.Command(arguments: get, stdin: nil, environment: environment)
+        }
     }
 
     /// The commands to time, set up and checked; for each that cannot be, why.
@@ -64,6 +106,15 @@ struct WholeProcessLatchkey {
                 }
                 return Spawn.Command(arguments: Invocation.get(latchkey, backend: backend), stdin: nil)
             }
+        }
+        for backend in ["secret-service", "file"] {
+            Self.validGrantCommand(
+                latchkey: latchkey, backend: backend, floor: "latchkey session get, \(backend) backend",
+                section: section,
+                unless: [
+                    notBuilt,
+                    (backend == "secret-service" && !secretServiceRunning, "no Secret Service on the session bus"),
+                ], into: &commands, &report)
         }
         let helper = gitHelperDirectory + "/git-credential-latchkey"
         for (backend, factor) in [("secret-service", 1.2), ("file", 0.6)] {

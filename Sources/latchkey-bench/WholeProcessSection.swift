@@ -39,7 +39,11 @@ struct WholeProcessSection {
         }
         for (timed, summary) in zip(commands, summaries) {
             let measurement = Measurement(section: timed.section, name: timed.name, summary: summary)
-            guard let target = timed.target, let floor = report.find(Self.section, target.floor) else {
+            // A floor is found in the command's own section first (a command through the
+            // agent held against another through the agent), then among the peers.
+            guard let target = timed.target,
+                let floor = report.find(timed.section, target.floor) ?? report.find(Self.section, target.floor)
+            else {
                 report.add(measurement)
                 continue
             }

@@ -5,12 +5,13 @@ import Foundation
 
 let usage = """
     Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only whole-process|git-scale]
-           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [--kills N] [--processes K] [--writes M] [--agent-seconds S]
+           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [rotation] [--kills N] [--processes K] [--writes M] [--agent-seconds S] [--rotation-rounds N]
 
     Without a command it measures and prints one table (with --json, one JSON document,
     "version": 1); --only whole-process measures only whole processes (with and without the
     agent), --only git-scale only git-credential-latchkey get with 1 and 1,000 credentials
-    stored. `stress` runs the reliability checks (all four by default; agent kills
+    stored. `stress` runs the reliability checks (all five by default; rotation storms a token endpoint with 32 processes for
+    --rotation-rounds rounds, 100 by default, then kills the refreshing process in twice as many; agent kills
     the agent under four clients for --agent-seconds, 60 by default); each
     prints a summary line `N passed, N failed` and the exit status is 1 when any failed.
     """
@@ -33,6 +34,7 @@ struct Options {
     var agentSeconds = 60
     var processes = 4
     var writes = 250
+    var rotationRounds = 100
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -68,9 +70,10 @@ struct Options {
             case "--agent-seconds": agentSeconds = try number(argument)
             case "--processes": processes = try number(argument)
             case "--writes": writes = try number(argument)
+            case "--rotation-rounds": rotationRounds = try number(argument)
             case "stress" where stress == nil: stress = []
             case "crash" where stress != nil, "concurrency" where stress != nil, "corruption" where stress != nil,
-                "agent" where stress != nil:
+                "agent" where stress != nil, "rotation" where stress != nil:
                 stress?.append(argument)
             case "--help", "-h":
                 print(usage)
@@ -125,7 +128,9 @@ func runBenchmarks(_ options: Options, in directory: String) throws {
 }
 
 func runStress(_ options: Options, in directory: String) throws -> Bool {
-    let parts = options.stress?.isEmpty == false ? options.stress! : ["crash", "concurrency", "corruption", "agent"]
+    let parts =
+        options.stress?.isEmpty == false
+        ? options.stress! : ["crash", "concurrency", "corruption", "agent", "rotation"]
     var allPassed = true
     for part in parts {
         let started = ContinuousClock.now
@@ -136,6 +141,11 @@ func runStress(_ options: Options, in directory: String) throws -> Bool {
             result = try ConcurrencyStress(directory: directory, processes: options.processes, writes: options.writes)
                 .run()
         case "agent": result = try AgentStress(directory: directory, seconds: options.agentSeconds).run()
+        case "rotation":
+            result = try RotationStress(
+                directory: directory, processes: 32, rounds: options.rotationRounds,
+                killRounds: 2 * options.rotationRounds
+            ).run()
         default: result = try CorruptionStress(directory: directory).run()
         }
         progress("\(part) took \(Report.time((ContinuousClock.now - started).seconds))")

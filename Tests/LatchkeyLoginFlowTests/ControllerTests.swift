@@ -72,7 +72,8 @@ struct ControllerTests {
         #expect(state.signedInAccount == "bob" && state.password.isEmpty && !state.isInFlight)
         #expect(authenticator.attempts.count == 1 && authenticator.attempts.first?.password == F.password)
         #expect(try await store.session(named: "access", account: "bob")?.value == F.tokens.accessToken)
-        #expect(try await store.session(named: "refresh", account: "bob")?.value == F.tokens.refreshToken)
+        #expect(try await store.grant(named: "access", account: "bob")?.refreshToken == F.tokens.refreshToken)
+        #expect(try await store.sessions().count == 1, "the grant is one item")
         #expect(try await store.rememberedUsername() == "bob")
 
         await login.send(.logoutRequested)
@@ -264,7 +265,7 @@ struct ControllerTests {
         #expect(clock.sleeping == 0, "the countdown stopped with the rate limit")
     }
 
-    @Test("each token keeps its own lifetime: a one-hour access token does not cut the refresh token's")
+    @Test("the login's grant is one item holding both tokens, each with its own expiry")
     func tokenLifetimes() async throws {
         let store = try makeVault()
         let hour = Date().addingTimeInterval(3600)
@@ -273,10 +274,16 @@ struct ControllerTests {
             accessToken: SecretBytes(utf8: "a"), refreshToken: SecretBytes(utf8: "r"), expires: hour,
             refreshTokenExpires: week)
         try await store.saveSession(tokens, account: "bob")
+        let grant = try #require(try await store.grant(named: "access", account: "bob"))
+        #expect(grant.accessToken == SecretBytes(utf8: "a") && grant.refreshToken == SecretBytes(utf8: "r"))
+        #expect(abs((grant.accessTokenExpires ?? .distantPast).timeIntervalSince(hour)) < 1)
+        #expect(abs((grant.refreshTokenExpires ?? .distantPast).timeIntervalSince(week)) < 1)
+        let listed = try #require(try await store.sessions(account: "bob").first)
+        #expect(
+            abs((listed.expires ?? .distantPast).timeIntervalSince(week)) < 1, "the item lives as its refresh token")
         let access = try #require(try await store.session(named: "access", account: "bob"))
-        let refresh = try #require(try await store.session(named: "refresh", account: "bob"))
-        #expect(abs((access.expires ?? .distantPast).timeIntervalSince(hour)) < 1)
-        #expect(abs((refresh.expires ?? .distantPast).timeIntervalSince(week)) < 1)
+        #expect(
+            access.value == SecretBytes(utf8: "a") && abs((access.expires ?? .distantPast).timeIntervalSince(hour)) < 1)
     }
 
     @Test("a login without a refresh token removes the refresh token of an earlier login")
@@ -285,6 +292,6 @@ struct ControllerTests {
         try await store.saveSession(F.tokens, account: "bob")
         try await store.saveSession(SessionTokens(accessToken: SecretBytes(utf8: "second-access")), account: "bob")
         #expect(try await store.session(named: "access", account: "bob")?.value == SecretBytes(utf8: "second-access"))
-        #expect(try await store.session(named: "refresh", account: "bob") == nil)
+        #expect(try await store.grant(named: "access", account: "bob")?.refreshToken == nil)
     }
 }

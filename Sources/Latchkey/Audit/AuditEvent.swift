@@ -50,6 +50,11 @@ public struct AuditEvent: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// A broken trail was set aside and a new chain started (`latchkey audit reset`);
     /// the detail names the kept segment, the last verified sequence number and why.
     public static let auditReset = AuditEvent(rawValue: "audit.reset")
+    /// A session's grant was refreshed through the app's refresher: `ok` (the
+    /// rotated grant was saved), `skipped` (a newer grant was already there and was
+    /// kept), `failed` with `refreshRejected` (the server refused it; the session
+    /// ended as the logout policy says) or `refreshUnavailable` (the grant was kept).
+    public static let sessionRefreshed = AuditEvent(rawValue: "session.refreshed")
     /// The store in use changed back to the Secret Service after a fallback to the encrypted file.
     public static let backendReturned = AuditEvent(rawValue: "backend.returned")
 

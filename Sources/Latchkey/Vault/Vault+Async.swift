@@ -118,7 +118,19 @@ extension Vault {
 
     private static let queue = DispatchQueue(label: "io.github.latchkey.vault", attributes: .concurrent)
 
-    private static func offload<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+    /// Runs `body` on a new thread of its own, for work that may wait long (a refresh
+    /// waiting for another's) and so must not hold one of Dispatch's few threads.
+    static func onOwnThread<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+        try await withCheckedThrowingContinuation { continuation in
+            do {
+                try POSIX.startThread { continuation.resume(with: Result { try body() }) }
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    static func offload<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }
         }

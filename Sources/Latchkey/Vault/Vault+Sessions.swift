@@ -15,8 +15,8 @@ extension Vault {
     /// - Returns: The expiry actually stored.
     /// - Throws: `LatchkeyError` `.invalidInput` for an empty name, a name or
     ///   account longer than 255 UTF-8 bytes, or an expiry that is not in the future
-    ///   (a token that has already expired is refused rather than stored dead); store
-    ///   and audit errors.
+    ///   (a token that has already expired is refused rather than stored dead), or a
+    ///   token that begins with the marker of a grant record; store and audit errors.
     @discardableResult
     public func saveSession(_ token: SecretBytes, name: String, account: String, expires: Date? = nil) throws -> Date {
         guard !name.isEmpty else { throw LatchkeyError(.invalidInput, "the session name is empty") }
@@ -25,6 +25,12 @@ extension Vault {
             throw LatchkeyError(
                 .invalidInput,
                 "session '\(name)' expires at \(expires.formatted(.iso8601)), which has passed; nothing was stored")
+        }
+        guard !GrantRecord.isGrant(token) else {
+            throw LatchkeyError(
+                .invalidInput,
+                "session '\(name)' begins with the bytes that mark a grant record (a zero byte, then \"latchkey.grant\"); save a grant with saveGrant; nothing was stored"
+            )
         }
         let expiry = policy.sessionExpiry(requested: expires, created: now)
         let key = ItemKey(kind: .session, account: account, name: name)
@@ -37,7 +43,9 @@ extension Vault {
     }
 
     /// Reads a session token. An expired session is never returned: reading it
-    /// deletes it and audits `session.expired`.
+    /// deletes it and audits `session.expired`. A session holding a grant
+    /// (``saveGrant(_:name:account:)-6ntoj``) reads as its access token while that is
+    /// valid, and as nil (kept for a refresh) once it has expired.
     /// - Parameters:
     ///   - name: The token's name.
     ///   - account: The account.
@@ -53,7 +61,15 @@ extension Vault {
                 try backend.delete(key)
                 return OperationOutcome(nil, event: .sessionExpired)
             }
-            return OperationOutcome(Session(key, item))
+            guard GrantRecord.isGrant(item.value) else { return OperationOutcome(Session(key, item)) }
+            // A grant reads as its access token, while that is valid; the grant
+            // itself stays for a refresh (`accessToken(named:account:deadline:refresher:)`).
+            let grant = try GrantRecord.decode(item.value)
+            if let expires = grant.accessTokenExpires, expires <= Vault.grantClock() { return OperationOutcome(nil) }
+            return OperationOutcome(
+                Session(
+                    account: key.account, name: key.name, value: grant.accessToken, created: item.created,
+                    expires: grant.accessTokenExpires ?? item.expires))
         }
     }
 
@@ -61,7 +77,7 @@ extension Vault {
     /// credential (the git helper's per-host index of usernames, paths and git's
     /// expiries), without an audit entry: like ``sessions(account:)``, it tells
     /// what is stored, not a secret. Credentials are read with
-    /// ``session(named:account:)``, which is audited. An expired session reads as
+    /// ``session(named:account:)-k6m0``, which is audited. An expired session reads as
     /// nil and is left for the next audited read or listing to delete.
     /// - Parameters:
     ///   - name: The session's name.

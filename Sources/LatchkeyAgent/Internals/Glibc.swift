@@ -267,15 +267,7 @@ extension POSIX {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        var ending = sigset_t()
-        sigemptyset(&ending)
-        for signal in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] { sigaddset(&ending, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &ending)
-        posix_spawnattr_setflags(
-            &attributes, Int16(LATCHKEY_POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        _ = latchkey_spawnattr_reset_signals(&attributes, Int16(LATCHKEY_POSIX_SPAWN_SETSID), 0)
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var child: pid_t = 0

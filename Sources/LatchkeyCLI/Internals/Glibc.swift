@@ -1,8 +1,12 @@
+internal import CLatchkeyLinux
+import Dispatch
 internal import Glibc
 import Latchkey
+import Synchronization
 
 // Every C call of the command line itself: its arguments, its standard
-// descriptors, and the terminal a prompt switches echo off on. Failures become
+// descriptors, the terminal a prompt switches echo off on, and the refresh
+// command `session get --refresh-command` runs. Failures become
 // `LatchkeyError`s through the library's one errno conversion (`POSIX.check`,
 // `POSIX.valueOrErrno`, which also retries EINTR).
 
@@ -62,5 +66,93 @@ extension POSIX {
         // The prompt comes only once echo is off, so nothing typed after it is ever shown.
         try write(prompt, toDescriptor: 2, name: "standard error")
         return try readSecret(from: descriptor, limit: limit, untilEnd: false)
+    }
+}
+
+extension POSIX {
+    /// What a command run by ``runShellCommand(_:input:outputLimit:deadline:)`` did.
+    struct ShellCommandResult {
+        /// Its exit status; nil when a signal ended it.
+        var status: Int32?
+        /// What it wrote to standard output, in zeroing memory.
+        var output: SecretBytes
+        /// Whether it was stopped for running past its deadline.
+        var timedOut: Bool
+    }
+
+    /// Runs `/bin/sh -c command` (`posix_spawn`) in a process group of its own,
+    /// with `input` as its whole standard input and nothing else, and reads its
+    /// standard output to the end. Standard error is this process's; no other
+    /// descriptor is inherited, nor are blocked or ignored signals. The input is
+    /// written into the pipe before the command starts (so a command that never
+    /// reads it cannot raise SIGPIPE here). Past `deadline` the whole group gets SIGKILL.
+    /// - Throws: `.invalidInput` when `input` does not fit in a pipe (64 KiB) or
+    ///   the output exceeds `outputLimit`; `.io` naming the call that failed.
+    static func runShellCommand(_ command: String, input: SecretBytes, outputLimit: Int, deadline: Duration) throws
+        -> ShellCommandResult
+    {
+        guard input.count <= 65_536 else {
+            throw LatchkeyError(.invalidInput, "the refresh token is longer than 64 KiB")
+        }
+        var toChild: [Int32] = [-1, -1]
+        var fromChild: [Int32] = [-1, -1]
+        try check("pipe2", path: "a pipe") { pipe2(&toChild, O_CLOEXEC) }
+        defer { for descriptor in toChild where descriptor >= 0 { close(descriptor) } }
+        try write(input, toDescriptor: toChild[1], name: "the refresh command's standard input")
+        close(toChild[1])
+        toChild[1] = -1
+        try check("pipe2", path: "a pipe") { pipe2(&fromChild, O_CLOEXEC) }
+        defer { for descriptor in fromChild where descriptor >= 0 { close(descriptor) } }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setpgroup(&attributes, 0)
+        _ = latchkey_spawnattr_reset_signals(&attributes, Int16(POSIX_SPAWN_SETPGROUP), 1)
+        let words: [String] = ["sh", "-c", command]
+        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, "/bin/sh", &actions, &attributes, argv, environ)
+        guard spawned == 0 else { throw error(errno: spawned, function: "posix_spawn", path: "/bin/sh") }
+        close(toChild[0])
+        toChild[0] = -1
+        close(fromChild[1])
+        fromChild[1] = -1
+
+        let expired = Mutex(false)
+        let watchdog = DispatchWorkItem {
+            expired.withLock { $0 = true }
+            kill(-child, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(
+            deadline: .now() + .nanoseconds(Int(deadline / .nanoseconds(1))), execute: watchdog)
+        let output: SecretBytes
+        do {
+            output = try readSecret(from: fromChild[0], limit: outputLimit, untilEnd: true).secret
+        } catch {
+            kill(-child, SIGKILL)
+            _ = waitForExit(child)
+            watchdog.cancel()
+            throw error
+        }
+        let status = waitForExit(child)
+        watchdog.cancel()
+        return ShellCommandResult(status: status, output: output, timedOut: expired.withLock { $0 })
+    }
+
+    /// Waits for `child` to end (`waitpid`, resumed after a signal).
+    /// - Returns: Its exit status; nil when a signal ended it.
+    private static func waitForExit(_ child: pid_t) -> Int32? {
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        // WIFEXITED / WEXITSTATUS, which Swift cannot import as macros.
+        return status & 0x7F == 0 ? (status >> 8) & 0xFF : nil
     }
 }

@@ -133,3 +133,59 @@ enum Spawn {
         return samples.map(Summary.init)
     }
 }
+
+extension Spawn {
+    /// Starts `arguments` in a process group of its own (`posix_spawnp` with
+    /// `POSIX_SPAWN_SETPGROUP`): stdin from /dev/null, stdout to the file `output`,
+    /// stderr to the file `errors` (both created).
+    /// - Returns: The process id, which is also its group's id.
+    static func startInGroup(_ arguments: [String], environment: [String: String], output: String, errors: String)
+        throws -> Int32
+    {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: pid_t = 0
+        let result = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+        guard result == 0 else {
+            throw Failure(description: "posix_spawnp \(arguments[0]): \(String(cString: strerror(result)))")
+        }
+        return pid
+    }
+
+    /// Waits for `pid` (`waitpid`). - Returns: its exit status, 128 + signal when killed.
+    static func waitForExit(_ pid: Int32) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+
+    /// Kills `pid` and everything it started, as a crash or a service manager would:
+    /// stops it (`SIGSTOP`, so it starts nothing more), kills the process group of each
+    /// child (a refresh command runs in a group of its own), then its own group.
+    static func killWithChildren(_ pid: Int32) {
+        kill(pid, SIGSTOP)
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for task in tasks {
+            let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+            for child in children.split(separator: " ").compactMap({ Int32($0) }) {
+                kill(-child, SIGKILL)
+                kill(child, SIGKILL)
+            }
+        }
+        kill(-pid, SIGKILL)
+    }
+}

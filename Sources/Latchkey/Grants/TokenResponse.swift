@@ -1,0 +1,98 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension Grant {
+    /// Reads an OAuth 2.0 token response (RFC 6749 section 5.1): `access_token`
+    /// and `token_type` (required), `expires_in`, `refresh_token` and `scope`, and the
+    /// common extension `refresh_token_expires_in`; other members are ignored.
+    /// - Parameters:
+    ///   - tokenResponse: The response's JSON body.
+    ///   - received: When it was received, from which `expires_in` counts.
+    /// - Throws: `LatchkeyError` `.invalidInput` naming the member that is missing
+    ///   or has the wrong type (never quoting a value), or saying the body is not
+    ///   one JSON object.
+    public init(tokenResponse: SecretBytes, received: Date = Date()) throws {
+        let fields = try TokenEndpointAnswer.object(tokenResponse)
+        func text(_ key: String, required: Bool) throws -> String? {
+            switch fields[key] {
+            case .string(let value)? where !value.isEmpty:
+                return value
+            case nil, .null?:
+                guard !required else { throw TokenEndpointAnswer.failure("has no \(key)") }
+                return nil
+            default:
+                throw TokenEndpointAnswer.failure("has a \(key) that is not a non-empty string")
+            }
+        }
+        func seconds(_ key: String) throws -> Date? {
+            switch fields[key] {
+            case nil, .null?: return nil
+            case .integer(let value)? where (0...315_360_000).contains(value):
+                return received.addingTimeInterval(TimeInterval(value))
+            default: throw TokenEndpointAnswer.failure("has a \(key) that is not a number of seconds")
+            }
+        }
+        guard let access = try text("access_token", required: true), let type = try text("token_type", required: true)
+        else { throw TokenEndpointAnswer.failure("has no access_token") }
+        self.init(
+            accessToken: SecretBytes(utf8: access), accessTokenExpires: try seconds("expires_in"),
+            refreshToken: try text("refresh_token", required: false).map { SecretBytes(utf8: $0) },
+            refreshTokenExpires: try seconds("refresh_token_expires_in"), tokenType: type,
+            scope: try text("scope", required: false))
+    }
+}
+
+extension RefreshOutcome {
+    /// Classifies what a token endpoint answered a refresh request: a token
+    /// response (RFC 6749 section 5.1) is ``refreshed(_:)``; the error response
+    /// `invalid_grant` (section 5.2: the refresh token is invalid, expired,
+    /// revoked or was reused) is ``rejected(reason:)``; anything else (another
+    /// error code, which is about the client rather than this session, or a body
+    /// that is not a token response) is ``unavailable(reason:)``, keeping the grant.
+    /// - Parameters:
+    ///   - answer: The response's body.
+    ///   - received: When it was received.
+    public init(tokenEndpointAnswer answer: SecretBytes, received: Date = Date()) {
+        guard let fields = try? TokenEndpointAnswer.object(answer) else {
+            self = .unavailable(reason: "the token endpoint's answer is not a JSON object")
+            return
+        }
+        if case .string(let code)? = fields["error"] {
+            let shown = TokenEndpointAnswer.isErrorCode(code) ? code : "an unreadable error code"
+            self =
+                code == "invalid_grant"
+                ? .rejected(reason: "invalid_grant") : .unavailable(reason: "the token endpoint answered \(shown)")
+            return
+        }
+        do {
+            self = .refreshed(try Grant(tokenResponse: answer, received: received))
+        } catch let error as LatchkeyError {
+            self = .unavailable(reason: error.message)
+        } catch {
+            self = .unavailable(reason: "the token endpoint's answer could not be read")
+        }
+    }
+}
+
+/// The shared reading of a token endpoint's JSON body.
+enum TokenEndpointAnswer {
+    /// The body as a JSON object.
+    static func object(_ body: SecretBytes) throws -> [String: JSONValue] {
+        let value = try body.withUnsafeBytes { try JSONValue.parse($0, source: "the token response") }
+        guard case .object(let fields) = value else { throw failure("is not a JSON object") }
+        return fields
+    }
+
+    static func failure(_ what: String) -> LatchkeyError {
+        LatchkeyError(.invalidInput, "the token response \(what) (RFC 6749 section 5.1); nothing was stored")
+    }
+
+    /// Whether `code` may be shown: RFC 6749's error codes are printable ASCII
+    /// without quotes or backslashes (section 5.2), and short.
+    static func isErrorCode(_ code: String) -> Bool {
+        code.utf8.count <= 64 && code.utf8.allSatisfy { (0x20...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C }
+    }
+}

@@ -1,0 +1,63 @@
+import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `session put NAME --grant` and `session get NAME --refresh-command CMD`:
+/// OAuth 2.0 grants on the command line (docs/ROTATION.md).
+enum GrantCommands {
+    /// How long the refresh command may run before it is stopped (and the refresh is unavailable).
+    static let commandDeadline = Duration.seconds(60)
+    /// The most a refresh command may write: a token response is a few KiB.
+    static let outputLimit = 1 << 20
+
+    /// Stores the token response (RFC 6749 section 5.1) on standard input as one grant.
+    static func put(_ context: Context, _ arguments: CommandArguments, name: String, account: String) throws {
+        guard arguments.options["--expires-in"] == nil else {
+            throw LatchkeyError(
+                .usage, "--expires-in cannot be given with --grant: the token response's expires_in says it")
+        }
+        let vault = try context.openVault()
+        let response = try SecretInput.read(fromDescriptor: 0, context.execution)
+        let grant = try Grant(tokenResponse: response)
+        let expires = try vault.saveGrant(grant, name: name, account: account)
+        let access = grant.accessTokenExpires.map { ", access token expires \(formatTime($0))" } ?? ""
+        try context.output.line("saved grant \(TextEscaping.escaped(name))\(access), expires \(formatTime(expires))")
+        context.output.set(
+            "saved", SessionCommands.info(name: name, account: account, created: nil, expires: expires))
+    }
+
+    /// Prints a valid access token, refreshing the grant through `command` when a refresh is due.
+    static func get(
+        _ context: Context, _ arguments: CommandArguments, name: String, account: String, command: String
+    ) throws {
+        let vault = try context.openVault()
+        let grant = try vault.validGrant(named: name, account: account, deadline: commandDeadline + .seconds(5)) {
+            refreshToken in
+            try refresh(with: command, refreshToken: refreshToken)
+        }
+        guard let grant else { throw SessionCommands.missing(name, account: account) }
+        context.output.set(
+            "session",
+            SessionCommands.info(name: name, account: account, created: nil, expires: grant.accessTokenExpires))
+        try context.output.secret(grant.accessToken, key: "secret", newline: !arguments.flags.contains("--no-newline"))
+    }
+
+    /// Runs the refresh command with the refresh token alone on its standard
+    /// input and classifies what it printed (RFC 6749 sections 5.1 and 5.2).
+    static func refresh(with command: String, refreshToken: SecretBytes) throws -> RefreshOutcome {
+        let run = try POSIX.runShellCommand(
+            command, input: refreshToken, outputLimit: outputLimit, deadline: commandDeadline)
+        if run.timedOut {
+            return .unavailable(reason: "the refresh command ran for more than \(commandDeadline.components.seconds) s")
+        }
+        guard run.status == 0 else {
+            let ended = run.status.map { "exited with status \($0)" } ?? "was ended by a signal"
+            return .unavailable(reason: "the refresh command \(ended)")
+        }
+        return RefreshOutcome(tokenEndpointAnswer: run.output)
+    }
+}
