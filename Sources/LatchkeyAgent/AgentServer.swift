@@ -54,6 +54,9 @@ package final class AgentServer: Sendable {
         let queue: DispatchQueue
         /// How many commands wait for it or run in it.
         let waiting = Mutex(0)
+        /// After a command of this namespace missed the Secret Service deadline: until when
+        /// the commands queued behind it fail fast, and with what (the miss's own error).
+        let silence = Mutex<(until: ContinuousClock.Instant, failure: LatchkeyError)?>(nil)
 
         init() {
             queue = DispatchQueue(label: "latchkey.agent.namespace")
@@ -320,7 +323,7 @@ package final class AgentServer: Sendable {
         }
         let outcome = lane.queue.sync { () -> AgentJobOutcome? in
             defer { lane.waiting.withLock { $0 -= 1 } }
-            guard let reason = startable(connection, deadline: deadline) else { return execute(job) }
+            guard let reason = startable(connection, deadline: deadline) else { return execute(job, in: lane) }
             log("dropped a request before running it: \(reason)")
             return nil
         }
@@ -394,9 +397,28 @@ package final class AgentServer: Sendable {
     }
 
     /// Runs a command for a client; the agent counts it as running until it returns.
-    private func execute(_ job: AgentJob) -> AgentJobOutcome {
+    /// Within the silence window after a command of its namespace missed the Secret
+    /// Service deadline, it fails fast with that miss's error instead of waiting a
+    /// deadline of its own (a command that does not use the Secret Service still runs);
+    /// a miss opens the window, for as long as the deadline that was missed.
+    private func execute(_ job: AgentJob, in lane: Lane) -> AgentJobOutcome {
         defer { activity.withLock { $0.running -= 1 } }
-        let outcome = jobs.run(job, unlocked: unlocked)
+        let silent = lane.silence.withLock { silence -> LatchkeyError? in
+            guard let window = silence, ContinuousClock.now < window.until else {
+                silence = nil
+                return nil
+            }
+            return window.failure
+        }
+        let outcome = jobs.run(job, unlocked: unlocked, failingFastWith: silent)
+        if outcome.failedFast {
+            log("a command failed fast: its namespace's Secret Service missed a deadline moments ago")
+        } else if let miss = outcome.missedDeadline {
+            lane.silence.withLock { $0 = (ContinuousClock.now + miss.deadline, miss.failure) }
+            log(
+                "a command missed the Secret Service deadline (\(miss.deadline)); its namespace's queued commands fail fast for as long"
+            )
+        }
         // Keys derived for a passphrase that is not held (a policy that does not cache) go with the command.
         unlocked.keepOnlyHeldKeys()
         return outcome

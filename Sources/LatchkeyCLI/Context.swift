@@ -174,6 +174,12 @@ struct Context {
         let backend = try backendChoice()
         let storeDirectory = try storeDirectory()
         let needsPassphrase = policy.fileKeySource == .passphrase
+        execution.report.withLock { $0.serviceDeadline = .milliseconds(Int64(policy.secretServiceTimeout * 1000)) }
+        if let failure = execution.failFast, (backend ?? policy.backend) != .file {
+            // Inside the agent, moments after this namespace's Secret Service missed a deadline.
+            execution.report.withLock { $0.failedFast = true }
+            throw failure
+        }
         let unlocked = execution.unlocked
         let epoch = unlocked?.currentEpoch ?? 0
         let given = needsPassphrase ? try suppliedPassphrase() : nil
