@@ -188,17 +188,36 @@ struct VaultTests {
     }
 
     @Test(
-        "a session saved with a 1 s life is gone after 2 s; the read deletes it and audits session.expired",
+        "under a clock moved by hand, a session with a 1 h life is live at 59 min and gone at 61 min; the read deletes it and audits session.expired, stamped with the clock's time",
         arguments: TestedStore.allCases)
-    func expiry(store: TestedStore) async throws {
-        let vault = try store.open()
-        try await vault.saveSession(
-            SecretBytes(utf8: "short"), name: "access", account: "alice", expires: Date().addingTimeInterval(1))
-        #expect(try vault.storedKeys([.session]).count == 1)
-        try await Task.sleep(for: .seconds(2))
-        #expect(try await vault.session(named: "access", account: "alice") == nil)
+    func expiryUnderClock(store: TestedStore) async throws {
+        let clock = HandClock(Date(timeIntervalSince1970: 2_000_000_000))
+        let vault = try store.open(clock: clock.wallClock)
+        let expiry = try await vault.saveSession(
+            SecretBytes(utf8: "short"), name: "access", account: "alice", expires: clock.now.addingTimeInterval(3600))
+        #expect(expiry == Date(timeIntervalSince1970: 2_000_003_600))
+        clock.advance(by: 59 * 60)
+        #expect(try await vault.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "short"))
+        #expect(try await vault.activeAccount() == "alice")
+        clock.advance(by: 2 * 60)
+        #expect(try await vault.sessions().isEmpty)
         #expect(try vault.storedKeys([.session]).isEmpty)
-        #expect(try await vault.auditEntries().map(\.event) == [.sessionSaved, .sessionExpired])
+        #expect(try await vault.activeAccount() == nil)
+        let entries = try await vault.auditEntries()
+        #expect(entries.map(\.event) == [.sessionSaved, .sessionRead, .sessionExpired])
+        #expect(entries.last?.time == Date(timeIntervalSince1970: 2_000_003_660))
+    }
+
+    @Test(
+        "under a clock moved by hand, the policy's maxAge counts from the clock's time", arguments: TestedStore.allCases
+    )
+    func maxAgeUnderClock(store: TestedStore) throws {
+        let clock = HandClock(Date(timeIntervalSince1970: 2_000_000_000))
+        let vault = try store.open(clock: clock.wallClock)
+        let expiry = try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "a")
+        #expect(expiry == clock.now.addingTimeInterval(Policy.default.sessionMaxAge))
+        clock.advance(by: Policy.default.sessionMaxAge)
+        #expect(try vault.session(named: "access", account: "a") == nil)
     }
 
     @Test("the policy's maxAge caps every session's life", arguments: TestedStore.allCases)

@@ -38,6 +38,8 @@ public final class Vault: Sendable {
     public let storeDirectory: String
     /// The store in use.
     let backend: any CredentialBackend
+    /// Where the vault reads the time from, for every expiry decision and audit entry.
+    package let clock: WallClock
     /// Why this store is in use, in plain words.
     let selectionReason: String
     /// The encrypted file vault of this namespace, whether or not it is the store
@@ -111,18 +113,30 @@ public final class Vault: Sendable {
     ///   - storeDirectory: Where the audit trail lives: an absolute path.
     /// - Throws: `LatchkeyError` `.invalidInput` when `storeDirectory` is relative
     ///   (it would write into whatever the working directory is).
-    public init(appID: AppID, policy: Policy = .default, backend: any CredentialBackend, storeDirectory: String) throws
-    {
+    public convenience init(
+        appID: AppID, policy: Policy = .default, backend: any CredentialBackend, storeDirectory: String
+    ) throws {
+        try self.init(appID: appID, policy: policy, backend: backend, storeDirectory: storeDirectory, clock: .system)
+    }
+
+    /// Opens the vault with a given backend and `clock` as its time (`LatchkeyTesting`'s test vault).
+    /// - Throws: `LatchkeyError` `.invalidInput` when `storeDirectory` is relative.
+    package init(
+        appID: AppID, policy: Policy, backend: any CredentialBackend, storeDirectory: String, clock: WallClock
+    ) throws {
         let storeDirectory = try StoreDirectory.requireAbsolute(storeDirectory, origin: "the store directory")
         self.appID = appID
         self.policy = policy
         self.storeDirectory = storeDirectory
         self.backend = backend
+        self.clock = clock
         self.selectionReason = "the app supplied this store"
         self.fileVault = nil
         self.audit =
             policy.audit.isEnabled
-            ? AuditTrail(appID: appID, directory: storeDirectory, backend: backend, retention: policy.audit.retention)
+            ? AuditTrail(
+                appID: appID, directory: storeDirectory, backend: backend, retention: policy.audit.retention,
+                clock: clock.now)
             : nil
         self.fileAudit = nil
     }
@@ -135,6 +149,7 @@ public final class Vault: Sendable {
         storeDirectory: String?,
         backend choice: Policy.BackendChoice?,
         passphrase: SecretBytes?,
+        clock: WallClock = .system,
         secretService: () -> SecretServiceBackend
     ) throws -> Vault {
         let directory =
@@ -146,7 +161,8 @@ public final class Vault: Sendable {
         if selection.backend.kind == .file, let header = try file?.vaultKDFParameters() {
             try Vault.check(header, against: policy.kdf ?? .standard, policyName: policy.name)
         }
-        let vault = Vault(appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file)
+        let vault = Vault(
+            appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file, clock: clock)
         try vault.recordStoreChange(fallback: selection.fallbackFrom)
         if selection.backend.kind == .file, let file {
             do {
@@ -167,7 +183,8 @@ public final class Vault: Sendable {
     }
 
     private init(
-        appID: AppID, policy: Policy, directory: String, selection: Selection, fileVault file: EncryptedFileBackend?
+        appID: AppID, policy: Policy, directory: String, selection: Selection, fileVault file: EncryptedFileBackend?,
+        clock: WallClock
     ) {
         let auditKeys = EncryptedFileBackend.auditKeys(appID: appID, directory: directory)
         self.appID = appID
@@ -176,15 +193,18 @@ public final class Vault: Sendable {
         self.backend = selection.backend
         self.selectionReason = selection.reason
         self.fileVault = file
+        self.clock = clock
         if policy.audit.isEnabled {
             let usesFile = selection.backend.kind == .file
             audit = AuditTrail(
                 appID: appID, directory: directory, backend: usesFile ? auditKeys : selection.backend,
-                retention: policy.audit.retention)
+                retention: policy.audit.retention, clock: clock.now)
             fileAudit =
                 usesFile
                 ? nil
-                : AuditTrail(appID: appID, directory: directory, backend: auditKeys, retention: policy.audit.retention)
+                : AuditTrail(
+                    appID: appID, directory: directory, backend: auditKeys, retention: policy.audit.retention,
+                    clock: clock.now)
         } else {
             audit = nil
             fileAudit = nil
