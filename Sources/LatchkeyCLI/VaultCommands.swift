@@ -5,7 +5,9 @@ enum VaultCommands {
     static func status(_ context: Context, _ arguments: CommandArguments) throws {
         let vault = try context.openVault()
         let status = try vault.status()
-        let settings = try context.settings(policy: vault.policy, storeDirectory: status.storeDirectory)
+        // The command line opens stores in a directory only; a vault kept in memory is a test's.
+        let directory = status.storeDirectory ?? ""
+        let settings = try context.settings(policy: vault.policy, storeDirectory: directory)
         let out = context.output
         let accounts = status.accountCount == 1 ? "1 account" : "\(status.accountCount) accounts"
         try out.line("app: \(status.appID) (\(settings.app.provenance))")
@@ -15,7 +17,7 @@ enum VaultCommands {
         try out.line("protection: \(status.protection)")
         try out.line("policy: \(status.policyName) (\(settings.policy.provenance))")
         try out.line(
-            "store directory: \(TextEscaping.escaped(status.storeDirectory)) (\(settings.storeDirectory.provenance))")
+            "store directory: \(TextEscaping.escaped(directory)) (\(settings.storeDirectory.provenance))")
         if let path = status.fileVaultPath {
             try out.line(
                 "vault file: \(path)\(status.leftoverFileVault ? " (left over from a fallback; `latchkey migrate` moves it)" : "")"
@@ -31,7 +33,7 @@ enum VaultCommands {
         out.set("reason", .string(status.reason))
         out.set("protection", .string(status.protection))
         out.set("policy", .object([("name", .string(status.policyName)), ("source", .string(status.policySource))]))
-        out.set("storeDirectory", .string(status.storeDirectory))
+        out.set("storeDirectory", .string(directory))
         out.set("fileVault", .string(status.fileVaultPath))
         out.set("leftoverFileVault", .bool(status.leftoverFileVault))
         out.set("remembersUsername", .bool(status.remembersUsername))

@@ -142,7 +142,7 @@ struct ControllerTests {
     func storeFailure() async throws {
         let recorder = OutputRecorder()
         let backend = InMemoryBackend()
-        backend.failure = LatchkeyError(.unavailable, "the test's store is down")
+        backend.fail(with: LatchkeyError(.unavailable, "the test's store is down"))
         let store = try Vault(
             appID: try AppID("com.example.login"), policy: .default, backend: backend, storeDirectory: "/nonexistent")
         let login = controller(ScriptedAuthenticator([.success(F.tokens)]), store, recorder)
@@ -164,13 +164,13 @@ struct ControllerTests {
         let login = controller(ScriptedAuthenticator([.success(F.tokens)]), store, recorder)
         await login.appear()
         #expect(recorder.failures.isEmpty)
-        backend.failure = LatchkeyError(.unavailable, "the keyring went away after the screen appeared")
+        backend.fail(with: LatchkeyError(.unavailable, "the keyring went away after the screen appeared"))
         await logIn(login, as: "bob")
         let state = await login.state
         #expect(recorder.failures.first == .saveSession)
         #expect(state.signedInAccount == "bob" && state.message == .sessionNotSaved && state.password.isEmpty)
         #expect(MessageKey.sessionNotSaved.text(in: .german).contains("Sitzung"))
-        backend.failure = nil
+        backend.removeFailures()
         await login.send(.logoutRequested)
         let after = await login.state
         #expect(after.message == nil && after.signedInAccount == nil)

@@ -44,7 +44,7 @@ struct AtomicWipeTests {
         #expect(try fileBytes(file.keyFilePath) != oldKey, "the key is destroyed")
         #expect(try POSIX.status(of: file.keyFilePath + ".next") == nil)
         #expect(try !vault.remembersUsername())
-        #expect(try Self.open(vault.appID, vault.storeDirectory).remembersUsername() == false)
+        #expect(try Self.open(vault.appID, vault.storeDirectory!).remembersUsername() == false)
         #expect(try vault.sessions().isEmpty)
     }
 

@@ -46,7 +46,7 @@ struct AuditCanaryTests {
         #expect(entries.count == (store == .secretService ? 15 : 14))
         #expect(try vault.verifyAudit().allSatisfy { $0.verification.isIntact })
 
-        var scanned = try everything(below: vault.storeDirectory)
+        var scanned = try everything(below: vault.storeDirectory!)
         scanned += Array(String(describing: status).utf8) + Array(String(describing: entries).utf8)
         #expect(leaks(of: [username, access, refresh], in: scanned).isEmpty)
         // The scan itself works: a trail line carrying the canary would be caught.

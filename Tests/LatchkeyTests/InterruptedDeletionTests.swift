@@ -113,7 +113,8 @@ struct CraftedDeletionListTests {
     static func plant(_ list: StoredItem, beside vault: Vault, in backend: SecretServiceBackend) throws -> Vault {
         try backend.write(list, for: Vault.pendingDeletionItem)
         try PrivateFiles.replace(vault.pendingDeletionMarkerPath, with: Array("logout\n".utf8))
-        return try Vault(appID: backend.appID, policy: .default, backend: backend, storeDirectory: vault.storeDirectory)
+        return try Vault(
+            appID: backend.appID, policy: .default, backend: backend, storeDirectory: vault.storeDirectory!)
     }
 
     @Test(

@@ -34,8 +34,9 @@ public final class Vault: Sendable {
     public let appID: AppID
     /// The policy in force.
     public let policy: Policy
-    /// The directory holding the file vault and the audit trails.
-    public let storeDirectory: String
+    /// The directory holding the file vault and the audit trails; nil for a
+    /// vault kept wholly in memory (`LatchkeyTesting`'s test vault).
+    public let storeDirectory: String?
     /// The store in use.
     let backend: any CredentialBackend
     /// Where the vault reads the time from, for every expiry decision and audit entry.
@@ -45,8 +46,9 @@ public final class Vault: Sendable {
     /// The encrypted file vault of this namespace, whether or not it is the store
     /// in use (a leftover from an earlier fallback is wiped and migrated through it).
     let fileVault: EncryptedFileBackend?
-    /// The audit trail of the store in use, or nil when the policy disables auditing.
-    let audit: AuditTrail?
+    /// The audit trail of the store in use (in memory for a vault kept in memory),
+    /// or nil when the policy disables auditing.
+    let audit: (any AuditLog)?
     /// The audit trail of the encrypted file, when the Secret Service is in use
     /// (it is still verified and shown).
     let fileAudit: AuditTrail?
@@ -138,6 +140,22 @@ public final class Vault: Sendable {
                 appID: appID, directory: storeDirectory, backend: backend, retention: policy.audit.retention,
                 clock: clock.now)
             : nil
+        self.fileAudit = nil
+    }
+
+    /// A vault kept wholly in memory on `backend`, with `clock` as its time: its
+    /// audit trail is a ``MemoryAuditTrail``, and it reads and writes no file, so
+    /// it needs no store directory (`LatchkeyTesting`'s test vault).
+    package init(appID: AppID, policy: Policy, inMemory backend: any CredentialBackend, clock: WallClock) {
+        self.appID = appID
+        self.policy = policy
+        self.storeDirectory = nil
+        self.backend = backend
+        self.clock = clock
+        self.selectionReason = "the app supplied this store, kept in memory with its audit trail"
+        self.fileVault = nil
+        self.audit =
+            policy.audit.isEnabled ? MemoryAuditTrail(appID: appID, storeKind: backend.kind, clock: clock.now) : nil
         self.fileAudit = nil
     }
 
@@ -334,8 +352,12 @@ public final class Vault: Sendable {
     /// present from the first fallback until the Secret Service is used again.
     var fallbackMarkerPath: String { namespace.file("fallback") }
 
-    /// The namespace's own directory in the store directory.
-    var namespace: NamespaceDirectory { NamespaceDirectory(appID: appID, storeDirectory: storeDirectory) }
+    /// The namespace's own directory in the store directory. A vault kept in
+    /// memory has none and never asks for it (its deletions are never recoverable
+    /// runs, ``deleteRecoverably(_:from:for:changes:)``, and only opening writes markers).
+    var namespace: NamespaceDirectory {
+        NamespaceDirectory(appID: appID, storeDirectory: storeDirectory ?? "/nonexistent-latchkey-memory-vault")
+    }
 
     /// Records `backend.fallback` when the store in use changes to the
     /// encrypted file for want of a Secret Service, and `backend.returned` when

@@ -24,7 +24,7 @@ enum TestedStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
     /// Opens the same namespace again, as another process would: nothing read or cached.
     func reopen(_ vault: Vault, policy: Policy = .default) throws -> Vault {
-        try open(appID: vault.appID, directory: vault.storeDirectory, policy: policy, clock: vault.clock)
+        try open(appID: vault.appID, directory: vault.storeDirectory!, policy: policy, clock: vault.clock)
     }
 
     private func open(appID: AppID, directory: String, policy: Policy, clock: WallClock) throws -> Vault {
