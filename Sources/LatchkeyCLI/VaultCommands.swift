@@ -24,7 +24,7 @@ enum VaultCommands {
             )
         }
         try out.line(
-            "remember username: \(status.remembersUsername ? "on" : "off"); a username is \(status.usernameRemembered ? "" : "not ")remembered"
+            "remember username: \(status.usernameMemoryAllowed ? "on" : "off"); a username is \(status.usernameRemembered ? "" : "not ")remembered"
         )
         try out.line("sessions: \(status.sessionCount) in \(accounts)")
         try out.line("audit trails: \(status.auditTrails.isEmpty ? "off" : status.auditTrails.joined(separator: ", "))")
@@ -36,7 +36,7 @@ enum VaultCommands {
         out.set("storeDirectory", .string(directory))
         out.set("fileVault", .string(status.fileVaultPath))
         out.set("leftoverFileVault", .bool(status.leftoverFileVault))
-        out.set("remembersUsername", .bool(status.remembersUsername))
+        out.set("remembersUsername", .bool(status.usernameMemoryAllowed))
         out.set("usernameRemembered", .bool(status.usernameRemembered))
         out.set("sessions", .integer(status.sessionCount))
         out.set("accounts", .integer(status.accountCount))
@@ -56,7 +56,7 @@ enum VaultCommands {
     }
 
     static func usernameGet(_ context: Context, _ arguments: CommandArguments) throws {
-        guard let username = try context.openVault().rememberedUsername() else {
+        guard let username = try context.openVault().lastUsername() else {
             throw LatchkeyError(.notFound, "no username is remembered")
         }
         try context.output.line(username)
@@ -85,7 +85,7 @@ enum VaultCommands {
     }
 
     private static func setRemember(_ remembers: Bool, _ context: Context) throws {
-        try context.openVault().setRemembersUsername(remembers)
+        try context.openVault().setUsernameMemoryAllowed(remembers)
         try context.output.line(
             remembers
                 ? "remembering the username is on"
@@ -95,7 +95,7 @@ enum VaultCommands {
 
     static func rememberShow(_ context: Context, _ arguments: CommandArguments) throws {
         let vault = try context.openVault()
-        let remembers = try vault.remembersUsername()
+        let remembers = try vault.isUsernameMemoryAllowed()
         let policyAllows = vault.policy.remembersUsernames
         try context.output.line(
             "\(remembers ? "on" : "off")\(policyAllows ? "" : " (but policy '\(vault.policy.name)' never remembers usernames)")"

@@ -7,7 +7,7 @@ import Synchronization
 #endif
 
 /// A clock a test moves by hand, for a vault made by
-/// `Vault.makeInMemory(appID:policy:backend:clock:)`: every expiry
+/// `Vault.makeInMemory(appID:policy:store:clock:)`: every expiry
 /// decision and audit entry of that vault reads this clock, so a test of
 /// expiry moves it instead of sleeping.
 public final class TestClock: Sendable {

@@ -7,20 +7,20 @@ extension Vault {
     /// file and works from any working directory, a read-only one included. Its
     /// `storeDirectory` is nil; `verifyAudit()` checks its trail as it checks a trail file.
     ///
-    /// A failure injected into `backend` (``InMemoryBackend/fail(_:kind:account:name:with:)``)
+    /// A failure injected into `store` (``InMemoryBackend/fail(_:kind:account:name:with:)``)
     /// surfaces as that store's error, never as an audit-trail error, since the
     /// trail keeps its key outside the store.
     /// - Parameters:
     ///   - appID: The app namespace.
     ///   - policy: The policy.
-    ///   - backend: The store; a new empty one by default.
+    ///   - store: The store; a new empty one by default.
     ///   - clock: The vault's time; the system's clock when nil.
     /// - Returns: The vault.
     public static func makeInMemory(
-        appID: AppID, policy: Policy = .default, backend: InMemoryBackend = InMemoryBackend(), clock: TestClock? = nil
+        appID: AppID, policy: Policy = .default, store: InMemoryBackend = InMemoryBackend(), clock: TestClock? = nil
     ) -> Vault {
         Vault(
-            appID: appID, policy: policy, inMemory: backend,
+            appID: appID, policy: policy, inMemory: store,
             clock: clock.map { clock in WallClock { clock.now } } ?? .system)
     }
 }

@@ -21,7 +21,7 @@ struct TestVaultTests {
         try vault.saveSession(SecretBytes(utf8: "t0ken"), name: "access", account: "alice")
         let report = try vault.logout(account: "alice")
         #expect(report.wipedSessions.map(\.name) == ["access"])
-        #expect(try vault.rememberedUsername() == "alice")
+        #expect(try vault.lastUsername() == "alice")
         #expect(try vault.auditEntries().map(\.event) == [.usernameRemembered, .sessionSaved, .logout])
         let verdicts = try vault.verifyAudit()
         #expect(verdicts.count == 1)
@@ -52,7 +52,7 @@ struct TestVaultTests {
     )
     func failurePerItem() throws {
         let store = InMemoryBackend()
-        let vault = Vault.makeInMemory(appID: appID, backend: store)
+        let vault = Vault.makeInMemory(appID: appID, store: store)
         store.fail([.write], name: "refresh", with: LatchkeyError(.io, "the disk is full"))
         try vault.saveSession(SecretBytes(utf8: "a"), name: "access", account: "alice")
         let error = #expect(throws: LatchkeyError.self) {
@@ -70,7 +70,7 @@ struct TestVaultTests {
     @Test("a failure injected per operation: reads fail as a locked keyring would, lists do not; removed, all work")
     func failurePerOperation() throws {
         let store = InMemoryBackend()
-        let vault = Vault.makeInMemory(appID: appID, backend: store)
+        let vault = Vault.makeInMemory(appID: appID, store: store)
         try vault.saveSession(SecretBytes(utf8: "a"), name: "access", account: "alice")
         store.fail([.read], with: LatchkeyError(.locked, "the keyring is locked"))
         #expect(throws: LatchkeyError(.locked, "")) { try vault.session(named: "access", account: "alice") }

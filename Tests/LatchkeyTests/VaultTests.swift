@@ -19,16 +19,16 @@ struct VaultTests {
     func optOutSequence(store: TestedStore) async throws {
         let vault = try store.open()
         try await vault.rememberUsername("alice")
-        #expect(try await vault.rememberedUsername() == "alice")
-        try await vault.setRemembersUsername(false)
-        #expect(try await vault.rememberedUsername() == nil)
+        #expect(try await vault.lastUsername() == "alice")
+        try await vault.setUsernameMemoryAllowed(false)
+        #expect(try await vault.lastUsername() == nil)
         #expect(try vault.storedKeys([.username]).isEmpty, "the backend still holds a username item")
         let skipped = try await vault.rememberUsername("bob")
         #expect(skipped.reason?.contains("turned off") == true)
         #expect(try vault.storedKeys([.username]).isEmpty)
-        try await vault.setRemembersUsername(true)
+        try await vault.setUsernameMemoryAllowed(true)
         try await vault.rememberUsername("bob")
-        #expect(try await vault.rememberedUsername() == "bob")
+        #expect(try await vault.lastUsername() == "bob")
         let events = try await vault.auditEntries().map(\.event)
         #expect(
             events == [.usernameRemembered, .rememberDisabled, .usernameSkipped, .rememberEnabled, .usernameRemembered])
@@ -57,9 +57,8 @@ struct VaultTests {
         try await vault.saveSession(SecretBytes(utf8: "a"), name: "access", account: "alice")
         try await Task.sleep(for: .milliseconds(20))
         try await vault.saveSession(SecretBytes(utf8: "b"), name: "access", account: "bob")
-        try await vault.saveSession(SecretBytes(utf8: "app"), name: "api", account: "")
-        try await vault.setRemembersUsername(false)
-        #expect(try await vault.rememberedUsername() == nil)
+        try await vault.setUsernameMemoryAllowed(false)
+        #expect(try await vault.lastUsername() == nil)
         #expect(try await vault.activeAccount() == "bob", "the newest session with an account")
         try await vault.logout(account: "bob")
         #expect(try await vault.activeAccount() == "alice")
@@ -68,10 +67,10 @@ struct VaultTests {
     @Test("a policy that forbids remembering wins over the user's setting", arguments: TestedStore.allCases)
     func policyForbids(store: TestedStore) throws {
         let vault = try store.open(policy: .sharedDevice)
-        #expect(try vault.remembersUsername())
+        #expect(try vault.isUsernameMemoryAllowed())
         let decision = try vault.rememberUsername("alice")
         #expect(decision.reason?.contains("forbids remembering") == true)
-        #expect(try vault.rememberedUsername() == nil)
+        #expect(try vault.lastUsername() == nil)
     }
 
     @Test("default logout keeps the username and leaves no session of that account", arguments: TestedStore.allCases)
@@ -83,7 +82,7 @@ struct VaultTests {
         try vault.saveSession(SecretBytes(utf8: "b1"), name: "access", account: "bob")
         let report = try vault.logout(account: "alice")
         #expect(report.wipedSessions.count == 2 && !report.forgotUsername)
-        #expect(try vault.rememberedUsername() == "alice")
+        #expect(try vault.lastUsername() == "alice")
         let left = try vault.storedKeys([.session])
         #expect(!left.contains { $0.account == "alice" })
         #expect(left.map(\.account) == ["bob"])
@@ -238,10 +237,10 @@ struct VaultTests {
         let vault = try store.open()
         try vault.rememberUsername("alice")
         try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
-        try vault.setRemembersUsername(false)
+        try vault.setUsernameMemoryAllowed(false)
         #expect(try vault.wipe().wipedSessions.count == 1)
         #expect(try vault.storedKeys().isEmpty)
-        #expect(try vault.remembersUsername() == false)
+        #expect(try vault.isUsernameMemoryAllowed() == false)
         #expect(try vault.wipe().wipedSessions.isEmpty)
     }
 
@@ -249,12 +248,12 @@ struct VaultTests {
     func wipeDestroysKey() throws {
         let vault = try TestedStore.keyFile.open()
         try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
-        try vault.setRemembersUsername(false)
+        try vault.setUsernameMemoryAllowed(false)
         let file = try #require(vault.fileVault)
         let oldKey = try fileBytes(file.keyFilePath)
         try vault.wipe()
         #expect(try fileBytes(file.keyFilePath) != oldKey)
-        #expect(try vault.remembersUsername() == false)
+        #expect(try vault.isUsernameMemoryAllowed() == false)
         #expect(try vault.storedKeys().isEmpty)
     }
 
@@ -279,7 +278,7 @@ struct VaultTests {
         #expect(online.openReport.migration?.moved == 6)
         #expect(online.openReport.migration?.destroyedFileVault == true)
         #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
-        #expect(try online.rememberedUsername() == "alice")
+        #expect(try online.lastUsername() == "alice")
         for i in 0..<5 {
             #expect(try online.session(named: "t\(i)", account: "alice")?.value == SecretBytes(utf8: "token-\(i)"))
         }
@@ -482,7 +481,7 @@ struct VaultAuditFailureTests {
                     #expect(saved?.code == .io && saved?.message.contains("the change was undone") == true)
                     let logout = #expect(throws: LatchkeyError.self) { try vault.logout(account: "alice") }
                     #expect(logout?.code == .io)
-                    let optOut = #expect(throws: LatchkeyError.self) { try vault.setRemembersUsername(false) }
+                    let optOut = #expect(throws: LatchkeyError.self) { try vault.setUsernameMemoryAllowed(false) }
                     #expect(optOut?.code == .io)
                 } else {
                     try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "alice")
@@ -492,7 +491,7 @@ struct VaultAuditFailureTests {
             if mode == .fail {
                 #expect(try vault.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "t"))
                 #expect(try vault.session(named: "refresh", account: "alice")?.value == SecretBytes(utf8: "r"))
-                #expect(try vault.rememberedUsername() == "alice" && vault.remembersUsername())
+                #expect(try vault.lastUsername() == "alice" && vault.isUsernameMemoryAllowed())
             } else {
                 #expect(try vault.sessions(account: "alice").isEmpty)
                 #expect(vault.auditWarnings.count == 2 && vault.auditWarnings.allSatisfy { $0.code == .io })

@@ -90,13 +90,13 @@ extension Vault {
     }
 
     /// The account of the newest live session (by when it was saved): who is
-    /// logged in, whether or not the username is remembered. Sessions saved with
-    /// an empty account do not count. Expired sessions are deleted and audited on
+    /// logged in, whether or not the username is remembered. Every account
+    /// counts alike, the empty one too. Expired sessions are deleted and audited on
     /// the way, as ``sessions(account:)-8tdfp`` does.
-    /// - Returns: The account, or nil when no session with an account is live.
+    /// - Returns: The account, or nil when no session is live.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func activeAccount() throws -> String? {
-        try sessions().filter { !$0.account.isEmpty }.max { $0.created < $1.created }?.account
+        try sessions().max { $0.created < $1.created }?.account
     }
 
     /// Deletes a session; deleting one that does not exist succeeds.

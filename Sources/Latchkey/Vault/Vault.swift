@@ -105,26 +105,28 @@ public final class Vault: Sendable {
             })
     }
 
-    /// Opens the vault with a given backend, such as `LatchkeyTesting`'s
-    /// `InMemoryBackend` in an app's own tests. The policy's backend choice is
-    /// not consulted; audit trails are kept in `storeDirectory`.
+    /// Opens the vault on a store of the app's own (a ``CredentialBackend`` it
+    /// implements). The policy's backend choice is not consulted; audit trails
+    /// are kept in `storeDirectory`. The parameters come in the order of
+    /// ``open(appID:policy:storeDirectory:backend:passphrase:)-6nd1o``, where
+    /// `backend` is the policy's choice; here the store itself is given.
     /// - Parameters:
     ///   - appID: The app namespace.
     ///   - policy: The policy.
-    ///   - backend: The store to use.
     ///   - storeDirectory: Where the audit trail lives: an absolute path.
+    ///   - store: The store to use.
     /// - Throws: `LatchkeyError` `.invalidInput` when `storeDirectory` is relative
     ///   (it would write into whatever the working directory is).
     public convenience init(
-        appID: AppID, policy: Policy = .default, backend: any CredentialBackend, storeDirectory: String
+        appID: AppID, policy: Policy = .default, storeDirectory: String, store: any CredentialBackend
     ) throws {
-        try self.init(appID: appID, policy: policy, backend: backend, storeDirectory: storeDirectory, clock: .system)
+        try self.init(appID: appID, policy: policy, storeDirectory: storeDirectory, store: store, clock: .system)
     }
 
-    /// Opens the vault with a given backend and `clock` as its time (`LatchkeyTesting`'s test vault).
+    /// Opens the vault on `store` with `clock` as its time.
     /// - Throws: `LatchkeyError` `.invalidInput` when `storeDirectory` is relative.
     package init(
-        appID: AppID, policy: Policy, backend: any CredentialBackend, storeDirectory: String, clock: WallClock
+        appID: AppID, policy: Policy, storeDirectory: String, store backend: any CredentialBackend, clock: WallClock
     ) throws {
         let storeDirectory = try StoreDirectory.requireAbsolute(storeDirectory, origin: "the store directory")
         self.appID = appID

@@ -22,7 +22,7 @@ public struct VaultStatus: Sendable, Codable {
     /// Whether a username is remembered.
     public let usernameRemembered: Bool
     /// The user's setting for remembering the username.
-    public let remembersUsername: Bool
+    public let usernameMemoryAllowed: Bool
     /// How many sessions there are (expired ones included until read).
     public let sessionCount: Int
     /// How many accounts have sessions.

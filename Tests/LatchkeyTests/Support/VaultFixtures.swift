@@ -40,7 +40,7 @@ enum TestedStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
                 secretService: { SecretServiceBackend(appID: appID) })
         case .passphrase:
             let backend = EncryptedFileBackend(appID: appID, directory: directory, keySource: fastPassphrase())
-            return try Vault(appID: appID, policy: policy, backend: backend, storeDirectory: directory, clock: clock)
+            return try Vault(appID: appID, policy: policy, storeDirectory: directory, store: backend, clock: clock)
         }
     }
 }
