@@ -43,11 +43,18 @@ let package = Package(
             name: "LatchkeyCredentialHelpers",
             dependencies: ["Latchkey"]
         ),
+        // The per-user agent (docs/AGENT.md): its protocol, the server with its namespace
+        // queues and unlock cache, and the client's checks and hand-off. What a request
+        // runs is the CLI's (AgentJobRunner); nothing here is public.
+        .target(
+            name: "LatchkeyAgent",
+            dependencies: ["Latchkey", "CLatchkeyLinux"]
+        ),
         // The `latchkey` command (product `latchkey`); also git-credential-latchkey and
         // docker-credential-latchkey by the name it is run under.
         .executableTarget(
             name: "LatchkeyCLI",
-            dependencies: ["Latchkey", "LatchkeyCredentialHelpers"]
+            dependencies: ["Latchkey", "LatchkeyAgent", "LatchkeyCredentialHelpers"]
         ),
         // Launched by the encrypted-file tests as a separate process; never installed.
         .executableTarget(
@@ -72,7 +79,7 @@ let package = Package(
         // Runs the built `latchkey` binary as a subprocess (built by `swift build --build-tests`).
         .testTarget(
             name: "LatchkeyCLITests",
-            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyTestSupport"]
+            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeyTestSupport"]
         ),
         .testTarget(
             name: "LatchkeyLoginFlowTests",

@@ -3,7 +3,7 @@
 
 /* Linux calls Swift cannot make directly (prctl is variadic) or sees only under
    _GNU_SOURCE. Called only from
-   Sources/Latchkey/Internals/POSIX.swift. */
+   Sources/Latchkey/Internals/POSIX/ and the Internals/Glibc.swift of LatchkeyAgent. */
 
 #include <sys/prctl.h>
 #include <sys/socket.h>

@@ -16,7 +16,7 @@ public struct SecretBytes: Sendable {
     ///   - guarded: Whether to use libsodium's guarded allocation (`sodium_malloc`),
     ///     for long-lived keys.
     ///   - initializer: Writes all `count` bytes.
-    init(
+    package init(
         count: Int, guarded: Bool = false, initializingWith initializer: (UnsafeMutableRawBufferPointer) throws -> Void
     ) rethrows {
         buffer = try Sodium.Buffer(count: count, guarded: guarded, initialize: initializer)

@@ -1,11 +1,15 @@
 import Latchkey
+import LatchkeyAgent
 
 /// `agent run`, `agent status`, `agent stop` and `lock`: the agent's own commands,
 /// which always run in this process.
 enum AgentCommands {
     /// `latchkey agent run` (also `latchkey agent`): serve in the foreground.
     static func run(_ context: Context, _ arguments: CommandArguments) throws {
-        try AgentServer.serve(context)
+        try AgentServer.serve(
+            environment: context.environment.subset(["XDG_RUNTIME_DIR", "LISTEN_PID", "LISTEN_FDS", "JOURNAL_STREAM"]),
+            idleTimeout: { .milliseconds(Int64(try context.policy().agent.idleTimeout * 1000)) },
+            jobs: CommandLineJobs())
     }
 
     /// `latchkey agent status`: whether an agent runs, since when, which namespaces it has served, and which it holds unlocked.
@@ -13,7 +17,7 @@ enum AgentCommands {
         let runtime = try AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
         let output = context.output
         output.set("socket", .string(runtime.socketPath))
-        guard let lines = ask(.status, runtime) else {
+        guard let lines = ask(.status, runtime, context.execution) else {
             output.set("running", .bool(false))
             try output.line("no agent runs on \(runtime.socketPath)")
             throw LatchkeyError(.notFound, "no agent runs")
@@ -64,7 +68,7 @@ enum AgentCommands {
     /// `latchkey agent stop`: ends the agent (it forgets every cached key first).
     static func stop(_ context: Context, _ arguments: CommandArguments) throws {
         let runtime = try AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
-        guard let lines = ask(.stop, runtime) else {
+        guard let lines = ask(.stop, runtime, context.execution) else {
             context.output.set("stopped", .bool(false))
             try context.output.line("no agent runs on \(runtime.socketPath)")
             return
@@ -77,7 +81,7 @@ enum AgentCommands {
     /// next command on a passphrase vault asks again.
     static func lock(_ context: Context, _ arguments: CommandArguments) throws {
         let runtime = try? AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
-        guard let runtime, let lines = ask(.lock, runtime) else {
+        guard let runtime, let lines = ask(.lock, runtime, context.execution) else {
             context.output.set("forgotten", .integer(0))
             try context.output.line("no agent runs, so no key is held")
             return
@@ -88,13 +92,15 @@ enum AgentCommands {
     }
 
     /// Sends `kind` to the running agent; its `key=value` lines, or nil when none answers.
-    private static func ask(_ kind: AgentMessage.Kind, _ runtime: AgentRuntimeDirectory) -> [String]? {
+    private static func ask(
+        _ kind: AgentMessage.Kind, _ runtime: AgentRuntimeDirectory, _ execution: Execution
+    ) -> [String]? {
         let connection: POSIX.LocalSocket
         switch AgentClient.connectToOwnAgent(runtime) {
         case .connected(let connected): connection = connected
         case .none: return nil
         case .ignored(let reason):
-            AgentClient.warnIgnored(runtime, reason)
+            AgentOffer.warnIgnored(runtime, reason, execution)
             return nil
         }
         guard let answer = AgentClient.exchange(AgentMessage(kind), on: connection), answer.kind == .information

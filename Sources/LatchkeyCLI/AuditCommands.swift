@@ -74,7 +74,7 @@ enum AuditCommands {
         guard
             try Confirmation.confirmed(
                 "Set the broken audit trail of \(appID) aside and start a new one?",
-                refusal: "audit reset starts a new audit trail for \(appID)", arguments)
+                refusal: "audit reset starts a new audit trail for \(appID)", arguments, context.execution)
         else {
             try context.output.line("cancelled: nothing was reset")
             context.output.set("reset", .array([]))

@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyAgent
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -8,13 +9,24 @@ import Synchronization
 #endif
 
 /// What every command works with: the global options resolved against the
-/// environment (app id, policy, store directory, passphrase), and the output.
+/// environment (app id, policy, store directory, passphrase), and the output,
+/// which writes to the run's ``Execution``.
 struct Context {
     var globals: GlobalOptions
     let output: Output
     let environment: Environment
+    /// What the command runs against: its streams, its input, a passphrase its client gave, the unlock cache.
+    var execution: Execution { output.execution }
     /// Whether the command reads data from standard input (so a passphrase cannot be prompted there).
     var readsStandardInput = false
+
+    /// This context with its output (and so its execution) replaced by `output`.
+    func writing(to output: Output) -> Context {
+        var context = Context(globals: globals, output: output, environment: environment)
+        context.readsStandardInput = readsStandardInput
+        context.openedVaults = openedVaults
+        return context
+    }
 
     /// The app namespace: `--app`, else `LATCHKEY_APP`, else `default`.
     func appID() throws -> AppID {
@@ -162,8 +174,7 @@ struct Context {
         let backend = try backendChoice()
         let storeDirectory = try storeDirectory()
         let needsPassphrase = policy.fileKeySource == .passphrase
-        let redirection = CommandLineIO.redirection
-        let unlocked = redirection?.unlocked
+        let unlocked = execution.unlocked
         let epoch = unlocked?.currentEpoch ?? 0
         let given = needsPassphrase ? try suppliedPassphrase() : nil
         // Inside the agent, a cached passphrase only under a policy that caches, and only
@@ -201,21 +212,21 @@ struct Context {
             }
             return opened(vault)
         } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && given == nil {
-            if let unlocked, let redirection {
+            if let unlocked {
                 // The agent holds no passphrase (or one that no longer opens the vault, which it
                 // forgets; another policy's entry is left alone): the client asks for it.
                 if cached != nil { unlocked.forget(app: appID, storeDirectory: storeDirectory) }
-                redirection.passphraseNeeded.withLock { $0 = prompt }
+                execution.passphraseNeeded.withLock { $0 = prompt }
                 throw error
             }
-            guard SecretInput.standardInputIsTerminal && !readsStandardInput else {
+            guard execution.inputIsTerminal && !readsStandardInput else {
                 throw LatchkeyError(
                     .wrongKey,
                     error.message
                         + "; give it with --passphrase-fd N or --passphrase-file PATH (a 0600 file), or run on a terminal to be asked"
                 )
             }
-            let typed = try SecretInput.readFromTerminal(prompt: prompt)
+            let typed = try SecretInput.readFromTerminal(prompt: prompt, execution)
             return opened(try open(typed))
         }
     }
@@ -227,16 +238,14 @@ struct Context {
     /// before it ran the command in-process), else from `--passphrase-fd` or `--passphrase-file`.
     /// Inside the agent only the client's counts: the options name the client's descriptors and files.
     func suppliedPassphrase() throws -> SecretBytes? {
-        if let redirection = CommandLineIO.redirection {
-            if let passphrase = redirection.passphrase { return passphrase }
-            if redirection.capture != nil { return nil }
-        }
+        if let passphrase = execution.passphrase { return passphrase }
+        if execution.isInAgent { return nil }
         if let descriptor = globals.passphraseDescriptor {
             if descriptor == 0 && readsStandardInput {
                 throw LatchkeyError(
                     .usage, "this command reads standard input, so the passphrase cannot come from --passphrase-fd 0")
             }
-            return try SecretInput.read(fromDescriptor: descriptor)
+            return try SecretInput.read(fromDescriptor: descriptor, execution)
         }
         guard let path = globals.passphraseFile else { return nil }
         return try fromFileOption("--passphrase-file") { try SecretInput.read(fromFile: path) }

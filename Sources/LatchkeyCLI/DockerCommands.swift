@@ -26,7 +26,7 @@ enum DockerCommands {
             try perform(action, context)
         } catch let error as LatchkeyError {
             // the error itself is what matters
-            if !context.output.json { try? CommandLineIO.write(error.message + "\n", to: .output) }
+            if !context.output.json { try? context.execution.write(error.message + "\n", to: .output) }
             throw error
         }
     }
@@ -47,7 +47,8 @@ enum DockerCommands {
         var context = context
         if context.globals.app == nil && context.environment["LATCHKEY_APP"] == nil { context.globals.app = defaultApp }
         let input =
-            action == "list" ? SecretBytes() : try SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false)
+            action == "list"
+            ? SecretBytes() : try SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false, context.execution)
         switch action {
         case "store":
             let credential = try DockerCredential.parse(input)

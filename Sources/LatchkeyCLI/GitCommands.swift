@@ -14,7 +14,7 @@ enum GitCommands {
             return
         }
         let message = try GitCredentialMessage.parse(
-            SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false))
+            SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false, context.execution))
         let helper = GitCredentialHelper(vault: try context.openVault())
         switch action {
         case "get":

@@ -3,17 +3,21 @@ import Latchkey
 /// Where a command's results go: lines of text on standard output, or, with
 /// `--json`, fields of the one JSON document written when the command ends.
 /// Messages to the person (prompts, errors) go to standard error in both modes.
+/// Everything goes to the streams of the run's ``Execution``.
 final class Output {
     let json: Bool
+    /// What the command runs against: where its streams go.
+    let execution: Execution
     private var fields: [(String, JSONOutput)] = [("version", .integer(1))]
 
-    init(json: Bool) {
+    init(json: Bool, execution: Execution) {
         self.json = json
+        self.execution = execution
     }
 
     /// Writes a line of text (text mode only).
     func line(_ text: String) throws {
-        if !json { try CommandLineIO.write(text + "\n", to: .output) }
+        if !json { try execution.write(text + "\n", to: .output) }
     }
 
     /// Sets a field of the JSON document (JSON mode only has a document).
@@ -31,20 +35,19 @@ final class Output {
         if json {
             set(key, .secret(secret))
         } else {
-            try CommandLineIO.write(secret, to: .output)
-            if newline { try CommandLineIO.write("\n", to: .output) }
+            try execution.write(secret, to: .output)
+            if newline { try execution.write("\n", to: .output) }
         }
     }
 
     /// Writes bytes that follow a protocol (git's), in text mode only.
     func raw(_ bytes: SecretBytes) throws {
-        if !json { try CommandLineIO.write(bytes, to: .output) }
+        if !json { try execution.write(bytes, to: .output) }
     }
 
     /// Writes a message for the person on standard error.
-    static func message(_ text: String) {
-        // Nothing sensible remains to be done when standard error cannot be written.
-        try? CommandLineIO.write(text + "\n", to: .error)
+    func message(_ text: String) {
+        execution.message(text)
     }
 
     /// Ends the command: in JSON mode, writes the document, with `error` when the command failed.
@@ -61,11 +64,11 @@ final class Output {
             switch piece {
             case .text(let more): text += more
             case .secret(let secret):
-                try CommandLineIO.write(text, to: .output)
+                try execution.write(text, to: .output)
                 text = ""
-                try CommandLineIO.write(secret, to: .output)
+                try execution.write(secret, to: .output)
             }
         }
-        try CommandLineIO.write(text, to: .output)
+        try execution.write(text, to: .output)
     }
 }

@@ -2,7 +2,8 @@ import Latchkey
 
 /// Reads secrets (passphrases, tokens) from where a command-line tool may take
 /// them: a file descriptor, a file, or a no-echo terminal prompt. Never from
-/// argv or the environment, where other processes can see them.
+/// argv or the environment, where other processes can see them. Standard input
+/// is the run's (``Execution``): the process's own, or what the client already read.
 enum SecretInput {
     /// The largest secret accepted, so a wrong file cannot exhaust memory.
     static let maximumLength = 1 << 20
@@ -12,29 +13,26 @@ enum SecretInput {
     ///   - descriptor: The descriptor, such as 0 for standard input or one
     ///     given with `--passphrase-fd`.
     ///   - stripOneTrailingNewline: Whether to drop one final `\n`, as shells add.
+    ///   - execution: The run whose standard input descriptor 0 is.
     /// - Returns: The secret.
     /// - Throws: `LatchkeyError` `.invalidInput` when it is longer than
     ///   ``maximumLength``; `.io` when reading fails (`read`).
-    static func read(fromDescriptor descriptor: Int32, stripOneTrailingNewline: Bool = true) throws -> SecretBytes {
-        if descriptor == 0, let redirection = CommandLineIO.redirection,
-            let input = redirection.input.withLock({ input in
-                defer { input = .success(SecretBytes()) }
-                return input
-            })
-        {
+    static func read(
+        fromDescriptor descriptor: Int32, stripOneTrailingNewline: Bool = true, _ execution: Execution
+    ) throws -> SecretBytes {
+        if descriptor == 0, let input = execution.takeInput() {
             let bytes = try input.get()
             return stripOneTrailingNewline ? droppingOneTrailingNewline(bytes) : bytes
         }
-        let (secret, _) = try POSIX.readSecretLine(
-            from: descriptor, limit: maximumLength, echoOff: false, untilEnd: true)
+        let (secret, _) = try POSIX.readSecret(from: descriptor, limit: maximumLength, untilEnd: true)
         return stripOneTrailingNewline ? droppingOneTrailingNewline(secret) : secret
     }
 
     /// Reads the process's standard input to its end, as it is, for a command the agent runs.
-    /// - Throws: `LatchkeyError` as ``read(fromDescriptor:stripOneTrailingNewline:)``.
-    static func readInput() throws(LatchkeyError) -> SecretBytes {
+    /// - Throws: `LatchkeyError` as ``read(fromDescriptor:stripOneTrailingNewline:_:)``.
+    static func readInput(_ execution: Execution) throws(LatchkeyError) -> SecretBytes {
         do {
-            return try read(fromDescriptor: 0, stripOneTrailingNewline: false)
+            return try read(fromDescriptor: 0, stripOneTrailingNewline: false, execution)
         } catch let error as LatchkeyError {
             throw error
         } catch {
@@ -52,22 +50,20 @@ enum SecretInput {
         droppingOneTrailingNewline(try PrivateFiles.readSecret(atPath: path, limit: maximumLength))
     }
 
-    /// Whether standard input is a terminal, where a prompt can ask for a secret.
-    static var standardInputIsTerminal: Bool { CommandLineIO.redirection?.inputIsTerminal ?? POSIX.isTerminal(0) }
-
     /// Asks on the terminal: switches echo off (`tcsetattr`), then writes
     /// `prompt` to standard error, then reads one line from standard input, so
     /// nothing typed after the prompt appears is ever shown.
-    /// - Parameter prompt: What to ask, such as `Passphrase for com.example.notes: `.
+    /// - Parameters:
+    ///   - prompt: What to ask, such as `Passphrase for com.example.notes: `.
+    ///   - execution: The run; inside the agent there is no terminal to ask on.
     /// - Returns: The line without its newline.
     /// - Throws: `LatchkeyError` `.unavailable` when standard input is not a
     ///   terminal; `.invalidInput` when input ends before a line; `.io`.
-    static func readFromTerminal(prompt: String) throws -> SecretBytes {
-        guard standardInputIsTerminal, CommandLineIO.redirection?.capture == nil else {
+    static func readFromTerminal(prompt: String, _ execution: Execution) throws -> SecretBytes {
+        guard execution.inputIsTerminal, !execution.isInAgent else {
             throw LatchkeyError(.unavailable, "standard input is not a terminal, so no prompt can be shown")
         }
-        let (secret, atEnd) = try POSIX.readSecretLine(
-            from: 0, limit: maximumLength, echoOff: true, untilEnd: false, prompt: prompt)
+        let (secret, atEnd) = try POSIX.readSecretLineWithoutEcho(from: 0, limit: maximumLength, prompt: prompt)
         if atEnd { throw LatchkeyError(.invalidInput, "input ended before anything was entered") }
         return secret
     }

@@ -24,7 +24,7 @@ enum ToolCommands {
         if output.json {
             output.set("help", Help.json(commands))
         } else {
-            try CommandLineIO.write(text + "\n", to: .output)
+            try output.execution.write(text + "\n", to: .output)
         }
     }
 
@@ -63,7 +63,7 @@ enum ToolCommands {
         if output.json {
             output.set(key, .string(text))
         } else {
-            try CommandLineIO.write(text, to: .output)
+            try output.execution.write(text, to: .output)
         }
     }
 }

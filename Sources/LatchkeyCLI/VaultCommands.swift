@@ -118,7 +118,7 @@ enum VaultCommands {
         guard
             try Confirmation.confirmed(
                 "Erase every credential of \(appID) (sessions and the remembered username)?",
-                refusal: "wipe erases every credential of \(appID)", arguments)
+                refusal: "wipe erases every credential of \(appID)", arguments, context.execution)
         else {
             try context.output.line("cancelled: nothing was wiped")
             context.output.set("wiped", .bool(false))

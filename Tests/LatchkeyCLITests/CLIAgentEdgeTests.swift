@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAgent
 import LatchkeyTestSupport
 import Testing
 

@@ -1,6 +1,6 @@
 /// File-system rules every Latchkey file follows: private directories (0700)
 /// and files (0600) owned by the current user, locking, and atomic, durable
-/// replacement. Built on the wrappers in `Internals/POSIX.swift`.
+/// replacement. Built on the wrappers in `Internals/POSIX/`.
 package enum PrivateFiles {
     /// Reads a secret file to its end: it must be a private (0600) regular file
     /// of this user.
@@ -13,7 +13,7 @@ package enum PrivateFiles {
     package static func readSecret(atPath path: String, limit: Int) throws -> SecretBytes {
         let file = try POSIX.File.open(path, .read)
         try requirePrivate(file.status(), path: path, directory: false)
-        return try POSIX.readSecretLine(from: file.descriptor, limit: limit, echoOff: false, untilEnd: true).secret
+        return try POSIX.readSecret(from: file.descriptor, limit: limit, untilEnd: true).secret
     }
 
     /// Reads a file that holds no secret but decides what Latchkey does (a
@@ -59,7 +59,7 @@ package enum PrivateFiles {
     /// checks that `path` is private.
     /// - Throws: `.insecurePermissions` naming the path when it is accessible to
     ///   others or owned by someone else; `.cannotCreate` when it cannot be made.
-    static func prepareDirectory(_ path: String) throws {
+    package static func prepareDirectory(_ path: String) throws {
         // The usual case, on every write: the directory is there already.
         if try requirePrivate(path, directory: true) != nil { return }
         var prefix = path.hasPrefix("/") ? "" : "."
@@ -78,14 +78,14 @@ package enum PrivateFiles {
     /// - Throws: `.insecurePermissions` naming the path (a symbolic link
     ///   included); `.invalidInput` when it is of the wrong type (a FIFO, say).
     @discardableResult
-    static func requirePrivate(_ path: String, directory: Bool) throws -> POSIX.Status? {
+    package static func requirePrivate(_ path: String, directory: Bool) throws -> POSIX.Status? {
         guard let status = try POSIX.status(of: path) else { return nil }
         try requirePrivate(status, path: path, directory: directory)
         return status
     }
 
     /// Checks an already obtained status; see ``requirePrivate(_:directory:)``.
-    static func requirePrivate(_ status: POSIX.Status, path: String, directory: Bool) throws {
+    package static func requirePrivate(_ status: POSIX.Status, path: String, directory: Bool) throws {
         guard directory ? status.isDirectory : status.isRegularFile else {
             throw POSIX.wrongType(path, status, expected: directory ? "directory" : "regular file")
         }

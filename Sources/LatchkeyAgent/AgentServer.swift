@@ -8,7 +8,7 @@ import Synchronization
     import Foundation
 #endif
 
-/// `latchkey agent run`: the per-user service (docs/AGENT.md). It answers only
+/// The per-user service `latchkey agent run` starts (docs/AGENT.md). It answers only
 /// peers of its own uid on a private socket. It accepts every connection at once
 /// and reads each on a thread of its own under a deadline (so a slow, idle or
 /// malformed client never holds another), and runs each command in its
@@ -19,8 +19,10 @@ import Synchronization
 /// `proceed` (from then on the client never runs it itself). It holds the libsecret
 /// connection and the unlocked passphrases; the vaults, keys and audit trails
 /// are opened for each command under their file locks, so processes using the
-/// library directly and the agent never corrupt each other.
-final class AgentServer: Sendable {
+/// library directly and the agent never corrupt each other. What a request runs
+/// is the command line's (``AgentJobRunner``): the agent knows its protocol, its
+/// queues and its cache, not the commands.
+package final class AgentServer: Sendable {
     /// How long a client has to send its whole request once connected.
     static let requestDeadline: Duration = .seconds(2)
     /// How long a client has to take the answer.
@@ -38,6 +40,7 @@ final class AgentServer: Sendable {
     /// The socket file's identity when this agent made it; nil for a socket a service manager passed.
     private let ownSocket: [UInt64]?
     private let idleExit: Duration
+    private let jobs: any AgentJobRunner
     private let started = Date()
     private let unlocked = UnlockCache()
     /// The last time a connection came or ended, how many are open, how many commands run, and whether it stops.
@@ -59,43 +62,51 @@ final class AgentServer: Sendable {
 
     private init(
         runtime: AgentRuntimeDirectory, listener: POSIX.LocalSocket, lock: AgentLock, ownSocket: [UInt64]?,
-        idleExit: Duration
+        idleExit: Duration, jobs: any AgentJobRunner
     ) {
         self.runtime = runtime
         self.listener = listener
         self.lock = lock
         self.ownSocket = ownSocket
         self.idleExit = idleExit
+        self.jobs = jobs
     }
 
     /// Starts serving: takes the agent lock (when another agent holds it, says so
     /// and returns), adopts the socket a service manager passed (`LISTEN_FDS`) or
     /// replaces a stale socket file with its own, and serves until stopped or idle.
+    /// - Parameters:
+    ///   - environment: The variables the agent reads: `XDG_RUNTIME_DIR`, `LISTEN_PID`,
+    ///     `LISTEN_FDS` and `JOURNAL_STREAM`.
+    ///   - idleTimeout: How long it waits without a request before it stops; asked once
+    ///     the standard streams are let go (an error is then in the log).
+    ///   - jobs: What runs the commands clients send.
     /// - Throws: `LatchkeyError` `.unavailable` without a usable `XDG_RUNTIME_DIR`;
     ///   `.insecurePermissions` for a runtime directory others can use.
-    static func serve(_ context: Context) throws {
+    package static func serve(
+        environment: [String: String], idleTimeout: () throws -> Duration, jobs: any AgentJobRunner
+    ) throws {
         POSIX.forbidDumps()
-        let runtime = try AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
+        let runtime = try AgentRuntimeDirectory(runtimeDirectory: environment["XDG_RUNTIME_DIR"])
         try runtime.prepare()
         let activated =
-            context.environment["LISTEN_PID"] == String(POSIX.processID)
-            && Int(context.environment["LISTEN_FDS"] ?? "") ?? 0 >= 1
+            environment["LISTEN_PID"] == String(POSIX.processID) && Int(environment["LISTEN_FDS"] ?? "") ?? 0 >= 1
         // Said on the terminal of whoever ran it, before the streams are let go.
         if !activated, case .connected(let connection) = AgentClient.connectToOwnAgent(runtime),
             AgentClient.exchange(AgentMessage(.status), on: connection) != nil
         {
-            Output.message("latchkey agent: an agent already serves \(runtime.socketPath)")
+            say("latchkey agent: an agent already serves \(runtime.socketPath)")
             return
         }
         // Nothing inherited may keep whoever started the agent waiting for its output: the
         // log goes to the journal under systemd (JOURNAL_STREAM, when it names standard
         // error: an agent a client started inherits the variable, not the stream), else to agent.log.
         try POSIX.detachStandardStreams(
-            logPath: POSIX.standardErrorIsJournal(context.environment["JOURNAL_STREAM"]) ? nil : runtime.logPath,
+            logPath: POSIX.standardErrorIsJournal(environment["JOURNAL_STREAM"]) ? nil : runtime.logPath,
             closingFrom: activated ? 4 : 3)
-        let policy = try context.policy()
+        let idleExit = try idleTimeout()
         guard let lock = try runtime.claimAgentLock() else {
-            Output.message("latchkey agent: an agent already serves \(runtime.socketPath)")
+            say("latchkey agent: an agent already serves \(runtime.socketPath)")
             return
         }
         let listener: POSIX.LocalSocket
@@ -112,8 +123,7 @@ final class AgentServer: Sendable {
         DerivedKeyCache.shared.enable()
         BackendReuse.shared.enable()
         let server = AgentServer(
-            runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket,
-            idleExit: .milliseconds(Int64(policy.agent.idleTimeout * 1000)))
+            runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket, idleExit: idleExit, jobs: jobs)
         // A command stuck in libsecret past its deadline would hold every later one: the agent
         // goes instead (its socket first), and the client retries that command in-process.
         SecretServiceBackend.whenACallNeverReturns {
@@ -122,14 +132,18 @@ final class AgentServer: Sendable {
                     "a Secret Service call did not return after its deadline, and libsecret does not stop waiting for it"
             )
         }
-        server.log(
-            "serving \(runtime.socketPath) (pid \(POSIX.processID)); idle exit after \(Int(policy.agent.idleTimeout)) s"
-        )
+        server.log("serving \(runtime.socketPath) (pid \(POSIX.processID)); idle exit after \(idleExit)")
         try server.run()
     }
 
+    /// Writes a line on standard error (the terminal before the streams are let go, then the log).
+    private static func say(_ text: String) {
+        // Nothing sensible remains to be done when standard error cannot be written.
+        try? POSIX.write(text + "\n", toDescriptor: 2, name: "standard error")
+    }
+
     private func log(_ text: String) {
-        Output.message("latchkey agent \(formatTime(Date())): \(text)")
+        Self.say("latchkey agent \(formatTime(Date())): \(text)")
     }
 
     private func run() throws -> Never {
@@ -191,7 +205,7 @@ final class AgentServer: Sendable {
         unlocked.forgetAll()
         log("stopping: \(reason)")
         withExtendedLifetime(lock) {}
-        CommandLineIO.exit(status: 0)
+        POSIX.exitProcess(0)
     }
 
     /// Whether the socket file is still the one this agent made (one a service manager
@@ -206,7 +220,7 @@ final class AgentServer: Sendable {
     private func abandon(because reason: String) -> Never {
         if socketFileIsOwn { try? runtime.removeSocket() }
         log("stopping: \(reason)")
-        POSIX.exitImmediately(LatchkeyError.Code.timedOut.exitStatus)
+        POSIX.exitImmediately(jobs.exitStatus(of: .timedOut))
     }
 
     private func handle(_ connection: POSIX.LocalSocket) {
@@ -259,7 +273,7 @@ final class AgentServer: Sendable {
     private func status() -> [String] {
         var lines = [
             "pid=\(POSIX.processID)", "since=\(formatTime(started))", "socket=\(runtime.socketPath)",
-            "version=\(Tool.version)",
+            "version=\(jobs.toolVersion)",
         ]
         for namespace in unlocked.servedNamespaces {
             lines.append(
@@ -272,23 +286,12 @@ final class AgentServer: Sendable {
         return lines
     }
 
-    /// A `run` request checked and ready: what the command runs with, and its namespace.
-    private struct Job {
-        var arguments: [String]
-        var invokedAs: String
-        var environment: Environment
-        var inputIsTerminal: Bool
-        var request: AgentMessage
-        /// The namespace's address (store directory and app), or "" when the command line does not name one.
-        var namespace: String
-    }
-
     /// Runs a `run` request in its namespace's queue, once its client says `proceed`,
     /// and sends the answer: the output in pieces, then the exit status.
     private func serve(_ request: AgentMessage, arrived: ContinuousClock.Instant, on connection: POSIX.LocalSocket)
         throws
     {
-        let job: Job
+        let job: AgentJob
         switch try prepare(request) {
         case .failure(let declined):
             try connection.send(declined.message, before: .now + Self.answerDeadline)
@@ -297,10 +300,11 @@ final class AgentServer: Sendable {
         }
         let patience = request.integer(.patience).map { Duration.milliseconds(Int64(max($0, 0))) }
         let deadline = arrived + (patience ?? AgentClient.answerDeadline)
+        let namespace = jobs.namespace(of: job)
         let lane = lanes.withLock { lanes in
-            if let lane = lanes[job.namespace] { return lane }
+            if let lane = lanes[namespace] { return lane }
             let lane = Lane()
-            lanes[job.namespace] = lane
+            lanes[namespace] = lane
             return lane
         }
         let admitted = lane.waiting.withLock { waiting -> Bool in
@@ -314,23 +318,25 @@ final class AgentServer: Sendable {
             try connection.send(declined, before: .now + Self.answerDeadline)
             return
         }
-        let outcome = lane.queue.sync { () -> (status: Int32, redirection: CommandLineIO.Redirection)? in
+        let outcome = lane.queue.sync { () -> AgentJobOutcome? in
             defer { lane.waiting.withLock { $0 -= 1 } }
             guard let reason = startable(connection, deadline: deadline) else { return execute(job) }
             log("dropped a request before running it: \(reason)")
             return nil
         }
-        guard let (status, redirection) = outcome else { return }
-        if redirection.passphraseNeeded.withLock({ $0 }) != nil {
+        guard let outcome else { return }
+        if outcome.needsPassphrase {
             try connection.send(AgentMessage(.needsPassphrase), before: .now + Self.answerDeadline)
             return
         }
-        for piece in redirection.capture?.take(inPiecesOf: AgentMessage.outputChunkLength) ?? [] {
+        for piece in outcome.output {
             let tag: AgentMessage.Tag = piece.stream == .output ? .standardOutput : .standardError
-            try connection.send(AgentMessage(.output, [(tag, piece.bytes)]), before: .now + Self.answerDeadline)
+            for part in piece.bytes.pieces(ofAtMost: AgentMessage.outputChunkLength) {
+                try connection.send(AgentMessage(.output, [(tag, part)]), before: .now + Self.answerDeadline)
+            }
         }
         var answer = AgentMessage(.result)
-        answer.append(.exitStatus, status)
+        answer.append(.exitStatus, outcome.status)
         try connection.send(answer, before: .now + Self.answerDeadline)
     }
 
@@ -356,7 +362,7 @@ final class AgentServer: Sendable {
     }
 
     /// Checks a `run` request: the job, or the `declined` answer for another version or session bus.
-    private func prepare(_ request: AgentMessage) throws -> Result<Job, DeclinedRequest> {
+    private func prepare(_ request: AgentMessage) throws -> Result<AgentJob, DeclinedRequest> {
         guard let arguments = request.texts(.argument), let variables = request.texts(.environment),
             let invokedAs = request.text(.invokedAs), let flags = request.value(.flags), flags.count == 1
         else {
@@ -364,12 +370,13 @@ final class AgentServer: Sendable {
                 .invalidInput,
                 "a run request without its arguments, environment, name or flags (or with text that is not UTF-8)")
         }
-        guard request.text(.toolVersion) == Tool.version else {
-            return .failure(DeclinedRequest("this agent runs latchkey \(Tool.version)"))
+        guard request.text(.toolVersion) == jobs.toolVersion else {
+            return .failure(DeclinedRequest("this agent runs latchkey \(jobs.toolVersion)"))
         }
         var environment: [String: String] = [:]
         for variable in variables {
-            guard let equals = variable.firstIndex(of: "="), Environment.forwarded.contains(String(variable[..<equals]))
+            guard let equals = variable.firstIndex(of: "="),
+                jobs.forwardedVariables.contains(String(variable[..<equals]))
             else {
                 throw LatchkeyError(
                     .invalidInput, "a run request names an environment variable the agent does not take")
@@ -379,38 +386,20 @@ final class AgentServer: Sendable {
         guard environment["DBUS_SESSION_BUS_ADDRESS"] == POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") else {
             return .failure(DeclinedRequest("the client is on another D-Bus session bus"))
         }
-        let variablesGiven = Environment(environment)
         return .success(
-            Job(
-                arguments: arguments, invokedAs: invokedAs, environment: variablesGiven,
-                inputIsTerminal: flags.withUnsafeBytes { $0[0] & 1 == 1 }, request: request,
-                namespace: namespaceAddress(arguments, invokedAs: invokedAs, environment: variablesGiven)))
-    }
-
-    /// The store directory and app a command line names, as one key; "" when it names none.
-    private func namespaceAddress(_ line: [String], invokedAs: String, environment: Environment) -> String {
-        var invocation = Invocation()
-        var arguments = line[...]
-        if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
-        if invokedAs == DockerCommands.invokedName { arguments.insert("docker-credential", at: arguments.startIndex) }
-        guard (try? invocation.parse(arguments)) != nil else { return "" }
-        let context = Context(globals: invocation.globals, output: Output(json: false), environment: environment)
-        guard let app = try? context.appID(), let directory = try? context.storeDirectory() else { return "" }
-        return directory + "\u{0}" + app.rawValue
+            AgentJob(
+                arguments: arguments, invokedAs: invokedAs, environment: environment,
+                inputIsTerminal: flags.withUnsafeBytes { $0[0] & 1 == 1 },
+                standardInput: request.value(.standardInput), passphrase: request.value(.passphrase)))
     }
 
     /// Runs a command for a client; the agent counts it as running until it returns.
-    private func execute(_ job: Job) -> (status: Int32, redirection: CommandLineIO.Redirection) {
+    private func execute(_ job: AgentJob) -> AgentJobOutcome {
         defer { activity.withLock { $0.running -= 1 } }
-        let redirection = CommandLineIO.Redirection(
-            input: job.request.value(.standardInput).map { .success($0) }, inputIsTerminal: job.inputIsTerminal,
-            passphrase: job.request.value(.passphrase), capture: CommandLineIO.Capture(), unlocked: unlocked)
-        let status = CommandLineIO.$redirection.withValue(redirection) {
-            runTool(job.arguments, invokedAs: job.invokedAs, environment: job.environment, viaAgent: false)
-        }
+        let outcome = jobs.run(job, unlocked: unlocked)
         // Keys derived for a passphrase that is not held (a policy that does not cache) go with the command.
         unlocked.keepOnlyHeldKeys()
-        return (status, redirection)
+        return outcome
     }
 }
 
@@ -423,4 +412,9 @@ private struct DeclinedRequest: Error {
         message.append(.text, reason)
         self.message = message
     }
+}
+
+/// A UTC time as `2025-06-01T12:34:56Z`, for the log and `agent status`.
+private func formatTime(_ date: Date) -> String {
+    date.formatted(Date.ISO8601FormatStyle())
 }

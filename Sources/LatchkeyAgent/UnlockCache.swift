@@ -13,7 +13,7 @@ import Synchronization
 /// A passphrase is kept only after it opened and authenticated its vault, bound
 /// to that vault's salt, and is used only for that vault and under a policy that
 /// caches. Every passphrase and key is a ``SecretBytes``, zeroed when forgotten.
-final class UnlockCache: Sendable {
+package final class UnlockCache: Sendable {
     /// One unlocked namespace.
     struct Entry: Sendable {
         var app: AppID
@@ -32,14 +32,14 @@ final class UnlockCache: Sendable {
     private let epoch = Mutex<UInt64>(0)
 
     /// The current epoch, taken as a command starts to open a vault.
-    var currentEpoch: UInt64 { epoch.withLock { $0 } }
+    package var currentEpoch: UInt64 { epoch.withLock { $0 } }
 
     private let entries = Mutex<[String: Entry]>([:])
     /// The namespaces commands used through the agent: app, store directory, the store in use, when last.
     private let served = Mutex<[String: (app: AppID, storeDirectory: String, backend: String, last: Date)]>([:])
 
     /// Notes that a command used the namespace, for `agent status`.
-    func noteServed(app: AppID, storeDirectory: String, backend: String) {
+    package func noteServed(app: AppID, storeDirectory: String, backend: String) {
         served.withLock { $0[Self.address(app, storeDirectory)] = (app, storeDirectory, backend, Date()) }
     }
 
@@ -56,7 +56,7 @@ final class UnlockCache: Sendable {
 
     /// The passphrase held for the namespace and the salt of the vault it opened,
     /// unless its time is up. Use it only for a vault with that salt.
-    func entry(app: AppID, storeDirectory: String) -> (passphrase: SecretBytes, salt: [UInt8])? {
+    package func entry(app: AppID, storeDirectory: String) -> (passphrase: SecretBytes, salt: [UInt8])? {
         expire()
         return entries.withLock { entries in
             entries[Self.address(app, storeDirectory)].map { ($0.passphrase, $0.salt) }
@@ -65,7 +65,7 @@ final class UnlockCache: Sendable {
 
     /// Holds `passphrase`, which opened the vault with `salt`, for `seconds` from now;
     /// nothing when `seconds` is 0 or everything was forgotten since `epoch`.
-    func remember(
+    package func remember(
         _ passphrase: SecretBytes, salt: [UInt8], app: AppID, storeDirectory: String, for seconds: TimeInterval,
         epoch began: UInt64
     ) {
@@ -80,7 +80,7 @@ final class UnlockCache: Sendable {
     }
 
     /// Forgets the namespace's passphrase.
-    func forget(app: AppID, storeDirectory: String) {
+    package func forget(app: AppID, storeDirectory: String) {
         _ = entries.withLock { $0.removeValue(forKey: Self.address(app, storeDirectory)) }
         keepOnlyHeldKeys()
     }

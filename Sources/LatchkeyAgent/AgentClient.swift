@@ -1,0 +1,145 @@
+import Latchkey
+
+/// The client's side of the agent protocol (docs/AGENT.md): finding this user's
+/// own agent and checking it before anything is sent, starting one, and running
+/// a request through the `accepted`/`proceed` hand-off. Which commands go to the
+/// agent, and what the client does when one does not run there, is the command
+/// line's (its `AgentOffer`).
+package enum AgentClient {
+    /// How long the agent may take to answer a command: longer than any deadline of its own.
+    package static let answerDeadline: Duration = .seconds(120)
+    /// How long a request may take to send.
+    package static let sendDeadline: Duration = .seconds(5)
+    /// How long the agent may take to take the connection.
+    package static let connectDeadline: Duration = .seconds(2)
+
+    /// What looking for this user's agent found.
+    package enum Connection {
+        /// A connection to this user's own agent, every check passed.
+        case connected(POSIX.LocalSocket)
+        /// No agent answers; `mayStart` says whether one may be started.
+        case none(mayStart: Bool)
+        /// A socket is there but fails a check (the reason says which): it is sent nothing.
+        case ignored(String)
+    }
+
+    /// Connects to this user's agent, after checking (``AgentRuntimeDirectory/inspect()``)
+    /// the runtime directory, `latchkey/` and the socket, and, once connected
+    /// (within ``connectDeadline``), that the process listening runs as this user (`SO_PEERCRED`).
+    package static func connectToOwnAgent(_ runtime: AgentRuntimeDirectory) -> Connection {
+        switch runtime.inspect() {
+        case .absent(let mayStart): return .none(mayStart: mayStart)
+        case .untrusted(let reason): return .ignored(reason)
+        case .trusted: break
+        }
+        let socket: POSIX.LocalSocket
+        do {
+            socket = try POSIX.LocalSocket.connected(to: runtime.socketPath, before: .now + connectDeadline)
+        } catch let error as LatchkeyError where error.code == .timedOut {
+            return .ignored("the agent took no connection within \(connectDeadline)")
+        } catch {
+            // A socket left by an agent that stopped: nothing listens.
+            return .none(mayStart: true)
+        }
+        guard let peer = try? socket.peerUserID() else {
+            return .ignored("the user of the process listening on it cannot be read (SO_PEERCRED)")
+        }
+        guard peer == POSIX.effectiveUserID else {
+            return .ignored(
+                "the process listening on it runs as user \(peer), not as this user (\(POSIX.effectiveUserID))")
+        }
+        return .connected(socket)
+    }
+
+    /// What became of a `run` request sent to the agent.
+    package enum RunAnswer {
+        /// It ran; its output is written and this is its exit status.
+        case result(Int32)
+        /// It needs a passphrase the agent does not hold: ask, and send it again with it.
+        case needsPassphrase
+        /// It did not run and never will (declined, never accepted, or the agent went
+        /// before it was told to proceed): run it in-process.
+        case notRun
+        /// It was told to proceed, but its answer did not come whole: it may have run.
+        case lost(wroteOutput: Bool)
+    }
+
+    /// Sends a `run` request, waits until the agent accepts it (at most
+    /// ``answerDeadline``), tells it to proceed, then hands the output to `write` as it
+    /// comes and returns the result. Once `proceed` is sent the command is the agent's:
+    /// a lost answer is ``RunAnswer/lost(wroteOutput:)``, never ``RunAnswer/notRun``.
+    /// - Parameters:
+    ///   - request: The `run` request.
+    ///   - connection: A connection to this user's agent.
+    ///   - write: Writes a piece of the output where it belongs.
+    /// - Throws: What `write` throws for standard output.
+    package static func run(
+        _ request: AgentMessage, on connection: POSIX.LocalSocket,
+        write: (AgentOutputStream, SecretBytes) throws -> Void
+    ) throws -> RunAnswer {
+        guard (try? connection.send(request, before: .now + sendDeadline)) != nil,
+            let first = try? connection.receiveMessage(before: .now + answerDeadline)?.message,
+            first.kind == .accepted,
+            (try? connection.send(AgentMessage(.proceed), before: .now + sendDeadline)) != nil
+        else { return .notRun }
+        var wroteOutput = false
+        while true {
+            guard let message = try? connection.receiveMessage(before: .now + answerDeadline)?.message else {
+                return .lost(wroteOutput: wroteOutput)
+            }
+            switch message.kind {
+            case .output:
+                // A write that fails is reported as in-process (`.io`, exit 74), never dropped;
+                // standard error that cannot be written is let go, as in-process.
+                if let output = message.value(.standardOutput) {
+                    wroteOutput = true
+                    try write(.output, output)
+                }
+                if let error = message.value(.standardError) { try? write(.error, error) }
+            case .result:
+                guard let status = message.integer(.exitStatus) else { return .lost(wroteOutput: wroteOutput) }
+                return .result(status)
+            case .needsPassphrase where !wroteOutput:
+                return .needsPassphrase
+            default:
+                return .lost(wroteOutput: wroteOutput)
+            }
+        }
+    }
+
+    /// Starts an agent detached from this process (its own session, standard
+    /// streams on `/dev/null`, nothing else inherited) and waits until it answers, at most 2 s.
+    /// When two commands start one at once, the second agent finds the first one's
+    /// lock and exits; both commands connect to the first.
+    /// - Parameters:
+    ///   - runtime: The runtime directory.
+    ///   - arguments: What the agent is run with after `agent run` (the `--policy` of the command that starts it).
+    /// - Returns: The connection, or why there is none.
+    /// - Throws: `.insecurePermissions` or `.cannotCreate` for the runtime directory; `.io` when it cannot start.
+    package static func startAgent(_ runtime: AgentRuntimeDirectory, arguments: [String]) throws -> Connection {
+        try runtime.prepare()
+        _ = try POSIX.spawnDetached(try POSIX.executablePath(), arguments: ["agent", "run"] + arguments)
+        let deadline = ContinuousClock.now + .seconds(2)
+        var pause = Duration.milliseconds(1)
+        while ContinuousClock.now < deadline {
+            switch connectToOwnAgent(runtime) {
+            case .connected(let connection): return .connected(connection)
+            case .ignored(let reason): return .ignored(reason)
+            case .none: break
+            }
+            POSIX.sleep(pause)
+            pause = min(pause * 2, .milliseconds(50))
+        }
+        return .none(mayStart: false)
+    }
+
+    /// Sends `request` and reads the answer; nil when either fails.
+    package static func exchange(_ request: AgentMessage, on connection: POSIX.LocalSocket) -> AgentMessage? {
+        do {
+            try connection.send(request, before: .now + sendDeadline)
+            return try connection.receiveMessage(before: .now + answerDeadline)?.message
+        } catch {
+            return nil
+        }
+    }
+}

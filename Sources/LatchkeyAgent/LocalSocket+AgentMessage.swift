@@ -1,0 +1,31 @@
+import Latchkey
+
+extension POSIX.LocalSocket {
+    /// Sends `message` before `deadline`.
+    /// - Throws: `.timedOut`, `.io`, or `.invalidInput` when it is too large.
+    package func send(_ message: AgentMessage, before deadline: ContinuousClock.Instant) throws {
+        try message.encoded().withUnsafeBytes { try send($0, before: deadline) }
+    }
+
+    /// Receives one message before `deadline`: the header, then the body straight into zeroing memory.
+    /// - Returns: The header and the message, or nil when the peer closed the connection before sending anything.
+    ///   The message is nil for another protocol version (its body is read and dropped).
+    /// - Throws: `.timedOut` when it does not come whole in time; `.invalidInput`
+    ///   for a message that breaks the protocol's rules; `.io`.
+    package func receiveMessage(before deadline: ContinuousClock.Instant) throws -> (
+        header: AgentMessage.Header, message: AgentMessage?
+    )? {
+        var headerBytes = [UInt8](repeating: 0, count: AgentMessage.headerLength)
+        guard try headerBytes.withUnsafeMutableBytes({ try receive(into: $0, before: deadline) }) else { return nil }
+        let header = try AgentMessage.header(headerBytes)
+        var received = true
+        let body = try SecretBytes(count: header.bodyLength) { buffer in
+            if buffer.count > 0 { received = try receive(into: buffer, before: deadline) }
+        }
+        guard received else {
+            throw LatchkeyError(.invalidInput, "\(path): the peer closed the connection in the middle of a message")
+        }
+        guard header.version == AgentMessage.protocolVersion else { return (header, nil) }
+        return (header, try AgentMessage.decode(header, body: body))
+    }
+}

@@ -1,0 +1,156 @@
+import Latchkey
+import LatchkeyAgent
+
+/// The command line's side of the agent (docs/AGENT.md): a command that uses a
+/// store runs in the agent when one answers (started first when none runs and
+/// the policy's `agent.autostart` allows it), and in this process otherwise, with
+/// the same output, exit status and audit entries either way. The protocol
+/// itself is ``AgentClient``'s.
+enum AgentOffer {
+    /// Says on standard error, once for the command, why the socket found was not used.
+    static func warnIgnored(_ runtime: AgentRuntimeDirectory, _ reason: String, _ execution: Execution) {
+        execution.message(
+            "latchkey: not using the agent socket \(runtime.socketPath): \(reason); running in this process")
+    }
+
+    /// What became of a command offered to the agent.
+    enum Outcome {
+        /// The agent ran it; this is its exit status (its output is written).
+        case ran(Int32)
+        /// Run it in this process, against this execution (nil: the one it was offered with).
+        case inProcess(Execution?)
+    }
+
+    /// Runs `command` through the agent when it can.
+    /// - Parameters:
+    ///   - command: The command.
+    ///   - context: Its context.
+    ///   - arguments: Its arguments as parsed.
+    ///   - line: The whole command line after the tool's name.
+    ///   - invokedAs: The name the tool was invoked as.
+    /// - Throws: What reading a passphrase the agent asked for throws; `.io` when
+    ///   the agent's output cannot be written.
+    static func offer(
+        _ command: Command, _ context: Context, _ arguments: CommandArguments, line: [String], invokedAs: String
+    ) throws -> Outcome {
+        guard command.viaAgent, context.environment["LATCHKEY_AGENT"] != "off",
+            let runtime = try? AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
+        else { return .inProcess(nil) }
+        let execution = context.execution
+        // What only this process can do: ask on its terminal, or read a relative path.
+        let readsInput = readsInput(command, arguments)
+        let inputIsTerminal = execution.inputIsTerminal
+        if readsInput && inputIsTerminal { return .inProcess(nil) }
+        if command.options.contains(where: { $0.name == "--yes" }) && !arguments.flags.contains("--yes") {
+            return .inProcess(nil)
+        }
+        if let policy = context.globals.policy ?? context.environment["LATCHKEY_POLICY"], !policy.isEmpty,
+            !policy.hasPrefix("/"), !policy.hasPrefix("built-in:")
+        {
+            return .inProcess(nil)
+        }
+
+        let input = readsInput ? Result { () throws(LatchkeyError) in try SecretInput.readInput(execution) } : nil
+        var passphrase: SecretBytes?
+        let inProcess = {
+            Execution(
+                input: input, inputIsTerminal: inputIsTerminal, passphrase: passphrase, capture: nil, unlocked: nil)
+        }
+        // Input that cannot be read fails in-process, where the command reports it its own way (docker's on standard output too).
+        guard case .success(let inputBytes)? = input ?? .success(SecretBytes()) else { return .inProcess(inProcess()) }
+        guard let connection = connect(runtime, context) else { return .inProcess(inProcess()) }
+        var request = AgentMessage(.run)
+        request.append(.toolVersion, Tool.version)
+        request.append(.invokedAs, invokedAs)
+        for argument in line { request.append(.argument, argument) }
+        for (name, value) in context.environment.subset(Environment.forwarded).sorted(by: { $0.key < $1.key }) {
+            request.append(.environment, "\(name)=\(value)")
+        }
+        request.fields.append((.flags, SecretBytes([inputIsTerminal ? 1 : 0])))
+        if readsInput { request.fields.append((.standardInput, inputBytes)) }
+
+        // A passphrase given with an option is read now, when the policy needs one (as in-process), and
+        // always used (a wrong one is refused even while the agent holds the right one); one that
+        // cannot be read, or a policy that cannot be read, fails in-process.
+        if context.globals.passphraseDescriptor != nil || context.globals.passphraseFile != nil {
+            guard let policy = try? context.policy() else { return .inProcess(inProcess()) }
+            if policy.fileKeySource == .passphrase {
+                guard let given = try? context.suppliedPassphrase() else { return .inProcess(inProcess()) }
+                passphrase = given
+                request.fields.append((.passphrase, given))
+            }
+        }
+        request.append(.patience, Int32(AgentClient.answerDeadline / .milliseconds(1)))
+        let write = { (stream: AgentOutputStream, bytes: SecretBytes) throws in
+            try execution.write(bytes, to: stream == .output ? .output : .error)
+        }
+        var answer = try AgentClient.run(request, on: connection, write: write)
+        if case .needsPassphrase = answer {
+            // The vault is locked in the agent and no option gave a passphrase: ask on the terminal, as in-process.
+            guard passphrase == nil, inputIsTerminal && !readsInput else { return .inProcess(inProcess()) }
+            // The prompt is this process's own words, never the peer's.
+            let typed = try SecretInput.readFromTerminal(
+                prompt: try Context.passphrasePrompt(context.appID()), execution)
+            passphrase = typed
+            request.fields.append((.passphrase, typed))
+            guard case .connected(let again) = AgentClient.connectToOwnAgent(runtime) else {
+                return .inProcess(inProcess())
+            }
+            answer = try AgentClient.run(request, on: again, write: write)
+        }
+        switch answer {
+        case .result(let status): return .ran(status)
+        case .notRun, .needsPassphrase: return .inProcess(inProcess())
+        case .lost(let wroteOutput):
+            // Only a command that changes nothing may run again; one that may have changed
+            // something, or whose output was already partly written, is reported.
+            if !wroteOutput && readsOnly(command, arguments) { return .inProcess(inProcess()) }
+            throw LatchkeyError(
+                .timedOut,
+                "the agent took the command but its answer was lost (the agent stopped or died); it may have run, so it is not run again here"
+            )
+        }
+    }
+
+    /// Whether the command changes nothing in the store with these arguments, so running
+    /// it again after a lost answer is safe.
+    private static func readsOnly(_ command: Command, _ arguments: CommandArguments) -> Bool {
+        switch command.name {
+        case "status", "username get", "remember show", "session get", "session list", "audit show", "audit verify":
+            return true
+        case "git-credential": return arguments.positionals.first == "get"
+        case "docker-credential": return ["get", "list"].contains(arguments.positionals.first ?? "")
+        default: return false
+        }
+    }
+
+    /// Whether the command reads its standard input with these arguments.
+    private static func readsInput(_ command: Command, _ arguments: CommandArguments) -> Bool {
+        guard command.readsStandardInput else { return false }
+        switch command.words {
+        case ["git-credential"]: return ["get", "store", "erase"].contains(arguments.positionals.first ?? "")
+        case ["docker-credential"]: return ["store", "get", "erase"].contains(arguments.positionals.first ?? "")
+        default: return true
+        }
+    }
+
+    /// A connection to the running agent; when none answers and the policy allows
+    /// it, one is started first. Nil when there is no agent to use.
+    private static func connect(_ runtime: AgentRuntimeDirectory, _ context: Context) -> POSIX.LocalSocket? {
+        var found = AgentClient.connectToOwnAgent(runtime)
+        if case .none(let mayStart) = found {
+            guard mayStart, let policy = try? context.policy(), policy.agent.autostarts,
+                let started = try? AgentClient.startAgent(
+                    runtime, arguments: context.globals.policy.map { ["--policy", $0] } ?? [])
+            else { return nil }
+            found = started
+        }
+        switch found {
+        case .connected(let connection): return connection
+        case .ignored(let reason):
+            warnIgnored(runtime, reason, context.execution)
+            return nil
+        case .none: return nil
+        }
+    }
+}

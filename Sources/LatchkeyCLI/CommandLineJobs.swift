@@ -1,0 +1,45 @@
+import Latchkey
+import LatchkeyAgent
+
+/// What the agent runs: the command line's own commands, each against an
+/// ``Execution`` made of what its client sent (its input, its passphrase, whether
+/// its input is a terminal), the agent's unlock cache and a capture of the output.
+struct CommandLineJobs: AgentJobRunner {
+    var toolVersion: String { Tool.version }
+
+    var forwardedVariables: [String] { Environment.forwarded }
+
+    func exitStatus(of code: LatchkeyError.Code) -> Int32 { code.exitStatus }
+
+    func namespace(of job: AgentJob) -> String {
+        var invocation = Invocation()
+        guard (try? invocation.parse(Self.words(job.arguments, invokedAs: job.invokedAs))) != nil else { return "" }
+        let execution = Execution(input: nil, inputIsTerminal: false, passphrase: nil, capture: nil, unlocked: nil)
+        let context = Context(
+            globals: invocation.globals, output: Output(json: false, execution: execution),
+            environment: Environment(job.environment))
+        guard let app = try? context.appID(), let directory = try? context.storeDirectory() else { return "" }
+        return directory + "\u{0}" + app.rawValue
+    }
+
+    func run(_ job: AgentJob, unlocked: UnlockCache) -> AgentJobOutcome {
+        let capture = Execution.Capture()
+        let execution = Execution(
+            input: job.standardInput.map { .success($0) }, inputIsTerminal: job.inputIsTerminal,
+            passphrase: job.passphrase, capture: capture, unlocked: unlocked)
+        let status = runTool(
+            job.arguments, invokedAs: job.invokedAs, environment: Environment(job.environment), execution: execution,
+            viaAgent: false)
+        return AgentJobOutcome(
+            status: status, output: capture.take(), needsPassphrase: execution.passphraseNeeded.withLock { $0 } != nil)
+    }
+
+    /// The words of a command line as the tool reads them: the name it was invoked as
+    /// (`git-credential-latchkey`, `docker-credential-latchkey`) names the command.
+    static func words(_ line: [String], invokedAs: String) -> ArraySlice<String> {
+        var arguments = line[...]
+        if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
+        if invokedAs == DockerCommands.invokedName { arguments.insert("docker-credential", at: arguments.startIndex) }
+        return arguments
+    }
+}
