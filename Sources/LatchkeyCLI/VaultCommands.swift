@@ -5,7 +5,9 @@ enum VaultCommands {
     static func status(_ context: Context, _ arguments: CommandArguments) throws {
         let vault = try context.openVault()
         let status = try vault.status()
-        let settings = try context.settings(policy: vault.policy, storeDirectory: status.storeDirectory)
+        // The command line opens stores in a directory only; a vault kept in memory is a test's.
+        let directory = status.storeDirectory ?? ""
+        let settings = try context.settings(policy: vault.policy, storeDirectory: directory)
         let out = context.output
         let accounts = status.accountCount == 1 ? "1 account" : "\(status.accountCount) accounts"
         try out.line("app: \(status.appID) (\(settings.app.provenance))")
@@ -15,14 +17,14 @@ enum VaultCommands {
         try out.line("protection: \(status.protection)")
         try out.line("policy: \(status.policyName) (\(settings.policy.provenance))")
         try out.line(
-            "store directory: \(TextEscaping.escaped(status.storeDirectory)) (\(settings.storeDirectory.provenance))")
+            "store directory: \(TextEscaping.escaped(directory)) (\(settings.storeDirectory.provenance))")
         if let path = status.fileVaultPath {
             try out.line(
                 "vault file: \(path)\(status.leftoverFileVault ? " (left over from a fallback; `latchkey migrate` moves it)" : "")"
             )
         }
         try out.line(
-            "remember username: \(status.remembersUsername ? "on" : "off"); a username is \(status.usernameRemembered ? "" : "not ")remembered"
+            "remember username: \(status.usernameMemoryAllowed ? "on" : "off"); a username is \(status.usernameRemembered ? "" : "not ")remembered"
         )
         try out.line("sessions: \(status.sessionCount) in \(accounts)")
         try out.line("audit trails: \(status.auditTrails.isEmpty ? "off" : status.auditTrails.joined(separator: ", "))")
@@ -31,10 +33,10 @@ enum VaultCommands {
         out.set("reason", .string(status.reason))
         out.set("protection", .string(status.protection))
         out.set("policy", .object([("name", .string(status.policyName)), ("source", .string(status.policySource))]))
-        out.set("storeDirectory", .string(status.storeDirectory))
+        out.set("storeDirectory", .string(directory))
         out.set("fileVault", .string(status.fileVaultPath))
         out.set("leftoverFileVault", .bool(status.leftoverFileVault))
-        out.set("remembersUsername", .bool(status.remembersUsername))
+        out.set("remembersUsername", .bool(status.usernameMemoryAllowed))
         out.set("usernameRemembered", .bool(status.usernameRemembered))
         out.set("sessions", .integer(status.sessionCount))
         out.set("accounts", .integer(status.accountCount))
@@ -54,7 +56,7 @@ enum VaultCommands {
     }
 
     static func usernameGet(_ context: Context, _ arguments: CommandArguments) throws {
-        guard let username = try context.openVault().rememberedUsername() else {
+        guard let username = try context.openVault().lastUsername() else {
             throw LatchkeyError(.notFound, "no username is remembered")
         }
         try context.output.line(username)
@@ -83,7 +85,7 @@ enum VaultCommands {
     }
 
     private static func setRemember(_ remembers: Bool, _ context: Context) throws {
-        try context.openVault().setRemembersUsername(remembers)
+        try context.openVault().setUsernameMemoryAllowed(remembers)
         try context.output.line(
             remembers
                 ? "remembering the username is on"
@@ -93,7 +95,7 @@ enum VaultCommands {
 
     static func rememberShow(_ context: Context, _ arguments: CommandArguments) throws {
         let vault = try context.openVault()
-        let remembers = try vault.remembersUsername()
+        let remembers = try vault.isUsernameMemoryAllowed()
         let policyAllows = vault.policy.remembersUsernames
         try context.output.line(
             "\(remembers ? "on" : "off")\(policyAllows ? "" : " (but policy '\(vault.policy.name)' never remembers usernames)")"

@@ -42,7 +42,7 @@ struct SecretServiceDestructiveTests {
         // A new vault, as a new process opens it: nothing read or cached yet.
         let reader = try Vault.open(appID: appID, storeDirectory: directory, backend: .secretService)
         #expect(try reader.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "token"))
-        #expect(try reader.rememberedUsername() == "alice")
+        #expect(try reader.lastUsername() == "alice")
         #expect(try keyringFiles() == before)
         #expect(try reader.auditEntries().last?.event == .sessionRead)
         #expect(try reader.verifyAudit().allSatisfy { $0.verification.isIntact })

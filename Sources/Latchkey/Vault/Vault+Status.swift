@@ -17,7 +17,7 @@ extension Vault {
             fileVaultPath: backend.kind == .file || leftover ? fileVault?.vaultPath : nil,
             leftoverFileVault: leftover,
             usernameRemembered: try backend.read(Vault.usernameItem) != nil,
-            remembersUsername: try remembersUsername(),
+            usernameMemoryAllowed: try isUsernameMemoryAllowed(),
             sessionCount: sessions.count,
             accountCount: Set(sessions.map(\.account)).count,
             auditTrails: [audit?.path, fileAudit?.path].compactMap { $0 })
