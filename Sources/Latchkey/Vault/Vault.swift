@@ -40,6 +40,8 @@ public final class Vault: Sendable {
     let backend: any CredentialBackend
     /// Why this store is in use, in plain words.
     let selectionReason: String
+    /// Why the Secret Service could not be used, when `auto` fell back to the file at this open.
+    let secretServiceUnavailable: String?
     /// The encrypted file vault of this namespace, whether or not it is the store
     /// in use (a leftover from an earlier fallback is wiped and migrated through it).
     let fileVault: EncryptedFileBackend?
@@ -62,7 +64,7 @@ public final class Vault: Sendable {
     public var openReport: OpenReport {
         OpenReport(
             backend: backend.kind, reason: selectionReason, fallback: fallbackReason.withLock { $0 },
-            migration: openingMigration.withLock { $0 })
+            migration: openingMigration.withLock { $0 }, secretServiceUnavailable: secretServiceUnavailable)
     }
 
     /// Opens the vault of `appID`: chooses the store, records a fallback, and
@@ -119,6 +121,7 @@ public final class Vault: Sendable {
         self.storeDirectory = storeDirectory
         self.backend = backend
         self.selectionReason = "the app supplied this store"
+        self.secretServiceUnavailable = nil
         self.fileVault = nil
         self.audit =
             policy.audit.isEnabled
@@ -175,6 +178,7 @@ public final class Vault: Sendable {
         self.storeDirectory = directory
         self.backend = selection.backend
         self.selectionReason = selection.reason
+        self.secretServiceUnavailable = selection.fallbackFrom
         self.fileVault = file
         if policy.audit.isEnabled {
             let usesFile = selection.backend.kind == .file
