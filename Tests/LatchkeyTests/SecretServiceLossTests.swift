@@ -65,4 +65,21 @@ struct SecretServiceLossTests {
             }
         }
     }
+
+    @Test("a namespace whose every item lost its value (KWallet killed before its first save) gets a new pseudonym key")
+    func everythingLost() async throws {
+        try await SecretServiceTestSupport.withBackend("alllost") { backend in
+            try await SecretServiceTestSupport.onOwnThread {
+                let session = ItemKey(kind: .session, account: "alice", name: "access")
+                try backend.write(StoredItem(value: SecretBytes(utf8: "tok")), for: session)
+                let app = backend.appID.rawValue
+                #expect(try loseValues(app: app, ["kind": "session"]) == 1)
+                #expect(try loseValues(app: app, ["kind": "key", "name": "pseudonym"]) == 1)
+                let later = SecretServiceBackend(appID: backend.appID)
+                try later.write(StoredItem(value: SecretBytes(utf8: "new")), for: session)
+                #expect(try later.read(session)?.value == SecretBytes(utf8: "new"))
+                #expect(try later.list(kind: .session) == [session])
+            }
+        }
+    }
 }

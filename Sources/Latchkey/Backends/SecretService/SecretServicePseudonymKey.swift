@@ -105,15 +105,21 @@ struct SecretServicePseudonymKey: Sendable, Equatable {
 
     /// Deletes a pseudonym key item the provider lost (it is there, its payload
     /// cannot be read), so a new key can be made, when the namespace holds
-    /// nothing but key items: then nothing was stored under the lost key. Otherwise the items
+    /// nothing readable but key items (items whose value was lost with the key hold nothing
+    /// a new key would hide). Otherwise the items
     /// stored under it could no longer be found by address, so nothing new is made.
-    /// - Throws: `.tampered` when the key was lost and the namespace holds other items,
+    /// - Throws: `.tampered` when the key was lost and the namespace holds other readable items,
     ///   naming `wipe` as the way out; what the service throws.
     private static func dropLostKey(_ appID: AppID, in connection: LibSecret.Connection) throws {
         guard !(try connection.damagedPaths(attributes(appID))).isEmpty else { return }
-        let all = try connection.latchkeyItems(SecretServiceAttributes.matching(appID), loadSecrets: false)
-        // Key items (the audit trail's) are found by kind, never through the pseudonym key.
-        guard all.allSatisfy({ $0.attributes[SecretServiceAttributes.kind] == ItemKey.Kind.key.rawValue }) else {
+        let all = try connection.latchkeyItems(SecretServiceAttributes.matching(appID), loadSecrets: true)
+        // Key items (the audit trail's) are found by kind, never through the pseudonym key; an
+        // item whose value was lost with the key (a provider stopped before it saved either)
+        // holds nothing a new key would hide.
+        let readable = zip(all, try LibSecret.Connection.unlockedEnvelopes(all)).filter { item, envelope in
+            envelope != nil && item.attributes[SecretServiceAttributes.kind] != ItemKey.Kind.key.rawValue
+        }
+        guard readable.isEmpty else {
             throw LatchkeyError(
                 .tampered,
                 "the Secret Service lost the secret of \(appID)'s pseudonym key item (the provider kept the item without its value), so the items stored under that key cannot be found by name; erasing the namespace (`latchkey wipe --yes`, Vault.wipe()) removes them and starts afresh"
