@@ -222,6 +222,25 @@ struct Context {
         }
     }
 
+    /// Says on standard error (and in `--json` as `storedIn`) that a write went to the
+    /// encrypted file because the Secret Service could not be used: every time, not
+    /// only at the first fallback (never a silent downgrade).
+    /// - Parameters:
+    ///   - vault: The vault written to.
+    ///   - what: What was written, such as `session access`.
+    func noteFallback(_ vault: Vault, wrote what: String) {
+        guard let reason = vault.openReport.secretServiceUnavailable else { return }
+        let path = vault.fileVaultPath.map { TextEscaping.escaped($0) } ?? "the encrypted file"
+        output.message(
+            "latchkey: \(what) was written to the encrypted file \(path), not the Secret Service: \(reason)")
+        output.set(
+            "storedIn",
+            .object([
+                ("backend", .string("file")), ("path", .string(vault.fileVaultPath)),
+                ("secretServiceUnavailable", .string(reason)),
+            ]))
+    }
+
     /// The prompt that asks for the passphrase of `appID`'s vault.
     static func passphrasePrompt(_ appID: AppID) -> String { "Passphrase for \(appID): " }
 
