@@ -47,19 +47,49 @@ struct Context {
         }
     }
 
-    /// The store directory: `--store-dir`, else `LATCHKEY_HOME`, else the XDG default.
+    /// The variables the library's ``VaultSettings`` reads, from this command's environment.
+    private var settingsEnvironment: [String: String] { environment.subset(VaultSettings.variables) }
+
+    /// The store directory: `--store-dir`, else `LATCHKEY_HOME`, else the XDG default,
+    /// resolved as an app resolves it (``VaultSettings``).
     /// - Throws: `LatchkeyError` `.usage` when the one given is not absolute, or
     ///   when there is no default (`HOME` missing or relative), saying which.
     func storeDirectory() throws -> String {
         do {
-            if let given = globals.storeDirectory {
-                return try StoreDirectory.requireAbsolute(given, origin: "--store-dir")
-            }
-            if let home = environment["LATCHKEY_HOME"], !home.isEmpty {
-                return try StoreDirectory.requireAbsolute(home, origin: "LATCHKEY_HOME")
-            }
-            return try StoreDirectory.standard(environment: environment.subset(["XDG_DATA_HOME", "HOME"]))
+            let given = try globals.storeDirectory.map { try StoreDirectory.requireAbsolute($0, origin: "--store-dir") }
+            return try VaultSettings.storeDirectory(given: given, environment: settingsEnvironment).0
         } catch let error as LatchkeyError where error.code == .invalidInput {
+            throw LatchkeyError(.usage, error.message)
+        }
+    }
+
+    /// The policy in force, resolved as an app resolves it (``VaultSettings``):
+    /// `--policy FILE` (or `built-in:NAME`), else `LATCHKEY_POLICY`, else
+    /// `$XDG_CONFIG_HOME/latchkey/policy.json` when present, else the built-in default.
+    /// - Throws: `LatchkeyError` `.usage` naming the flag or variable for a
+    ///   missing file or an unknown built-in name; the policy's own errors.
+    func policy() throws -> Policy {
+        let named = namedPolicy
+        if let (path, _, origin) = named, path.hasPrefix("built-in:"),
+            Policy.builtIn(named: String(path.dropFirst("built-in:".count))) == nil
+        {
+            throw LatchkeyError(
+                .usage,
+                "\(origin): there is no built-in policy '\(path.dropFirst("built-in:".count))' (default, strict, shared-device)"
+                    + Suggestion.didYouMean(path, among: Tool.builtInPolicies))
+        }
+        if named == nil {
+            do {
+                _ = try VaultSettings.userPolicyPath(settingsEnvironment)
+            } catch let error as LatchkeyError {
+                throw LatchkeyError(.usage, error.message)
+            }
+        }
+        do {
+            return try VaultSettings.policy(
+                given: globals.policy, labelled: "--policy", default: .default, environment: settingsEnvironment
+            ).0
+        } catch let error as LatchkeyError where error.code == .notFound {
             throw LatchkeyError(.usage, error.message)
         }
     }
@@ -72,40 +102,13 @@ struct Context {
         return nil
     }
 
-    /// The policy in force: `--policy FILE` (or `built-in:NAME`), else
-    /// `LATCHKEY_POLICY`, else `$XDG_CONFIG_HOME/latchkey/policy.json` when
-    /// present, else the built-in default.
-    /// - Throws: `LatchkeyError` `.usage` naming the flag or variable for a
-    ///   missing file or an unknown built-in name; the policy's own errors.
-    func policy() throws -> Policy {
-        if let named = namedPolicy {
-            let (path, origin) = (named.path, named.origin)
-            if path.hasPrefix("built-in:") {
-                let name = String(path.dropFirst("built-in:".count))
-                guard let policy = Policy.builtIn(named: name) else {
-                    throw LatchkeyError(
-                        .usage,
-                        "\(origin): there is no built-in policy '\(name)' (default, strict, shared-device)"
-                            + Suggestion.didYouMean(path, among: Tool.builtInPolicies))
-                }
-                return policy
-            }
-            return try fromFileOption(origin) { try Policy(contentsOfFile: path) }
-        }
-        guard let path = try userPolicyPath() else { return .default }
-        do {
-            return try Policy(contentsOfFile: path)
-        } catch let error as LatchkeyError where error.code == .notFound {
-            return .default
-        }
-    }
-
     /// The store `--backend` or `LATCHKEY_BACKEND` chooses, or nil for the policy's `backend.kind`.
     /// - Throws: `LatchkeyError` `.usage` for a `LATCHKEY_BACKEND` that names no store.
     func backendChoice() throws -> Policy.BackendChoice? {
-        if let choice = globals.backend { return choice }
-        guard let text = environment["LATCHKEY_BACKEND"], !text.isEmpty else { return nil }
-        return try GlobalOptions.backendChoice(text, from: "LATCHKEY_BACKEND")
+        if globals.backend == nil, let text = environment["LATCHKEY_BACKEND"], !text.isEmpty {
+            _ = try GlobalOptions.backendChoice(text, from: "LATCHKEY_BACKEND")
+        }
+        return try VaultSettings.backend(given: globals.backend, environment: settingsEnvironment).0
     }
 
     /// Where the app id, the policy, the backend choice and the store directory
@@ -144,24 +147,6 @@ struct Context {
         return Settings(app: app, policy: policySetting, backend: backend, storeDirectory: store)
     }
 
-    /// `$XDG_CONFIG_HOME/latchkey/policy.json` when that is absolute (a relative
-    /// one is ignored, as the XDG rule says), else `$HOME/.config/latchkey/policy.json`;
-    /// nil when `HOME` is not set.
-    /// - Throws: `LatchkeyError` `.usage` when `HOME` is relative.
-    private func userPolicyPath() throws -> String? {
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-            return config + "/latchkey/policy.json"
-        }
-        guard environment["HOME"]?.isEmpty == false else { return nil }
-        do {
-            return try StoreDirectory.home(
-                environment.subset(["HOME"]), instead: "XDG_CONFIG_HOME", purpose: "user policy file")
-                + "/.config/latchkey/policy.json"
-        } catch let error as LatchkeyError {
-            throw LatchkeyError(.usage, error.message)
-        }
-    }
-
     /// Opens the vault. A passphrase is read only when the policy protects the
     /// file with one: from `--passphrase-fd` or `--passphrase-file`, else from
     /// a no-echo prompt when standard input is a terminal and the file is the store in use.
@@ -174,6 +159,12 @@ struct Context {
         let backend = try backendChoice()
         let storeDirectory = try storeDirectory()
         let needsPassphrase = policy.fileKeySource == .passphrase
+        execution.report.withLock { $0.serviceDeadline = .milliseconds(Int64(policy.secretServiceTimeout * 1000)) }
+        if let failure = execution.failFast, (backend ?? policy.backend) != .file {
+            // Inside the agent, moments after this namespace's Secret Service missed a deadline.
+            execution.report.withLock { $0.failedFast = true }
+            throw failure
+        }
         let unlocked = execution.unlocked
         let epoch = unlocked?.currentEpoch ?? 0
         let given = needsPassphrase ? try suppliedPassphrase() : nil
@@ -229,6 +220,25 @@ struct Context {
             let typed = try SecretInput.readFromTerminal(prompt: prompt, execution)
             return opened(try open(typed))
         }
+    }
+
+    /// Says on standard error (and in `--json` as `storedIn`) that a write went to the
+    /// encrypted file because the Secret Service could not be used: every time, not
+    /// only at the first fallback (never a silent downgrade).
+    /// - Parameters:
+    ///   - vault: The vault written to.
+    ///   - what: What was written, such as `session access`.
+    func noteFallback(_ vault: Vault, wrote what: String) {
+        guard let reason = vault.openReport.secretServiceUnavailable else { return }
+        let path = vault.fileVaultPath.map { TextEscaping.escaped($0) } ?? "the encrypted file"
+        output.message(
+            "latchkey: \(what) was written to the encrypted file \(path), not the Secret Service: \(reason)")
+        output.set(
+            "storedIn",
+            .object([
+                ("backend", .string("file")), ("path", .string(vault.fileVaultPath)),
+                ("secretServiceUnavailable", .string(reason)),
+            ]))
     }
 
     /// The prompt that asks for the passphrase of `appID`'s vault.

@@ -27,7 +27,7 @@ enum DemoCommand {
         let appID = try AppID("com.example.demo")
         let vault = try Vault.open(appID: appID, policy: .default, storeDirectory: directory + "/store", backend: .file)
         try vault.rememberUsername("alice")
-        try step("Remembered the username \"\(try vault.rememberedUsername() ?? "")\" for the next login screen.")
+        try step("Remembered the username \"\(try vault.lastUsername() ?? "")\" for the next login screen.")
         let status = try vault.status()
         try step("Status: backend \(status.backend), policy '\(status.policyName)'; protection: \(status.protection).")
         let token = SecretBytes(utf8: "demo-access-token-0123456789")
@@ -38,18 +38,18 @@ enum DemoCommand {
         try step(
             "Read it back: \(readBack?.value == token ? "the same \(token.count) bytes" : "NOT the token that was saved")."
         )
-        try vault.setRemembersUsername(false)
+        try vault.setUsernameMemoryAllowed(false)
         try step(
-            "Opted out of username memory: the remembered username is now \(try vault.rememberedUsername().map { "\"\($0)\"" } ?? "gone")."
+            "Opted out of username memory: the remembered username is now \(try vault.lastUsername().map { "\"\($0)\"" } ?? "gone")."
         )
-        try vault.setRemembersUsername(true)
+        try vault.setUsernameMemoryAllowed(true)
         try vault.rememberUsername("alice")
         try vault.saveSession(SecretBytes(utf8: "demo-refresh-token"), name: "refresh", account: "alice")
         try step("Opted back in, remembered alice again, and saved a second token 'refresh'.")
         let report = try vault.logout(account: "alice")
         let left = try vault.sessions(account: "alice").count
         try step(
-            "Logged out under policy '\(vault.policy.name)': \(report.summary); \(left) sessions left, username \(try vault.rememberedUsername().map { "\"\($0)\" kept" } ?? "gone")."
+            "Logged out under policy '\(vault.policy.name)': \(report.summary); \(left) sessions left, username \(try vault.lastUsername().map { "\"\($0)\" kept" } ?? "gone")."
         )
         let entries = try vault.auditEntries()
         try step("The audit trail holds \(entries.count) entries (no secret, accounts as pseudonyms):")

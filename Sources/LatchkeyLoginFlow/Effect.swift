@@ -9,7 +9,7 @@ extension Login {
         case rememberUsername(String)
         /// Store the user's choice to remember the username or not; `false`
         /// also forgets the remembered username at once.
-        case setRemembersUsername(Bool)
+        case setUsernameMemoryAllowed(Bool)
         /// Keep these session tokens for this account.
         case saveSession(SessionTokens, account: String)
         /// Log out: wipe per the app's policy (the account's session at least).

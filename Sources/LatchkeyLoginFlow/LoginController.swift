@@ -65,8 +65,8 @@ public actor LoginController {
         var remembered: String?
         var remembers = false
         do {
-            remembers = try await store.remembersUsername()
-            remembered = remembers ? try await store.rememberedUsername() : nil
+            remembers = try await store.isUsernameMemoryAllowed()
+            remembered = remembers ? try await store.lastUsername() : nil
         } catch {
             output(.storeFailed(LoginStoreFailure(operation: .load, error: error)))
         }
@@ -142,8 +142,8 @@ public actor LoginController {
             requests[generation]?.cancel()
         case .rememberUsername(let username):
             await perform(.rememberUsername) { try await $0.rememberUsername(username) }
-        case .setRemembersUsername(let remembers):
-            await perform(.setRemembersUsername) { try await $0.setRemembersUsername(remembers) }
+        case .setUsernameMemoryAllowed(let remembers):
+            await perform(.setUsernameMemoryAllowed) { try await $0.setUsernameMemoryAllowed(remembers) }
         case .saveSession(let tokens, let account):
             let saved = await perform(.saveSession) { try await $0.saveSession(tokens, account: account) }
             if !saved {

@@ -5,9 +5,9 @@ import Latchkey
 /// provides these.
 ///
 /// The contract:
-/// - `rememberedUsername()` returns nil when none is kept or remembering is off;
+/// - `lastUsername()` returns nil when none is kept or remembering is off;
 ///   "nothing kept" is never an error.
-/// - `setRemembersUsername(false)` forgets the remembered username at once;
+/// - `setUsernameMemoryAllowed(false)` forgets the remembered username at once;
 ///   while it is off, `rememberUsername(_:)` keeps nothing.
 /// - `logout(account:)` wipes what the app's policy says (at least the
 ///   account's session); a nil account wipes per policy without one.
@@ -17,17 +17,17 @@ public protocol LoginCredentialStore: Sendable {
     /// The username remembered by the last successful login, if any.
     /// - Returns: The username, or nil.
     /// - Throws: When the store cannot answer.
-    func rememberedUsername() async throws -> String?
+    func lastUsername() async throws -> String?
 
     /// Whether usernames are remembered (false after the user opted out).
     /// - Returns: The user's choice.
     /// - Throws: When the store cannot answer.
-    func remembersUsername() async throws -> Bool
+    func isUsernameMemoryAllowed() async throws -> Bool
 
     /// Stores the user's choice; `false` also forgets the remembered username.
-    /// - Parameter remembers: Whether to remember usernames.
+    /// - Parameter allowed: Whether usernames may be remembered.
     /// - Throws: When the choice could not be kept.
-    func setRemembersUsername(_ remembers: Bool) async throws
+    func setUsernameMemoryAllowed(_ allowed: Bool) async throws
 
     /// Remembers `username` for the next login, unless remembering is off.
     /// - Parameter username: The username that logged in.

@@ -6,8 +6,8 @@ public struct LoginStoreFailure: Sendable {
         case load
         /// ``LoginCredentialStore/rememberUsername(_:)``.
         case rememberUsername
-        /// ``LoginCredentialStore/setRemembersUsername(_:)``.
-        case setRemembersUsername
+        /// ``LoginCredentialStore/setUsernameMemoryAllowed(_:)``.
+        case setUsernameMemoryAllowed
         /// ``LoginCredentialStore/saveSession(_:account:)``.
         case saveSession
         /// ``LoginCredentialStore/logout(account:)``.

@@ -65,7 +65,7 @@ extension Login {
         case .rememberUsernameChanged(let remembers):
             guard state.acceptsInput, remembers != state.remembersUsername else { return (state, []) }
             next.remembersUsername = remembers
-            return (next, [.setRemembersUsername(remembers)])
+            return (next, [.setUsernameMemoryAllowed(remembers)])
 
         case .logoutRequested:
             var effects = next.abandonRequest()

@@ -4,15 +4,19 @@
 import Foundation
 
 let usage = """
-    Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only whole-process|git-scale]
-           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [rotation] [--kills N] [--processes K] [--writes M] [--agent-seconds S] [--rotation-rounds N]
+    Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only whole-process|git-scale|agent-load]
+           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [agent-slowed] [rotation] [--kills N] [--processes K] [--writes M] [--agent-seconds S] [--rotation-rounds N]
 
     Without a command it measures and prints one table (with --json, one JSON document,
     "version": 1); --only whole-process measures only whole processes (with and without the
     agent), --only git-scale only git-credential-latchkey get with 1 and 1,000 credentials
-    stored. `stress` runs the reliability checks (all five by default; rotation storms a token endpoint with 32 processes for
-    --rotation-rounds rounds, 100 by default, then kills the refreshing process in twice as many; agent kills
-    the agent under four clients for --agent-seconds, 60 by default); each
+    stored, --only agent-load only the agent under load (a stopped Secret Service with 40
+    calls queued beside three other namespaces, and 64 idle connections held).
+    `stress` runs the reliability checks (all six by default; agent kills the agent under
+    four clients for --agent-seconds, 60 by default; agent-slowed stops it in bursts while
+    clients give up and retry, for as long; rotation storms a token endpoint with 32 processes
+    for --rotation-rounds rounds, 100 by default, then kills the refreshing process in twice as
+    many); each
     prints a summary line `N passed, N failed` and the exit status is 1 when any failed.
     """
 
@@ -63,8 +67,8 @@ struct Options {
             case "--git-libsecret": gitLibsecret = try value(argument)
             case "--only":
                 only = try value(argument)
-                guard only == "whole-process" || only == "git-scale" else {
-                    throw UsageError(description: "--only takes whole-process or git-scale")
+                guard ["whole-process", "git-scale", "agent-load"].contains(only) else {
+                    throw UsageError(description: "--only takes whole-process, git-scale or agent-load")
                 }
             case "--kills": kills = try number(argument)
             case "--agent-seconds": agentSeconds = try number(argument)
@@ -73,7 +77,7 @@ struct Options {
             case "--rotation-rounds": rotationRounds = try number(argument)
             case "stress" where stress == nil: stress = []
             case "crash" where stress != nil, "concurrency" where stress != nil, "corruption" where stress != nil,
-                "agent" where stress != nil, "rotation" where stress != nil:
+                "agent" where stress != nil, "agent-slowed" where stress != nil, "rotation" where stress != nil:
                 stress?.append(argument)
             case "--help", "-h":
                 print(usage)
@@ -124,13 +128,19 @@ func runBenchmarks(_ options: Options, in directory: String) throws {
         GitScaleSection(directory: directory, runs: options.runs, binDirectory: bin).run(
             secretServiceRunning: secretService, into: &report)
     }
+    if options.only == nil || options.only == "agent-load" {
+        progress("the agent under load: a stopped Secret Service with 40 calls queued, and 64 idle connections")
+        let met = try AgentLoadSection(binDirectory: bin, directory: directory, runs: 20).run(
+            secretServiceRunning: secretService)
+        report.notes.append("agent under load: every target met: \(met)")
+    }
     print(options.json ? try report.json() : report.table())
 }
 
 func runStress(_ options: Options, in directory: String) throws -> Bool {
     let parts =
         options.stress?.isEmpty == false
-        ? options.stress! : ["crash", "concurrency", "corruption", "agent", "rotation"]
+        ? options.stress! : ["crash", "concurrency", "corruption", "agent", "agent-slowed", "rotation"]
     var allPassed = true
     for part in parts {
         let started = ContinuousClock.now
@@ -141,6 +151,8 @@ func runStress(_ options: Options, in directory: String) throws -> Bool {
             result = try ConcurrencyStress(directory: directory, processes: options.processes, writes: options.writes)
                 .run()
         case "agent": result = try AgentStress(directory: directory, seconds: options.agentSeconds).run()
+        case "agent-slowed":
+            result = try AgentStress(directory: directory, seconds: options.agentSeconds, slowed: true).run()
         case "rotation":
             result = try RotationStress(
                 directory: directory, processes: 32, rounds: options.rotationRounds,

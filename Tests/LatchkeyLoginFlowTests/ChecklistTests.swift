@@ -139,7 +139,7 @@ struct ChecklistTests {
     }
 
     @Test("checklist 10: the last username is remembered and prefilled, unless the user opted out")
-    func remembersUsername() {
+    func isUsernameMemoryAllowed() {
         let (_, effects) = Login.reduce(
             F.inFlight(remembers: true), .responseReceived(generation: 1, result: .success(F.tokens), at: F.at(1)))
         #expect(effects.contains { if case .rememberUsername("alice") = $0 { true } else { false } })

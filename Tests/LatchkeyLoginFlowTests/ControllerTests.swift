@@ -12,7 +12,7 @@ func makeVault(username: String? = nil, remembers: Bool = true) throws -> Vault 
     let directory = try freshDirectory()
     let vault = try Vault.open(appID: try AppID("com.example.login"), storeDirectory: directory, backend: .file)
     if let username { try vault.rememberUsername(username) }
-    if !remembers { try vault.setRemembersUsername(false) }
+    if !remembers { try vault.setUsernameMemoryAllowed(false) }
     return vault
 }
 
@@ -74,7 +74,7 @@ struct ControllerTests {
         #expect(try await store.session(named: "access", account: "bob")?.value == F.tokens.accessToken)
         #expect(try await store.grant(named: "access", account: "bob")?.refreshToken == F.tokens.refreshToken)
         #expect(try await store.sessions().count == 1, "the grant is one item")
-        #expect(try await store.rememberedUsername() == "bob")
+        #expect(try await store.lastUsername() == "bob")
 
         await login.send(.logoutRequested)
         #expect(try await store.sessions().isEmpty)
@@ -87,10 +87,10 @@ struct ControllerTests {
         let login = controller(ScriptedAuthenticator([.success(F.tokens)]), store, OutputRecorder())
         await login.appear()
         await login.send(.rememberUsernameChanged(false))
-        #expect(try await store.remembersUsername() == false)
-        #expect(try await store.rememberedUsername() == nil)
+        #expect(try await store.isUsernameMemoryAllowed() == false)
+        #expect(try await store.lastUsername() == nil)
         await logIn(login, as: "alice")
-        #expect(try await store.rememberedUsername() == nil)
+        #expect(try await store.lastUsername() == nil)
         #expect(try await store.session(named: "access", account: "alice") != nil)
     }
 
@@ -143,9 +143,9 @@ struct ControllerTests {
     func storeFailure() async throws {
         let recorder = OutputRecorder()
         let backend = InMemoryBackend()
-        backend.failure = LatchkeyError(.unavailable, "the test's store is down")
+        backend.fail(with: LatchkeyError(.unavailable, "the test's store is down"))
         let store = try Vault(
-            appID: try AppID("com.example.login"), policy: .default, backend: backend, storeDirectory: "/nonexistent")
+            appID: try AppID("com.example.login"), policy: .default, storeDirectory: "/nonexistent", store: backend)
         let login = controller(ScriptedAuthenticator([.success(F.tokens)]), store, recorder)
         await login.appear()
         #expect(await login.state.isVisible)
@@ -161,17 +161,17 @@ struct ControllerTests {
         let recorder = OutputRecorder()
         let backend = InMemoryBackend()
         let store = try Vault(
-            appID: try AppID("com.example.login"), policy: .default, backend: backend, storeDirectory: "/nonexistent")
+            appID: try AppID("com.example.login"), policy: .default, storeDirectory: "/nonexistent", store: backend)
         let login = controller(ScriptedAuthenticator([.success(F.tokens)]), store, recorder)
         await login.appear()
         #expect(recorder.failures.isEmpty)
-        backend.failure = LatchkeyError(.unavailable, "the keyring went away after the screen appeared")
+        backend.fail(with: LatchkeyError(.unavailable, "the keyring went away after the screen appeared"))
         await logIn(login, as: "bob")
         let state = await login.state
         #expect(recorder.failures.first == .saveSession)
         #expect(state.signedInAccount == "bob" && state.message == .sessionNotSaved && state.password.isEmpty)
         #expect(MessageKey.sessionNotSaved.text(in: .german).contains("Sitzung"))
-        backend.failure = nil
+        backend.removeFailures()
         await login.send(.logoutRequested)
         let after = await login.state
         #expect(after.message == nil && after.signedInAccount == nil)
@@ -197,7 +197,7 @@ struct ControllerTests {
         await login.send(.disappeared)
         await login.shutDown()
         #expect(try await vault.session(named: "access", account: "bob") != nil)
-        #expect(try await vault.rememberedUsername() == "bob")
+        #expect(try await vault.lastUsername() == "bob")
     }
 
     @Test("a logout while the session of the login before it is still being saved wipes that session")

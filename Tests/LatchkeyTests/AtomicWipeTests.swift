@@ -36,15 +36,15 @@ struct AtomicWipeTests {
     @Test("a wipe keeps the opt-out in the same rewrite that destroys the key")
     func wipeKeepsOptOut() throws {
         let vault = try Self.open(try AppID("com.example.wipe"), try freshDirectory() + "/store")
-        try vault.setRemembersUsername(false)
+        try vault.setUsernameMemoryAllowed(false)
         try vault.saveSession(SecretBytes(utf8: "t"), name: "s", account: "alice")
         let file = try #require(vault.fileVault)
         let oldKey = try fileBytes(file.keyFilePath)
         try vault.wipe()
         #expect(try fileBytes(file.keyFilePath) != oldKey, "the key is destroyed")
         #expect(try POSIX.status(of: file.keyFilePath + ".next") == nil)
-        #expect(try !vault.remembersUsername())
-        #expect(try Self.open(vault.appID, vault.storeDirectory).remembersUsername() == false)
+        #expect(try !vault.isUsernameMemoryAllowed())
+        #expect(try Self.open(vault.appID, vault.storeDirectory!).isUsernameMemoryAllowed() == false)
         #expect(try vault.sessions().isEmpty)
     }
 
@@ -52,7 +52,7 @@ struct AtomicWipeTests {
     func concurrentWipes() throws {
         let directory = try freshDirectory() + "/store"
         let appID = try AppID("com.example.race")
-        try Self.open(appID, directory).setRemembersUsername(false)
+        try Self.open(appID, directory).setUsernameMemoryAllowed(false)
         let vaults = try (0..<2).map { _ in try Self.open(appID, directory) }
         DispatchQueue.concurrentPerform(iterations: 2) { index in
             for round in 0..<15 {
@@ -60,7 +60,7 @@ struct AtomicWipeTests {
                 _ = try? vaults[index].wipe()
             }
         }
-        #expect(try Self.open(appID, directory).remembersUsername() == false)
+        #expect(try Self.open(appID, directory).isUsernameMemoryAllowed() == false)
     }
 
     @Test("a crash between saving the vault under the new key and renaming the key is finished by the next reader")

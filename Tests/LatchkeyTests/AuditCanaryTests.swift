@@ -21,7 +21,7 @@ struct AuditCanaryTests {
         let refresh = "canary-refresh/+\(UInt64.random(in: 0...UInt64.max))"
         let vault = try store.open()
         try vault.rememberUsername(username)
-        _ = try vault.rememberedUsername()
+        _ = try vault.lastUsername()
         try vault.saveSession(SecretBytes(utf8: access), name: "access", account: username)
         try vault.saveSession(
             SecretBytes(utf8: refresh), name: "refresh", account: username, expires: Date().addingTimeInterval(3600))
@@ -29,9 +29,9 @@ struct AuditCanaryTests {
         _ = try vault.sessions()
         _ = try vault.sessions(account: username)
         try vault.deleteSession(named: "refresh", account: username)
-        try vault.setRemembersUsername(false)
+        try vault.setUsernameMemoryAllowed(false)
         try vault.rememberUsername(username)
-        try vault.setRemembersUsername(true)
+        try vault.setUsernameMemoryAllowed(true)
         try vault.rememberUsername(username)
         try vault.forgetUsername()
         try vault.logout(account: username)
@@ -46,7 +46,7 @@ struct AuditCanaryTests {
         #expect(entries.count == (store == .secretService ? 15 : 14))
         #expect(try vault.verifyAudit().allSatisfy { $0.verification.isIntact })
 
-        var scanned = try everything(below: vault.storeDirectory)
+        var scanned = try everything(below: vault.storeDirectory!)
         scanned += Array(String(describing: status).utf8) + Array(String(describing: entries).utf8)
         #expect(leaks(of: [username, access, refresh], in: scanned).isEmpty)
         // The scan itself works: a trail line carrying the canary would be caught.

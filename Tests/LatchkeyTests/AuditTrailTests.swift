@@ -228,11 +228,11 @@ struct AuditTrailTests {
         let directory = try freshDirectory()
         let backend = InMemoryBackend()
         let trail = AuditTrail(appID: appID, directory: directory, backend: backend)
-        backend.failure = LatchkeyError(.unavailable, "store down")
+        backend.fail(with: LatchkeyError(.unavailable, "store down"))
         #expect(throws: LatchkeyError(.unavailable, "")) {
             try trail.record(.sessionSaved, outcome: .ok, backend: .memory)
         }
-        backend.failure = nil
+        backend.removeFailures()
         #expect(throws: LatchkeyError(.invalidInput, "")) {
             try trail.record(AuditEvent(rawValue: "Session Saved"), outcome: .ok, backend: .memory)
         }

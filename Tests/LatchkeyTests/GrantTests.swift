@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyTestSupport
+import LatchkeyTesting
 import Synchronization
 import Testing
 
@@ -80,6 +81,32 @@ struct GrantTests {
         #expect(abs(read.refreshTokenExpires!.timeIntervalSince(week)) < 0.001)
         #expect(read.tokenType == "DPoP" && read.scope == "openid profile")
         #expect(try vault.session(named: "login", account: "alice")?.value == SecretBytes(utf8: "access-1"))
+    }
+
+    @Test("a vault kept in memory refreshes once under its clock, with no directory and no sleep")
+    func inMemoryUnderClock() async throws {
+        let clock = TestClock()
+        let vault = Vault.makeInMemory(appID: try AppID("org.example.grants-in-memory"), clock: clock)
+        let grant = Grant(
+            accessToken: SecretBytes(utf8: "a0"), accessTokenExpires: clock.now.addingTimeInterval(3600),
+            refreshToken: SecretBytes(utf8: "r0"), refreshTokenExpires: clock.now.addingTimeInterval(86_400))
+        try await vault.saveGrant(grant, name: "s", account: "alice")
+        let refresher = CountingRefresher.rotating(pause: .milliseconds(50))
+        #expect(
+            try await vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+                == grant.accessToken)
+        #expect(refresher.calls == 0, "an hour left by the vault's clock: no refresh is due")
+        clock.advance(by: 3600)
+        let tokens = try await withThrowingTaskGroup(of: SecretBytes?.self) { group in
+            for _ in 0..<6 {
+                group.addTask {
+                    try await vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(refresher.calls == 1 && refresher.usedTokens == ["r0"])
+        #expect(tokens.count == 6 && tokens.allSatisfy { $0 == SecretBytes(utf8: "a1") })
     }
 
     @Test("a plain session that begins with the grant marker is refused")
@@ -174,7 +201,7 @@ struct GrantTests {
         }
         // The default policy wipes the account's sessions on logout and keeps the username.
         #expect(try vault.sessions().map(\.account) == ["bob"])
-        #expect(try vault.rememberedUsername() == "alice")
+        #expect(try vault.lastUsername() == "alice")
         let entry = try #require(try vault.auditEntries().last { $0.event == .sessionRefreshed })
         #expect(entry.outcome == .failed(.refreshRejected) && entry.detail == "s")
         // A second caller finds no session, and never calls the refresher.

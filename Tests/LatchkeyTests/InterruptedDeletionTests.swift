@@ -42,7 +42,7 @@ struct InterruptedDeletionTests {
         let store = DyingStore()
         let directory = try freshDirectory() + "/store"
         let vault = try Vault(
-            appID: try AppID("com.example.cut"), policy: .default, backend: store, storeDirectory: directory)
+            appID: try AppID("com.example.cut"), policy: .default, storeDirectory: directory, store: store)
         for index in 0..<6 { try vault.saveSession(SecretBytes(utf8: "t"), name: "s\(index)", account: "alice") }
 
         store.dies(afterDeleting: 2)
@@ -58,7 +58,7 @@ struct InterruptedDeletionTests {
             "the marker stands while the list does")
 
         store.revive()
-        let next = try Vault(appID: vault.appID, policy: .default, backend: store, storeDirectory: directory)
+        let next = try Vault(appID: vault.appID, policy: .default, storeDirectory: directory, store: store)
         try next.finishInterruptedDeletions()
         #expect(try store.list(kind: .session).isEmpty)
         #expect(try store.read(Vault.pendingDeletionItem) == nil)
@@ -78,7 +78,7 @@ struct InterruptedDeletionTests {
         let store = DyingStore()
         let directory = try freshDirectory() + "/store"
         let vault = try Vault(
-            appID: try AppID("com.example.marker"), policy: .default, backend: store, storeDirectory: directory)
+            appID: try AppID("com.example.marker"), policy: .default, storeDirectory: directory, store: store)
         try vault.saveSession(SecretBytes(utf8: "t"), name: "s", account: "alice")
         try vault.logout(account: "alice")
         #expect(!FileManager.default.fileExists(atPath: vault.pendingDeletionMarkerPath))
@@ -102,7 +102,7 @@ struct CraftedDeletionListTests {
 
     /// A vault of `backend` in `directory` holding a session and alice as the remembered username.
     static func vaultWithCredentials(_ backend: SecretServiceBackend, in directory: String) throws -> Vault {
-        let vault = try Vault(appID: backend.appID, policy: .default, backend: backend, storeDirectory: directory)
+        let vault = try Vault(appID: backend.appID, policy: .default, storeDirectory: directory, store: backend)
         try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
         _ = try vault.rememberUsername("alice")
         return vault
@@ -113,7 +113,8 @@ struct CraftedDeletionListTests {
     static func plant(_ list: StoredItem, beside vault: Vault, in backend: SecretServiceBackend) throws -> Vault {
         try backend.write(list, for: Vault.pendingDeletionItem)
         try PrivateFiles.replace(vault.pendingDeletionMarkerPath, with: Array("logout\n".utf8))
-        return try Vault(appID: backend.appID, policy: .default, backend: backend, storeDirectory: vault.storeDirectory)
+        return try Vault(
+            appID: backend.appID, policy: .default, storeDirectory: vault.storeDirectory!, store: backend)
     }
 
     @Test(
@@ -130,7 +131,7 @@ struct CraftedDeletionListTests {
         try await SecretServiceTestSupport.withBackend("crafted") { backend in
             try await SecretServiceTestSupport.onOwnThread {
                 let vault = try Self.vaultWithCredentials(backend, in: directory)
-                try vault.setRemembersUsername(false)
+                try vault.setUsernameMemoryAllowed(false)
                 let before = try backend.list(kind: nil).sorted { "\($0)" < "\($1)" }
                 #expect(before.contains(Self.trailKey) && before.contains(Vault.rememberSetting))
 
@@ -140,7 +141,7 @@ struct CraftedDeletionListTests {
 
                 let after = try backend.list(kind: nil).sorted { "\($0)" < "\($1)" }
                 #expect(after.filter { $0 != Vault.pendingDeletionItem } == before, "nothing was deleted")
-                #expect(try next.remembersUsername() == false, "the opt-out stands")
+                #expect(try next.isUsernameMemoryAllowed() == false, "the opt-out stands")
                 let entries = try next.auditEntries()
                 #expect(!entries.contains { $0.event == .auditReset }, "no reset was recorded")
                 #expect(entries.last?.event == .tamperDetected, "\(entries.last?.event.rawValue ?? "")")

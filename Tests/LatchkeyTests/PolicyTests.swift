@@ -315,15 +315,6 @@ struct PolicyTests {
         #expect(passphrase.usernameOnLogout == .forget)
         #expect(passphrase.kdf?.maximumOpsLimit == 4)
         #expect(!passphrase.migratesToSecretService)
-        let agent = Policy.AgentRules(autostarts: false, unlockCacheDuration: 0, idleTimeout: 30)
-        let quiet = try Policy(name: "quiet", agent: agent)
-        #expect(quiet.agent == agent)
-        #expect(
-            quiet
-                == (try Policy(
-                    jsonData: Array(
-                        #"{"version": 1, "name": "quiet", "agent": {"autostart": false, "unlockCacheSeconds": 0, "idleExitSeconds": 30}}"#
-                            .utf8), source: "test")))
     }
 
     @Test(
@@ -356,37 +347,6 @@ struct PolicyTests {
                         kdf: Policy.KDFBounds(
                             targetUnlockTime: 0.5, minimumMemoryKiB: 64, maximumMemoryKiB: 32, maximumOpsLimit: 4))
                 }, "file.kdf"
-            ),
-            (
-                { @Sendable in
-                    try Policy(
-                        name: "x", agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: -1, idleTimeout: 600)
-                    )
-                },
-                "agent.unlockCacheSeconds"
-            ),
-            (
-                { @Sendable in
-                    try Policy(
-                        name: "x",
-                        agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: 0.5, idleTimeout: 600))
-                },
-                "agent.unlockCacheSeconds"
-            ),
-            (
-                { @Sendable in
-                    try Policy(
-                        name: "x", agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 0))
-                },
-                "agent.idleExitSeconds"
-            ),
-            (
-                { @Sendable in
-                    try Policy(
-                        name: "x",
-                        agent: Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 86_401))
-                },
-                "agent.idleExitSeconds"
             ),
         ] as [(@Sendable () throws -> Policy, String)])
     func validatingInitializerRefuses(make: @Sendable () throws -> Policy, field: String) {

@@ -29,7 +29,7 @@ struct StoreDirectoryTests {
         }
         #expect(error?.code == .invalidInput)
         let made = #expect(throws: LatchkeyError.self) {
-            _ = try Vault(appID: AppID("relative-test"), backend: InMemoryBackend(), storeDirectory: "relative/store")
+            _ = try Vault(appID: AppID("relative-test"), storeDirectory: "relative/store", store: InMemoryBackend())
         }
         #expect(made?.code == .invalidInput)
     }

@@ -19,16 +19,16 @@ struct VaultTests {
     func optOutSequence(store: TestedStore) async throws {
         let vault = try store.open()
         try await vault.rememberUsername("alice")
-        #expect(try await vault.rememberedUsername() == "alice")
-        try await vault.setRemembersUsername(false)
-        #expect(try await vault.rememberedUsername() == nil)
+        #expect(try await vault.lastUsername() == "alice")
+        try await vault.setUsernameMemoryAllowed(false)
+        #expect(try await vault.lastUsername() == nil)
         #expect(try vault.storedKeys([.username]).isEmpty, "the backend still holds a username item")
         let skipped = try await vault.rememberUsername("bob")
         #expect(skipped.reason?.contains("turned off") == true)
         #expect(try vault.storedKeys([.username]).isEmpty)
-        try await vault.setRemembersUsername(true)
+        try await vault.setUsernameMemoryAllowed(true)
         try await vault.rememberUsername("bob")
-        #expect(try await vault.rememberedUsername() == "bob")
+        #expect(try await vault.lastUsername() == "bob")
         let events = try await vault.auditEntries().map(\.event)
         #expect(
             events == [.usernameRemembered, .rememberDisabled, .usernameSkipped, .rememberEnabled, .usernameRemembered])
@@ -57,9 +57,8 @@ struct VaultTests {
         try await vault.saveSession(SecretBytes(utf8: "a"), name: "access", account: "alice")
         try await Task.sleep(for: .milliseconds(20))
         try await vault.saveSession(SecretBytes(utf8: "b"), name: "access", account: "bob")
-        try await vault.saveSession(SecretBytes(utf8: "app"), name: "api", account: "")
-        try await vault.setRemembersUsername(false)
-        #expect(try await vault.rememberedUsername() == nil)
+        try await vault.setUsernameMemoryAllowed(false)
+        #expect(try await vault.lastUsername() == nil)
         #expect(try await vault.activeAccount() == "bob", "the newest session with an account")
         try await vault.logout(account: "bob")
         #expect(try await vault.activeAccount() == "alice")
@@ -68,10 +67,10 @@ struct VaultTests {
     @Test("a policy that forbids remembering wins over the user's setting", arguments: TestedStore.allCases)
     func policyForbids(store: TestedStore) throws {
         let vault = try store.open(policy: .sharedDevice)
-        #expect(try vault.remembersUsername())
+        #expect(try vault.isUsernameMemoryAllowed())
         let decision = try vault.rememberUsername("alice")
         #expect(decision.reason?.contains("forbids remembering") == true)
-        #expect(try vault.rememberedUsername() == nil)
+        #expect(try vault.lastUsername() == nil)
     }
 
     @Test("default logout keeps the username and leaves no session of that account", arguments: TestedStore.allCases)
@@ -83,7 +82,7 @@ struct VaultTests {
         try vault.saveSession(SecretBytes(utf8: "b1"), name: "access", account: "bob")
         let report = try vault.logout(account: "alice")
         #expect(report.wipedSessions.count == 2 && !report.forgotUsername)
-        #expect(try vault.rememberedUsername() == "alice")
+        #expect(try vault.lastUsername() == "alice")
         let left = try vault.storedKeys([.session])
         #expect(!left.contains { $0.account == "alice" })
         #expect(left.map(\.account) == ["bob"])
@@ -188,17 +187,36 @@ struct VaultTests {
     }
 
     @Test(
-        "a session saved with a 1 s life is gone after 2 s; the read deletes it and audits session.expired",
+        "under a clock moved by hand, a session with a 1 h life is live at 59 min and gone at 61 min; the read deletes it and audits session.expired, stamped with the clock's time",
         arguments: TestedStore.allCases)
-    func expiry(store: TestedStore) async throws {
-        let vault = try store.open()
-        try await vault.saveSession(
-            SecretBytes(utf8: "short"), name: "access", account: "alice", expires: Date().addingTimeInterval(1))
-        #expect(try vault.storedKeys([.session]).count == 1)
-        try await Task.sleep(for: .seconds(2))
-        #expect(try await vault.session(named: "access", account: "alice") == nil)
+    func expiryUnderClock(store: TestedStore) async throws {
+        let clock = HandClock(Date(timeIntervalSince1970: 2_000_000_000))
+        let vault = try store.open(clock: clock.wallClock)
+        let expiry = try await vault.saveSession(
+            SecretBytes(utf8: "short"), name: "access", account: "alice", expires: clock.now.addingTimeInterval(3600))
+        #expect(expiry == Date(timeIntervalSince1970: 2_000_003_600))
+        clock.advance(by: 59 * 60)
+        #expect(try await vault.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "short"))
+        #expect(try await vault.activeAccount() == "alice")
+        clock.advance(by: 2 * 60)
+        #expect(try await vault.sessions().isEmpty)
         #expect(try vault.storedKeys([.session]).isEmpty)
-        #expect(try await vault.auditEntries().map(\.event) == [.sessionSaved, .sessionExpired])
+        #expect(try await vault.activeAccount() == nil)
+        let entries = try await vault.auditEntries()
+        #expect(entries.map(\.event) == [.sessionSaved, .sessionRead, .sessionExpired])
+        #expect(entries.last?.time == Date(timeIntervalSince1970: 2_000_003_660))
+    }
+
+    @Test(
+        "under a clock moved by hand, the policy's maxAge counts from the clock's time", arguments: TestedStore.allCases
+    )
+    func maxAgeUnderClock(store: TestedStore) throws {
+        let clock = HandClock(Date(timeIntervalSince1970: 2_000_000_000))
+        let vault = try store.open(clock: clock.wallClock)
+        let expiry = try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "a")
+        #expect(expiry == clock.now.addingTimeInterval(Policy.default.sessionMaxAge))
+        clock.advance(by: Policy.default.sessionMaxAge)
+        #expect(try vault.session(named: "access", account: "a") == nil)
     }
 
     @Test("the policy's maxAge caps every session's life", arguments: TestedStore.allCases)
@@ -219,10 +237,10 @@ struct VaultTests {
         let vault = try store.open()
         try vault.rememberUsername("alice")
         try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
-        try vault.setRemembersUsername(false)
+        try vault.setUsernameMemoryAllowed(false)
         #expect(try vault.wipe().wipedSessions.count == 1)
         #expect(try vault.storedKeys().isEmpty)
-        #expect(try vault.remembersUsername() == false)
+        #expect(try vault.isUsernameMemoryAllowed() == false)
         #expect(try vault.wipe().wipedSessions.isEmpty)
     }
 
@@ -230,12 +248,12 @@ struct VaultTests {
     func wipeDestroysKey() throws {
         let vault = try TestedStore.keyFile.open()
         try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
-        try vault.setRemembersUsername(false)
+        try vault.setUsernameMemoryAllowed(false)
         let file = try #require(vault.fileVault)
         let oldKey = try fileBytes(file.keyFilePath)
         try vault.wipe()
         #expect(try fileBytes(file.keyFilePath) != oldKey)
-        #expect(try vault.remembersUsername() == false)
+        #expect(try vault.isUsernameMemoryAllowed() == false)
         #expect(try vault.storedKeys().isEmpty)
     }
 
@@ -260,7 +278,7 @@ struct VaultTests {
         #expect(online.openReport.migration?.moved == 6)
         #expect(online.openReport.migration?.destroyedFileVault == true)
         #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
-        #expect(try online.rememberedUsername() == "alice")
+        #expect(try online.lastUsername() == "alice")
         for i in 0..<5 {
             #expect(try online.session(named: "t\(i)", account: "alice")?.value == SecretBytes(utf8: "token-\(i)"))
         }
@@ -463,7 +481,7 @@ struct VaultAuditFailureTests {
                     #expect(saved?.code == .io && saved?.message.contains("the change was undone") == true)
                     let logout = #expect(throws: LatchkeyError.self) { try vault.logout(account: "alice") }
                     #expect(logout?.code == .io)
-                    let optOut = #expect(throws: LatchkeyError.self) { try vault.setRemembersUsername(false) }
+                    let optOut = #expect(throws: LatchkeyError.self) { try vault.setUsernameMemoryAllowed(false) }
                     #expect(optOut?.code == .io)
                 } else {
                     try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "alice")
@@ -473,7 +491,7 @@ struct VaultAuditFailureTests {
             if mode == .fail {
                 #expect(try vault.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "t"))
                 #expect(try vault.session(named: "refresh", account: "alice")?.value == SecretBytes(utf8: "r"))
-                #expect(try vault.rememberedUsername() == "alice" && vault.remembersUsername())
+                #expect(try vault.lastUsername() == "alice" && vault.isUsernameMemoryAllowed())
             } else {
                 #expect(try vault.sessions(account: "alice").isEmpty)
                 #expect(vault.auditWarnings.count == 2 && vault.auditWarnings.allSatisfy { $0.code == .io })

@@ -67,3 +67,24 @@ public struct AuditEntry: Sendable, Equatable, Codable {
         Hex.decode(continuesFrom ?? mac) ?? AuditEntry.genesisMAC
     }
 }
+
+extension AuditEntry {
+    /// The entry that follows `last` in a trail of `appID`, with its MAC under `key`:
+    /// the account as its keyed pseudonym, a long detail shortened (with a mark saying so).
+    /// - Throws: `.invalidInput` for a malformed event name.
+    static func chained(
+        _ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String?, detail: String?,
+        after last: (sequence: UInt64, chainValue: [UInt8]), at time: Date, key: SecretBytes, appID: AppID
+    ) throws -> AuditEntry {
+        guard event.isWellFormed else {
+            throw LatchkeyError(
+                .invalidInput, "audit event name '\(event.rawValue)' is not lower-case words joined by dots")
+        }
+        // A long detail is shortened (with a mark saying so), never a reason to lose the entry.
+        let unsigned = AuditEntry(
+            sequence: last.sequence + 1, milliseconds: AuditTrail.milliseconds(time), event: event, outcome: outcome,
+            backend: backend, account: account.map { AuditTrail.pseudonym(for: $0, key: key, appID: appID) },
+            detail: detail.map(AuditEntry.shortened), continuesFrom: nil, mac: "")
+        return unsigned.withMAC(unsigned.computeMAC(previous: last.chainValue, key: key, appID: appID))
+    }
+}

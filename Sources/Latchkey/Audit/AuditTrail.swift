@@ -186,19 +186,9 @@ package final class AuditTrail: Sendable {
             _ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil,
             detail: String? = nil
         ) throws -> AuditEntry {
-            guard event.isWellFormed else {
-                throw LatchkeyError(
-                    .invalidInput, "audit event name '\(event.rawValue)' is not lower-case words joined by dots")
-            }
-            // A long detail is shortened (with a mark saying so), never a reason to lose the entry.
-            let detail = detail.map(AuditEntry.shortened)
-            let unsigned = AuditEntry(
-                sequence: lastSequence + 1, milliseconds: AuditTrail.milliseconds(trail.clock()), event: event,
-                outcome: outcome,
-                backend: backend, account: try account.map { try trail.pseudonym(for: $0, key: key) }, detail: detail,
-                continuesFrom: nil, mac: "")
-            let mac = unsigned.computeMAC(previous: previous, key: key, appID: trail.appID)
-            let entry = unsigned.withMAC(mac)
+            let entry = try AuditEntry.chained(
+                event, outcome: outcome, backend: backend, account: account, detail: detail,
+                after: (lastSequence, previous), at: trail.clock(), key: key, appID: trail.appID)
             #if LATCHKEY_TEST_SEAMS
                 try AuditTrail.appendFailure?()
             #endif
@@ -207,7 +197,7 @@ package final class AuditTrail: Sendable {
             lastSequence = entry.sequence
             previous = entry.chainValue
             anchorCounter = try trail.anchorFile.write(
-                AuditAnchor(sequence: entry.sequence, mac: mac), after: anchorCounter, key: key)
+                AuditAnchor(sequence: entry.sequence, mac: entry.chainValue), after: anchorCounter, key: key)
             return entry
         }
     }
@@ -310,6 +300,11 @@ package final class AuditTrail: Sendable {
     }
 
     private func pseudonym(for account: String, key: SecretBytes) throws -> String {
+        AuditTrail.pseudonym(for: account, key: key, appID: appID)
+    }
+
+    /// The keyed pseudonym of `account` in the trail of `appID` under `key`.
+    static func pseudonym(for account: String, key: SecretBytes, appID: AppID) -> String {
         // NFC, as every store keys the account (CanonicalText): one account, one pseudonym.
         let message =
             Array("latchkey.audit.v1 pseudonym".utf8) + [0] + Array(appID.rawValue.utf8) + [0]

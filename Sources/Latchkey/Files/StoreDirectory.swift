@@ -17,14 +17,15 @@ package enum StoreDirectory {
             + "/.local/share/latchkey"
     }
 
-    /// The process's `XDG_DATA_HOME` and `HOME`, the variables ``standard(environment:)`` reads.
+    /// The process's variables `names`; by default `XDG_DATA_HOME` and `HOME`, the
+    /// variables ``standard(environment:)`` reads.
     /// - Throws: `LatchkeyError` `.invalidInput` naming one whose bytes are not valid UTF-8.
-    package static func processEnvironment() throws -> [String: String] {
+    package static func processEnvironment(_ names: [String] = ["XDG_DATA_HOME", "HOME"]) throws -> [String: String] {
         var environment: [String: String] = [:]
-        for name in ["XDG_DATA_HOME", "HOME"] {
+        for name in names {
             guard POSIX.environmentValueIsUTF8(name) else {
                 throw LatchkeyError(
-                    .invalidInput, "the environment variable \(name) is not valid UTF-8, so it names no store directory"
+                    .invalidInput, "the environment variable \(name) is not valid UTF-8, so it cannot be used"
                 )
             }
             environment[name] = POSIX.environmentValue(name)

@@ -26,15 +26,27 @@ enum RefreshLock {
         let giveUp = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, deadline / .nanoseconds(1)))
         var pause = Duration.milliseconds(1)
         while try !file.tryLockExclusively() {
-            guard DispatchTime.now().uptimeNanoseconds < giveUp else {
-                throw LatchkeyError(
-                    .timedOut,
-                    "another process kept refreshing this session for longer than \(deadline.components.seconds) s; nothing was changed"
-                )
-            }
+            guard DispatchTime.now().uptimeNanoseconds < giveUp else { throw busy(deadline) }
             POSIX.sleep(pause)
             pause = min(pause * 2, .milliseconds(20))
         }
         return try withExtendedLifetime(file) { try body() }
+    }
+
+    /// Runs `body` holding `gate`, the lock of a vault kept in memory (no directory,
+    /// so no other process can reach its grants), waiting at most `deadline` for it.
+    static func withLock<R>(_ gate: DispatchSemaphore, deadline: Duration, _ body: () throws -> R) throws -> R {
+        guard gate.wait(timeout: .now() + .nanoseconds(Int(max(0, deadline / .nanoseconds(1))))) == .success else {
+            throw busy(deadline)
+        }
+        defer { gate.signal() }
+        return try body()
+    }
+
+    private static func busy(_ deadline: Duration) -> LatchkeyError {
+        LatchkeyError(
+            .timedOut,
+            "another process kept refreshing this session for longer than \(deadline.components.seconds) s; nothing was changed"
+        )
     }
 }

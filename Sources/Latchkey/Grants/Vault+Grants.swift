@@ -9,7 +9,7 @@ import Synchronization
 
 extension Vault {
     /// The one place the grant code reads the time.
-    static func grantClock() -> Date { Date() }
+    func grantClock() -> Date { clock.now() }
 
     /// Saves a grant as one session item, replacing whatever the session held
     /// (a token or an earlier grant) in one atomic, durable write. The item lives
@@ -36,9 +36,9 @@ extension Vault {
         }
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
-        let now = Vault.grantClock()
+        let now = grantClock()
         let item = try grantItem(grant, name: name, created: now)
-        return try RefreshLock.withLock(in: namespaceDirectory, deadline: .seconds(30)) {
+        return try withRefreshLock(deadline: .seconds(30)) {
             try perform(.sessionSaved, account: account, detail: name) { changes in
                 try changes.willChange(key, in: backend)
                 try backend.write(item, for: key)
@@ -166,7 +166,7 @@ extension Vault {
             return .done(Grant(accessToken: read.value, accessTokenExpires: read.expires))
         }
         let first = try GrantRecord.decode(read.value)
-        return first.isRefreshDue(at: Vault.grantClock(), issued: read.created) ? .due : .done(first)
+        return first.isRefreshDue(at: grantClock(), issued: read.created) ? .due : .done(first)
     }
 
     /// The refresh: under the namespace's refresh lock, reads again, adopts a grant
@@ -174,13 +174,13 @@ extension Vault {
     func refreshUnderLock(
         _ key: ItemKey, deadline: Duration, refreshingWith refresh: (SecretBytes) throws -> RefreshOutcome
     ) throws -> Grant? {
-        try RefreshLock.withLock(in: namespaceDirectory, deadline: deadline) {
+        try withRefreshLock(deadline: deadline) {
             // Another caller may have refreshed while this one waited: adopt its grant.
-            guard let item = try backend.read(key), !item.isExpired(at: Vault.grantClock()),
+            guard let item = try backend.read(key), !item.isExpired(at: grantClock()),
                 GrantRecord.isGrant(item.value)
             else { return nil }
             let current = try GrantRecord.decode(item.value)
-            let now = Vault.grantClock()
+            let now = grantClock()
             if !current.isRefreshDue(at: now, issued: item.created) { return current }
             guard let used = current.refreshToken else {
                 return current.accessTokenExpires.map { $0 > now } == true ? current : nil
@@ -205,7 +205,7 @@ extension Vault {
                     return OperationOutcome(storedGrant, .skipped, detail: "\(key.name): a newer grant is kept")
                 }
                 let grant = previous.rotated(by: response)
-                let item = try grantItem(grant, name: key.name, created: Vault.grantClock())
+                let item = try grantItem(grant, name: key.name, created: grantClock())
                 try changes.willChange(key, in: backend)
                 try backend.write(item, for: key)
                 return OperationOutcome(grant)
@@ -259,7 +259,7 @@ extension Vault {
     func readLiveSession(_ key: ItemKey) throws -> StoredItem? {
         try perform(.sessionRead, account: key.account, detail: key.name) { changes in
             guard let item = try backend.read(key) else { return .unrecorded(nil) }
-            if item.isExpired() {
+            if item.isExpired(at: grantClock()) {
                 try changes.willChange(key, in: backend)
                 try backend.delete(key)
                 return OperationOutcome(nil, event: .sessionExpired)
@@ -268,8 +268,14 @@ extension Vault {
         }
     }
 
-    /// The directory of this vault's namespace.
-    var namespaceDirectory: NamespaceDirectory { NamespaceDirectory(appID: appID, storeDirectory: storeDirectory) }
+    /// Runs `body` as the one caller refreshing or replacing this namespace's grants:
+    /// under the namespace directory's lock file (every thread, process and agent), or,
+    /// for a vault kept in memory, under the vault's own gate.
+    func withRefreshLock<R>(deadline: Duration, _ body: () throws -> R) throws -> R {
+        guard let storeDirectory else { return try RefreshLock.withLock(refreshGate, deadline: deadline, body) }
+        return try RefreshLock.withLock(
+            in: NamespaceDirectory(appID: appID, storeDirectory: storeDirectory), deadline: deadline, body)
+    }
 
     /// Runs an async refresher from a thread that may block, and waits for it.
     /// The refresher runs on a thread of its own (a task executor preference), not

@@ -28,7 +28,6 @@ extension Policy {
     ///   - fileKeySource: `file.keySource`; nil for its default.
     ///   - kdf: `file.kdf`, only with the `passphrase` key source; nil for its default.
     ///   - audit: `audit.enabled`, `audit.maxEntries`, `audit.maxAgeDays` (whole days), `audit.onFailure`.
-    ///   - agent: `agent.autostart`, `agent.unlockCacheSeconds` and `agent.idleExitSeconds` (whole seconds).
     /// - Throws: `LatchkeyError` `.invalidInput` naming the offending field, as
     ///   for a policy file.
     public init(
@@ -45,8 +44,7 @@ extension Policy {
         fileKeySource: FileKeySource? = nil,
         kdf: KDFBounds? = nil,
         audit: AuditRules = AuditRules(
-            isEnabled: true, retention: AuditRetention(maxEntries: 10_000, maxAge: 365 * 86_400), failureMode: .fail),
-        agent: AgentRules = .standard
+            isEnabled: true, retention: AuditRetention(maxEntries: 10_000, maxAge: 365 * 86_400), failureMode: .fail)
     ) throws {
         var document = PolicyDocument()
         document.add("version", "\(Policy.formatVersion)")
@@ -85,16 +83,11 @@ extension Policy {
             $0.add("maxAgeDays", audit.retention.maxAge.map { PolicyDocument.number($0 / 86_400) } ?? "null")
             $0.add("onFailure", JSONText.quoted(audit.failureMode.rawValue))
         }
-        document.section("agent") {
-            $0.add("autostart", "\(agent.autostarts)")
-            $0.add("unlockCacheSeconds", PolicyDocument.number(agent.unlockCacheDuration))
-            $0.add("idleExitSeconds", PolicyDocument.number(agent.idleTimeout))
-        }
         try self.init(jsonData: Array(document.text.utf8), source: "code:\(name)")
     }
 }
 
-/// A policy document written field by field, for ``Policy/init(name:remembersUsernames:sessionMaxAge:wipesSessionsOnExit:sessionsOnLogout:usernameOnLogout:backend:allowsFileFallback:migratesToSecretService:secretServiceTimeout:fileKeySource:kdf:audit:agent:)``.
+/// A policy document written field by field, for ``Policy/init(name:remembersUsernames:sessionMaxAge:wipesSessionsOnExit:sessionsOnLogout:usernameOnLogout:backend:allowsFileFallback:migratesToSecretService:secretServiceTimeout:fileKeySource:kdf:audit:)``.
 private struct PolicyDocument {
     private var members: [String] = []
 

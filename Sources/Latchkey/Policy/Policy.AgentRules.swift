@@ -6,27 +6,28 @@
 
 extension Policy {
     /// How the per-user agent (`latchkey agent`) is run and how long it keeps an
-    /// unlocked passphrase-protected file vault (`agent`).
-    public struct AgentRules: Sendable, Equatable {
+    /// unlocked passphrase-protected file vault (`agent`). The command line's own
+    /// rules, read from the policy file; not part of the library's public API.
+    package struct AgentRules: Sendable, Equatable {
         /// Whether the command line starts an agent when none runs (`agent.autostart`).
-        public internal(set) var autostarts: Bool
+        package internal(set) var autostarts: Bool
         /// How long a passphrase-protected file vault opened through the agent
         /// stays unlocked in it, in seconds (`agent.unlockCacheSeconds`); 0 keeps nothing.
-        public internal(set) var unlockCacheDuration: TimeInterval
+        package internal(set) var unlockCacheDuration: TimeInterval
         /// How long the agent waits without a request before it exits, in
         /// seconds (`agent.idleExitSeconds`).
-        public internal(set) var idleTimeout: TimeInterval
+        package internal(set) var idleTimeout: TimeInterval
 
         /// The rules used when `agent` is absent: start automatically, keep an
         /// unlocked vault 15 minutes, exit after 10 idle minutes.
-        public static let standard = AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 600)
+        package static let standard = AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 600)
 
         /// Creates agent rules.
         /// - Parameters:
         ///   - autostarts: Whether the command line starts an agent when none runs.
         ///   - unlockCacheDuration: How long an unlocked vault stays unlocked in the agent, in seconds; 0 keeps nothing.
         ///   - idleTimeout: How long the agent waits without a request before it exits, in seconds.
-        public init(autostarts: Bool, unlockCacheDuration: TimeInterval, idleTimeout: TimeInterval) {
+        package init(autostarts: Bool, unlockCacheDuration: TimeInterval, idleTimeout: TimeInterval) {
             self.autostarts = autostarts
             self.unlockCacheDuration = unlockCacheDuration
             self.idleTimeout = idleTimeout

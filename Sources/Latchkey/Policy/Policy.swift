@@ -58,8 +58,9 @@ public struct Policy: Sendable {
     /// How the audit trail is kept (`audit`).
     public internal(set) var audit: AuditRules
 
-    /// How the per-user agent is run and how long it keeps an unlocked vault (`agent`).
-    public internal(set) var agent: AgentRules
+    /// How the per-user agent is run and how long it keeps an unlocked vault
+    /// (`agent`); the command line's, read from the policy file.
+    package internal(set) var agent: AgentRules
 
     /// Whether this policy can ever use the encrypted file.
     public var usesFile: Bool {

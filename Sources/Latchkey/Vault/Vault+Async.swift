@@ -24,9 +24,9 @@ extension Vault {
         }
     }
 
-    /// See the synchronous ``rememberedUsername()``.
-    public func rememberedUsername() async throws -> String? {
-        try await Vault.offload { try self.rememberedUsername() }
+    /// See the synchronous ``lastUsername()``.
+    public func lastUsername() async throws -> String? {
+        try await Vault.offload { try self.lastUsername() }
     }
 
     /// See the synchronous ``rememberUsername(_:)``.
@@ -38,12 +38,14 @@ extension Vault {
     /// See the synchronous ``forgetUsername()``.
     public func forgetUsername() async throws { try await Vault.offload { try self.forgetUsername() } }
 
-    /// See the synchronous ``remembersUsername()``.
-    public func remembersUsername() async throws -> Bool { try await Vault.offload { try self.remembersUsername() } }
+    /// See the synchronous ``isUsernameMemoryAllowed()``.
+    public func isUsernameMemoryAllowed() async throws -> Bool {
+        try await Vault.offload { try self.isUsernameMemoryAllowed() }
+    }
 
-    /// See the synchronous ``setRemembersUsername(_:)``.
-    public func setRemembersUsername(_ remembers: Bool) async throws {
-        try await Vault.offload { try self.setRemembersUsername(remembers) }
+    /// See the synchronous ``setUsernameMemoryAllowed(_:)``.
+    public func setUsernameMemoryAllowed(_ allowed: Bool) async throws {
+        try await Vault.offload { try self.setUsernameMemoryAllowed(allowed) }
     }
 
     /// See the synchronous ``saveSession(_:name:account:expires:)``.

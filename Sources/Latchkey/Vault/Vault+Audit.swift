@@ -8,7 +8,9 @@ extension Vault {
     func record(_ event: AuditEvent, _ outcome: AuditOutcome, account: String? = nil, detail: String? = nil) throws {
         guard let audit else { return }
         do {
-            try audit.record(event, outcome: outcome, backend: backend.kind, account: account, detail: detail)
+            _ = try audit.appending {
+                try $0.append(event, outcome: outcome, backend: backend.kind, account: account, detail: detail)
+            }
         } catch let error as LatchkeyError {
             guard policy.audit.failureMode == .warn else {
                 throw LatchkeyError(
@@ -74,7 +76,7 @@ extension Vault {
         try auditTrails.compactMap { try $0.reset() }
     }
 
-    private var auditTrails: [AuditTrail] {
+    private var auditTrails: [any AuditLog] {
         [audit, fileAudit].compactMap { $0 }
     }
 }

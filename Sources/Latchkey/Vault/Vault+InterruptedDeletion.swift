@@ -24,7 +24,8 @@ extension Vault {
         _ keys: [ItemKey], from store: any CredentialBackend, for event: AuditEvent, changes: ChangeLog
     ) throws {
         guard !keys.isEmpty else { return }
-        if store is EncryptedFileBackend {
+        // The file deletes in one atomic rewrite; a vault kept in memory has nothing to resume after a crash.
+        if store is EncryptedFileBackend || storeDirectory == nil {
             try Vault.delete(keys, from: store)
             return
         }

@@ -104,7 +104,7 @@ extension Vault {
         guard let audit else { return try act(ChangeLog(keeping: false)).value }
         var acted = false
         do {
-            return try audit.withAppender { appender in
+            return try audit.appending { appender in
                 acted = true
                 let changes = ChangeLog(keeping: failClosed) { detail in
                     try appender.append(

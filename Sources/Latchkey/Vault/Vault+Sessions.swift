@@ -20,7 +20,7 @@ extension Vault {
     @discardableResult
     public func saveSession(_ token: SecretBytes, name: String, account: String, expires: Date? = nil) throws -> Date {
         guard !name.isEmpty else { throw LatchkeyError(.invalidInput, "the session name is empty") }
-        let now = Date()
+        let now = clock.now()
         if let expires, expires <= now {
             throw LatchkeyError(
                 .invalidInput,
@@ -56,7 +56,7 @@ extension Vault {
         try key.requireNameLengths()
         return try perform(.sessionRead, account: account, detail: name) { changes in
             guard let item = try backend.read(key) else { return .unrecorded(nil) }
-            if item.isExpired() {
+            if item.isExpired(at: clock.now()) {
                 try changes.willChange(key, in: backend)
                 try backend.delete(key)
                 return OperationOutcome(nil, event: .sessionExpired)
@@ -65,7 +65,7 @@ extension Vault {
             // A grant reads as its access token, while that is valid; the grant
             // itself stays for a refresh (`accessToken(named:account:deadline:refresher:)`).
             let grant = try GrantRecord.decode(item.value)
-            if let expires = grant.accessTokenExpires, expires <= Vault.grantClock() { return OperationOutcome(nil) }
+            if let expires = grant.accessTokenExpires, expires <= grantClock() { return OperationOutcome(nil) }
             return OperationOutcome(
                 Session(
                     account: key.account, name: key.name, value: grant.accessToken, created: item.created,
@@ -87,7 +87,7 @@ extension Vault {
     package func bookkeepingSession(named name: String, account: String) throws -> Session? {
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
-        guard let item = try backend.read(key), !item.isExpired() else { return nil }
+        guard let item = try backend.read(key), !item.isExpired(at: clock.now()) else { return nil }
         return Session(key, item)
     }
 
@@ -106,13 +106,13 @@ extension Vault {
     }
 
     /// The account of the newest live session (by when it was saved): who is
-    /// logged in, whether or not the username is remembered. Sessions saved with
-    /// an empty account do not count. Expired sessions are deleted and audited on
+    /// logged in, whether or not the username is remembered. Every account
+    /// counts alike, the empty one too. Expired sessions are deleted and audited on
     /// the way, as ``sessions(account:)-8tdfp`` does.
-    /// - Returns: The account, or nil when no session with an account is live.
+    /// - Returns: The account, or nil when no session is live.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func activeAccount() throws -> String? {
-        try sessions().filter { !$0.account.isEmpty }.max { $0.created < $1.created }?.account
+        try sessions().max { $0.created < $1.created }?.account
     }
 
     /// Deletes a session; deleting one that does not exist succeeds.
@@ -136,7 +136,7 @@ extension Vault {
     /// Deletes `item` and audits `session.expired` when it has expired.
     /// - Returns: Whether it had expired.
     private func expire(_ item: StoredItem, key: ItemKey) throws -> Bool {
-        guard item.isExpired() else { return false }
+        guard item.isExpired(at: clock.now()) else { return false }
         return try perform(.sessionExpired, account: key.account, detail: key.name) { changes in
             try changes.willChange(key, in: backend)
             try backend.delete(key)

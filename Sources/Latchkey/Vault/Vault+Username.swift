@@ -2,10 +2,14 @@ extension Vault {
     static let usernameItem = ItemKey(kind: .username, name: "last")
     static let rememberSetting = ItemKey(kind: .setting, name: "rememberUsername")
 
-    /// The remembered username, for prefilling a login screen.
+    /// The username remembered by the last login, for prefilling a login screen.
+    ///
+    /// The username group: ``rememberUsername(_:)-9cng2`` keeps it,
+    /// ``forgetUsername()-7idtj`` drops it, and the user's opt-out is
+    /// ``isUsernameMemoryAllowed()-4jzlu`` and ``setUsernameMemoryAllowed(_:)-6mui7``.
     /// - Returns: The username, or nil when none is remembered.
     /// - Throws: `LatchkeyError` when the store cannot answer.
-    public func rememberedUsername() throws -> String? {
+    public func lastUsername() throws -> String? {
         guard let item = try backend.read(Vault.usernameItem) else { return nil }
         guard let username = item.value.utf8String() else {
             throw LatchkeyError(.tampered, "the remembered username is not valid UTF-8")
@@ -22,7 +26,7 @@ extension Vault {
     public func rememberUsername(_ username: String) throws -> PolicyDecision {
         guard !username.isEmpty else { throw LatchkeyError(.invalidInput, "the username is empty") }
         return try perform(.usernameRemembered, account: username) { changes in
-            let decision = policy.rememberUsernameDecision(userOptedOut: !(try remembersUsername()))
+            let decision = policy.rememberUsernameDecision(userOptedOut: !(try isUsernameMemoryAllowed()))
             guard decision.isAllowed else {
                 // The policy's own refusal is a denial; the user's opt-out a skip.
                 return policy.remembersUsernames
@@ -39,7 +43,7 @@ extension Vault {
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func forgetUsername() throws {
         try perform(.usernameForgotten) { changes in
-            let previous = try rememberedUsername()
+            let previous = try lastUsername()
             try changes.willChange(Vault.usernameItem, in: backend)
             try backend.delete(Vault.usernameItem)
             return OperationOutcome((), account: previous)
@@ -50,7 +54,7 @@ extension Vault {
     /// on until turned off). The policy may still forbid it.
     /// - Returns: The user's setting.
     /// - Throws: `LatchkeyError` when the store cannot answer.
-    public func remembersUsername() throws -> Bool {
+    public func isUsernameMemoryAllowed() throws -> Bool {
         try backend.read(Vault.rememberSetting)?.value != SecretBytes(utf8: "off")
     }
 
@@ -63,19 +67,19 @@ extension Vault {
     /// keyed pseudonym in the audit trail), so the app can still tell who is
     /// logged in (``activeAccount()-7gtpg``) until that session is logged out, wiped or
     /// expires.
-    /// - Parameter remembers: The user's choice.
+    /// - Parameter allowed: The user's choice: whether usernames may be remembered.
     /// - Throws: `LatchkeyError` when the store cannot answer.
-    public func setRemembersUsername(_ remembers: Bool) throws {
-        let event: AuditEvent = remembers ? .rememberEnabled : .rememberDisabled
+    public func setUsernameMemoryAllowed(_ allowed: Bool) throws {
+        let event: AuditEvent = allowed ? .rememberEnabled : .rememberDisabled
         try perform(event) { changes in
             try changes.willChange(Vault.rememberSetting, in: backend)
             try backend.write(
-                StoredItem(value: SecretBytes(utf8: remembers ? "on" : "off")), for: Vault.rememberSetting)
-            if !remembers {
+                StoredItem(value: SecretBytes(utf8: allowed ? "on" : "off")), for: Vault.rememberSetting)
+            if !allowed {
                 try changes.willChange(Vault.usernameItem, in: backend)
                 try backend.delete(Vault.usernameItem)
             }
-            return OperationOutcome((), detail: remembers ? nil : "remembered username erased")
+            return OperationOutcome((), detail: allowed ? nil : "remembered username erased")
         }
     }
 }

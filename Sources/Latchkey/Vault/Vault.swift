@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -34,17 +35,25 @@ public final class Vault: Sendable {
     public let appID: AppID
     /// The policy in force.
     public let policy: Policy
-    /// The directory holding the file vault and the audit trails.
-    public let storeDirectory: String
+    /// The directory holding the file vault and the audit trails; nil for a
+    /// vault kept wholly in memory (`LatchkeyTesting`'s test vault).
+    public let storeDirectory: String?
     /// The store in use.
     let backend: any CredentialBackend
+    /// Where the vault reads the time from, for every expiry decision and audit entry.
+    package let clock: WallClock
     /// Why this store is in use, in plain words.
     let selectionReason: String
+    /// Why the Secret Service could not be used, when `auto` fell back to the file at this open.
+    let secretServiceUnavailable: String?
     /// The encrypted file vault of this namespace, whether or not it is the store
     /// in use (a leftover from an earlier fallback is wiped and migrated through it).
     let fileVault: EncryptedFileBackend?
-    /// The audit trail of the store in use, or nil when the policy disables auditing.
-    let audit: AuditTrail?
+    /// The refresh lock of a vault kept in memory (one with a directory locks a file in it).
+    let refreshGate = DispatchSemaphore(value: 1)
+    /// The audit trail of the store in use (in memory for a vault kept in memory),
+    /// or nil when the policy disables auditing.
+    let audit: (any AuditLog)?
     /// The audit trail of the encrypted file, when the Secret Service is in use
     /// (it is still verified and shown).
     let fileAudit: AuditTrail?
@@ -62,7 +71,7 @@ public final class Vault: Sendable {
     public var openReport: OpenReport {
         OpenReport(
             backend: backend.kind, reason: selectionReason, fallback: fallbackReason.withLock { $0 },
-            migration: openingMigration.withLock { $0 })
+            migration: openingMigration.withLock { $0 }, secretServiceUnavailable: secretServiceUnavailable)
     }
 
     /// Opens the vault of `appID`: chooses the store, records a fallback, and
@@ -101,29 +110,61 @@ public final class Vault: Sendable {
             })
     }
 
-    /// Opens the vault with a given backend, such as `LatchkeyTesting`'s
-    /// `InMemoryBackend` in an app's own tests. The policy's backend choice is
-    /// not consulted; audit trails are kept in `storeDirectory`.
+    /// Opens the vault on a store of the app's own (a ``CredentialBackend`` it
+    /// implements). The policy's backend choice is not consulted; audit trails
+    /// are kept in `storeDirectory`. The parameters come in the order of
+    /// ``open(appID:policy:storeDirectory:backend:passphrase:)-6nd1o``, where
+    /// `backend` is the policy's choice; here the store itself is given.
     /// - Parameters:
     ///   - appID: The app namespace.
     ///   - policy: The policy.
-    ///   - backend: The store to use.
     ///   - storeDirectory: Where the audit trail lives: an absolute path.
+    ///   - store: The store to use.
     /// - Throws: `LatchkeyError` `.invalidInput` when `storeDirectory` is relative
     ///   (it would write into whatever the working directory is).
-    public init(appID: AppID, policy: Policy = .default, backend: any CredentialBackend, storeDirectory: String) throws
-    {
+    public convenience init(
+        appID: AppID, policy: Policy = .default, storeDirectory: String, store: any CredentialBackend
+    ) throws {
+        try self.init(appID: appID, policy: policy, storeDirectory: storeDirectory, store: store, clock: .system)
+    }
+
+    /// Opens the vault on `store` with `clock` as its time.
+    /// - Throws: `LatchkeyError` `.invalidInput` when `storeDirectory` is relative.
+    package init(
+        appID: AppID, policy: Policy, storeDirectory: String, store backend: any CredentialBackend, clock: WallClock
+    ) throws {
         let storeDirectory = try StoreDirectory.requireAbsolute(storeDirectory, origin: "the store directory")
         self.appID = appID
         self.policy = policy
         self.storeDirectory = storeDirectory
         self.backend = backend
+        self.clock = clock
         self.selectionReason = "the app supplied this store"
+        self.secretServiceUnavailable = nil
         self.fileVault = nil
         self.audit =
             policy.audit.isEnabled
-            ? AuditTrail(appID: appID, directory: storeDirectory, backend: backend, retention: policy.audit.retention)
+            ? AuditTrail(
+                appID: appID, directory: storeDirectory, backend: backend, retention: policy.audit.retention,
+                clock: clock.now)
             : nil
+        self.fileAudit = nil
+    }
+
+    /// A vault kept wholly in memory on `backend`, with `clock` as its time: its
+    /// audit trail is a ``MemoryAuditTrail``, and it reads and writes no file, so
+    /// it needs no store directory (`LatchkeyTesting`'s test vault).
+    package init(appID: AppID, policy: Policy, inMemory backend: any CredentialBackend, clock: WallClock) {
+        self.appID = appID
+        self.policy = policy
+        self.storeDirectory = nil
+        self.backend = backend
+        self.clock = clock
+        self.selectionReason = "the app supplied this store, kept in memory with its audit trail"
+        self.secretServiceUnavailable = nil
+        self.fileVault = nil
+        self.audit =
+            policy.audit.isEnabled ? MemoryAuditTrail(appID: appID, storeKind: backend.kind, clock: clock.now) : nil
         self.fileAudit = nil
     }
 
@@ -135,6 +176,7 @@ public final class Vault: Sendable {
         storeDirectory: String?,
         backend choice: Policy.BackendChoice?,
         passphrase: SecretBytes?,
+        clock: WallClock = .system,
         secretService: () -> SecretServiceBackend
     ) throws -> Vault {
         let directory =
@@ -146,7 +188,8 @@ public final class Vault: Sendable {
         if selection.backend.kind == .file, let header = try file?.vaultKDFParameters() {
             try Vault.check(header, against: policy.kdf ?? .standard, policyName: policy.name)
         }
-        let vault = Vault(appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file)
+        let vault = Vault(
+            appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file, clock: clock)
         try vault.recordStoreChange(fallback: selection.fallbackFrom)
         if selection.backend.kind == .file, let file {
             do {
@@ -167,7 +210,8 @@ public final class Vault: Sendable {
     }
 
     private init(
-        appID: AppID, policy: Policy, directory: String, selection: Selection, fileVault file: EncryptedFileBackend?
+        appID: AppID, policy: Policy, directory: String, selection: Selection, fileVault file: EncryptedFileBackend?,
+        clock: WallClock
     ) {
         let auditKeys = EncryptedFileBackend.auditKeys(appID: appID, directory: directory)
         self.appID = appID
@@ -175,16 +219,20 @@ public final class Vault: Sendable {
         self.storeDirectory = directory
         self.backend = selection.backend
         self.selectionReason = selection.reason
+        self.secretServiceUnavailable = selection.fallbackFrom
         self.fileVault = file
+        self.clock = clock
         if policy.audit.isEnabled {
             let usesFile = selection.backend.kind == .file
             audit = AuditTrail(
                 appID: appID, directory: directory, backend: usesFile ? auditKeys : selection.backend,
-                retention: policy.audit.retention)
+                retention: policy.audit.retention, clock: clock.now)
             fileAudit =
                 usesFile
                 ? nil
-                : AuditTrail(appID: appID, directory: directory, backend: auditKeys, retention: policy.audit.retention)
+                : AuditTrail(
+                    appID: appID, directory: directory, backend: auditKeys, retention: policy.audit.retention,
+                    clock: clock.now)
         } else {
             audit = nil
             fileAudit = nil
@@ -314,8 +362,12 @@ public final class Vault: Sendable {
     /// present from the first fallback until the Secret Service is used again.
     var fallbackMarkerPath: String { namespace.file("fallback") }
 
-    /// The namespace's own directory in the store directory.
-    var namespace: NamespaceDirectory { NamespaceDirectory(appID: appID, storeDirectory: storeDirectory) }
+    /// The namespace's own directory in the store directory. A vault kept in
+    /// memory has none and never asks for it (its deletions are never recoverable
+    /// runs, ``deleteRecoverably(_:from:for:changes:)``, and only opening writes markers).
+    var namespace: NamespaceDirectory {
+        NamespaceDirectory(appID: appID, storeDirectory: storeDirectory ?? "/nonexistent-latchkey-memory-vault")
+    }
 
     /// Records `backend.fallback` when the store in use changes to the
     /// encrypted file for want of a Secret Service, and `backend.returned` when

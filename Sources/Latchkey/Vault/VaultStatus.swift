@@ -13,8 +13,8 @@ public struct VaultStatus: Sendable, Codable {
     public let policyName: String
     /// Where the policy came from: a file path or `built-in:<name>`.
     public let policySource: String
-    /// The store directory.
-    public let storeDirectory: String
+    /// The store directory; nil for a vault kept in memory (`LatchkeyTesting`'s test vault).
+    public let storeDirectory: String?
     /// The encrypted vault file, when the file is the store in use or a leftover exists.
     public let fileVaultPath: String?
     /// Whether a leftover file vault waits to be migrated into the Secret Service.
@@ -22,9 +22,12 @@ public struct VaultStatus: Sendable, Codable {
     /// Whether a username is remembered.
     public let usernameRemembered: Bool
     /// The user's setting for remembering the username.
-    public let remembersUsername: Bool
+    public let usernameMemoryAllowed: Bool
     /// How many sessions there are (expired ones included until read).
     public let sessionCount: Int
+    /// How many items in the Secret Service have a payload that cannot be read (the
+    /// provider lost it); `logout` and `wipe` remove them. Always 0 for another store.
+    public let damagedItemCount: Int
     /// How many accounts have sessions.
     public let accountCount: Int
     /// The audit trail files, or empty when auditing is off.

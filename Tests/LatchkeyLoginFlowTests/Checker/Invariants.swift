@@ -245,6 +245,6 @@ extension Login.Effect {
     }
 
     func setsRemembering(_ remembers: Bool) -> Bool {
-        if case .setRemembersUsername(let value) = self { value == remembers } else { false }
+        if case .setUsernameMemoryAllowed(let value) = self { value == remembers } else { false }
     }
 }

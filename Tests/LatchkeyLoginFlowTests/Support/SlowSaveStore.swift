@@ -11,9 +11,11 @@ final class SlowSaveStore: LoginCredentialStore {
         self.delay = delay
     }
 
-    func rememberedUsername() async throws -> String? { try await vault.rememberedUsername() }
-    func remembersUsername() async throws -> Bool { try await vault.remembersUsername() }
-    func setRemembersUsername(_ remembers: Bool) async throws { try await vault.setRemembersUsername(remembers) }
+    func lastUsername() async throws -> String? { try await vault.lastUsername() }
+    func isUsernameMemoryAllowed() async throws -> Bool { try await vault.isUsernameMemoryAllowed() }
+    func setUsernameMemoryAllowed(_ remembers: Bool) async throws {
+        try await vault.setUsernameMemoryAllowed(remembers)
+    }
     func rememberUsername(_ username: String) async throws -> PolicyDecision {
         try await vault.rememberUsername(username)
     }

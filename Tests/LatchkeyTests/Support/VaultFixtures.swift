@@ -1,4 +1,5 @@
 import LatchkeyTestSupport
+import Synchronization
 import Testing
 
 @testable import Latchkey
@@ -15,29 +16,50 @@ enum TestedStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case secretService, keyFile, passphrase
     var testDescription: String { rawValue }
 
-    /// Opens a vault of a fresh namespace on this store.
-    func open(policy: Policy = .default, purpose: String = #function) throws -> Vault {
+    /// Opens a vault of a fresh namespace on this store, reading the time from `clock`.
+    func open(policy: Policy = .default, clock: WallClock = .system, purpose: String = #function) throws -> Vault {
         let appID = try SecretServiceTestSupport.freshAppID(purpose.filter { $0.isLetter })
-        return try open(appID: appID, directory: try freshDirectory(purpose) + "/store", policy: policy)
+        return try open(appID: appID, directory: try freshDirectory(purpose) + "/store", policy: policy, clock: clock)
     }
 
     /// Opens the same namespace again, as another process would: nothing read or cached.
     func reopen(_ vault: Vault, policy: Policy = .default) throws -> Vault {
-        try open(appID: vault.appID, directory: vault.storeDirectory, policy: policy)
+        try open(appID: vault.appID, directory: vault.storeDirectory!, policy: policy, clock: vault.clock)
     }
 
-    private func open(appID: AppID, directory: String, policy: Policy) throws -> Vault {
+    private func open(appID: AppID, directory: String, policy: Policy, clock: WallClock) throws -> Vault {
         switch self {
         case .secretService:
             try SecretServiceGate.require()
-            return try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .secretService)
+            return try Vault.open(
+                appID: appID, policy: policy, storeDirectory: directory, backend: .secretService, passphrase: nil,
+                clock: clock, secretService: { SecretServiceBackend(appID: appID) })
         case .keyFile:
-            return try Vault.open(appID: appID, policy: policy, storeDirectory: directory, backend: .file)
+            return try Vault.open(
+                appID: appID, policy: policy, storeDirectory: directory, backend: .file, passphrase: nil, clock: clock,
+                secretService: { SecretServiceBackend(appID: appID) })
         case .passphrase:
             let backend = EncryptedFileBackend(appID: appID, directory: directory, keySource: fastPassphrase())
-            return try Vault(appID: appID, policy: policy, backend: backend, storeDirectory: directory)
+            return try Vault(appID: appID, policy: policy, storeDirectory: directory, store: backend, clock: clock)
         }
     }
+}
+
+/// A clock a test moves by hand: a vault made with ``wallClock`` reads its time.
+final class HandClock: Sendable {
+    private let time: Mutex<Date>
+
+    /// A clock that starts at `start`.
+    init(_ start: Date = Date()) { time = Mutex(start) }
+
+    /// The time now.
+    var now: Date { time.withLock { $0 } }
+
+    /// Moves the clock on by `interval` seconds.
+    func advance(by interval: TimeInterval) { time.withLock { $0 += interval } }
+
+    /// This clock, as a vault reads it.
+    var wallClock: WallClock { WallClock { self.now } }
 }
 
 extension Vault {
