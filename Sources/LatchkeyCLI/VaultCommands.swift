@@ -27,6 +27,7 @@ enum VaultCommands {
             "remember username: \(status.usernameMemoryAllowed ? "on" : "off"); a username is \(status.usernameRemembered ? "" : "not ")remembered"
         )
         try out.line("sessions: \(status.sessionCount) in \(accounts)")
+        try out.line("named secrets: \(status.secretCount)")
         try out.line("audit trails: \(status.auditTrails.isEmpty ? "off" : status.auditTrails.joined(separator: ", "))")
         out.set("app", .string(status.appID.rawValue))
         out.set("backend", .string(status.backend.rawValue))
@@ -40,6 +41,7 @@ enum VaultCommands {
         out.set("usernameRemembered", .bool(status.usernameRemembered))
         out.set("sessions", .integer(status.sessionCount))
         out.set("accounts", .integer(status.accountCount))
+        out.set("secrets", .integer(status.secretCount))
         out.set("auditTrails", .array(status.auditTrails.map { .string($0) }))
         out.set(
             "settings",
@@ -146,6 +148,8 @@ enum VaultCommands {
                 report.wipedSessions.map {
                     .object([("account", .string($0.account)), ("name", .string($0.name))])
                 }))
+        out.set("wipedSecrets", .array(report.wipedSecrets.map { .string($0.name) }))
+        out.set("keptSecrets", .integer(report.keptSecrets))
         out.set("forgotUsername", .bool(report.forgotUsername))
         out.set("keptSessions", .integer(report.keptSessions))
         out.set("wipedLeftoverFileVault", .bool(report.wipedLeftoverFileVault))

@@ -20,6 +20,7 @@ extension Vault {
             usernameMemoryAllowed: try isUsernameMemoryAllowed(),
             sessionCount: sessions.count,
             accountCount: Set(sessions.map(\.account)).count,
+            secretCount: try backend.list(kind: .secret).count,
             auditTrails: [audit?.path, fileAudit?.path].compactMap { $0 })
     }
 
