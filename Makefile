@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 # The Swift files the formatter keeps (.swift-format; CONTRIBUTING.md says why these settings).
 FORMATTED = Sources Tests Examples Package.swift
 
-.PHONY: deps build demo test format api docs release bench stress fuzz install install-built clean login-window login-window-test interop interop-keepassxc
+.PHONY: deps build demo test format api docs release bench stress fuzz install install-built clean login-window login-window-test interop interop-keepassxc interop-kwallet
 
 deps:
 	@.ci/install-deps
@@ -154,3 +154,11 @@ interop: deps
 	    $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; fi
 	$(SWIFT) build --product latchkey
 	.ci/with-keyring scripts/interop $$($(SWIFT) build --show-bin-path)
+	$(MAKE) interop-kwallet
+
+# KWallet 5.103 (Debian 12's kwalletd5) as the Secret Service (issue 27): headless on a private
+# bus and Xvfb display, the wallet opened as pam_kwallet5 opens it; interop/with-kwallet.sh
+# installs what it needs with apt. Cases: interop/kwallet-acceptance's header.
+interop-kwallet: deps
+	$(SWIFT) build --product latchkey
+	interop/with-kwallet.sh interop/kwallet-acceptance $$($(SWIFT) build --show-bin-path)/latchkey

@@ -44,12 +44,14 @@ static inline int latchkey_close_from(unsigned int first) {
     return 0;
 }
 
-/* The uid of the process at the other end of a Unix socket (SO_PEERCRED, whose
-   struct ucred is pid, uid, gid). Returns 0, or -1 with errno set. */
-static inline int latchkey_peer_uid(int descriptor, unsigned int *uid) {
+/* The pid and uid of the process at the other end of a Unix socket (SO_PEERCRED,
+   whose struct ucred is pid, uid, gid), as the kernel recorded them at connect.
+   Returns 0, or -1 with errno set. */
+static inline int latchkey_peer_credentials(int descriptor, int *pid, unsigned int *uid) {
     struct { int pid; unsigned int uid; unsigned int gid; } credentials;
     socklen_t length = sizeof credentials;
     if (getsockopt(descriptor, SOL_SOCKET, 17 /* SO_PEERCRED */, &credentials, &length) != 0) return -1;
+    *pid = credentials.pid;
     *uid = credentials.uid;
     return 0;
 }

@@ -38,6 +38,7 @@
     X(g_variant_builder_new) \
     X(g_variant_builder_unref) \
     X(g_variant_get_boolean) \
+    X(g_variant_get_uint32) \
     X(g_variant_get_child_value) \
     X(g_variant_get_string) \
     X(g_variant_get_variant) \

@@ -196,6 +196,10 @@ int lk_g_variant_get_boolean(LKGVariant *value) {
     return lk_table.g_variant_get_boolean(value);
 }
 
+unsigned int lk_g_variant_get_uint32(LKGVariant *value) {
+    return lk_table.g_variant_get_uint32(value);
+}
+
 LKGVariant *lk_g_variant_get_child_value(LKGVariant *value, size_t index_) {
     return lk_table.g_variant_get_child_value(value, index_);
 }

@@ -46,12 +46,22 @@ package struct AgentJobOutcome: Sendable {
     package var output: [(stream: AgentOutputStream, bytes: SecretBytes)]
     /// Whether it stopped for a passphrase the agent does not hold (the client asks and sends it again).
     package var needsPassphrase: Bool
+    /// When it failed because the Secret Service did not answer within its deadline: that
+    /// error, and the deadline it missed.
+    package var missedDeadline: (failure: LatchkeyError, deadline: Duration)?
+    /// Whether it failed fast (``AgentJobRunner/run(_:unlocked:failingFastWith:)``) without asking the service.
+    package var failedFast: Bool
 
     /// An outcome of these parts.
-    package init(status: Int32, output: [(stream: AgentOutputStream, bytes: SecretBytes)], needsPassphrase: Bool) {
+    package init(
+        status: Int32, output: [(stream: AgentOutputStream, bytes: SecretBytes)], needsPassphrase: Bool,
+        missedDeadline: (failure: LatchkeyError, deadline: Duration)?, failedFast: Bool
+    ) {
         self.status = status
         self.output = output
         self.needsPassphrase = needsPassphrase
+        self.missedDeadline = missedDeadline
+        self.failedFast = failedFast
     }
 }
 
@@ -72,7 +82,13 @@ package protocol AgentJobRunner: Sendable {
     /// "" when it names none.
     func namespace(of job: AgentJob) -> String
     /// Runs the job to its end, with the agent's unlock cache.
-    func run(_ job: AgentJob, unlocked: UnlockCache) -> AgentJobOutcome
+    /// - Parameters:
+    ///   - job: The job.
+    ///   - unlocked: The agent's unlock cache.
+    ///   - failure: When a command of the job's namespace just missed the Secret Service
+    ///     deadline: that error, which the job fails with at once, as the missed one did, if
+    ///     it would ask the Secret Service.
+    func run(_ job: AgentJob, unlocked: UnlockCache, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome
 }
 
 extension SecretBytes {

@@ -29,8 +29,12 @@ package final class AgentServer: Sendable {
     static let answerDeadline: Duration = .seconds(5)
     /// How long a client has to say `proceed` once told its request is `accepted`.
     static let proceedDeadline: Duration = .seconds(2)
-    /// How many connections may be open at once (every peer is this user: others are refused).
+    /// How many connections may be open at once (every peer is this user: others are
+    /// refused as they are accepted, before they take a slot or a thread).
     static let maximumConnections = 256
+    /// How many of them one process may hold, so one process holding many (idle, or
+    /// reconnecting as each is dropped) never keeps the others out.
+    static let maximumConnectionsPerProcess = 32
     /// How many commands may wait for one namespace; more are declined (and run in-process).
     static let maximumQueued = 32
 
@@ -43,9 +47,17 @@ package final class AgentServer: Sendable {
     private let jobs: any AgentJobRunner
     private let started = Date()
     private let unlocked = UnlockCache()
-    /// The last time a connection came or ended, how many are open, how many commands run, and whether it stops.
-    private let activity = Mutex<(last: ContinuousClock.Instant, open: Int, running: Int, stopping: Bool)>(
-        (.now, 0, 0, false))
+    /// The last time a connection came or ended, how many are open (in all and by peer
+    /// process), how many commands run, and whether it stops.
+    private let activity = Mutex(Activity())
+
+    private struct Activity {
+        var last = ContinuousClock.now
+        var open = 0
+        var openByProcess: [Int32: Int] = [:]
+        var running = 0
+        var stopping = false
+    }
     /// Each namespace's queue, by store directory and app.
     private let lanes = Mutex<[String: Lane]>([:])
 
@@ -54,6 +66,9 @@ package final class AgentServer: Sendable {
         let queue: DispatchQueue
         /// How many commands wait for it or run in it.
         let waiting = Mutex(0)
+        /// After a command of this namespace missed the Secret Service deadline: until when
+        /// the commands queued behind it fail fast, and with what (the miss's own error).
+        let silence = Mutex<(until: ContinuousClock.Instant, failure: LatchkeyError)?>(nil)
 
         init() {
             queue = DispatchQueue(label: "latchkey.agent.namespace")
@@ -166,32 +181,63 @@ package final class AgentServer: Sendable {
         while true {
             do {
                 let connection = try listener.accept()
-                let admitted = activity.withLock { activity -> Bool in
-                    guard activity.open < Self.maximumConnections else { return false }
-                    activity.open += 1
-                    activity.last = .now
-                    return true
-                }
-                guard admitted else {
-                    log("refused a connection: \(Self.maximumConnections) are open")
-                    continue
-                }
+                guard let peer = admit(connection) else { continue }
                 do {
                     try POSIX.startThread {
                         self.handle(connection)
-                        self.activity.withLock {
-                            $0.open -= 1
-                            $0.last = .now
-                        }
+                        self.release(peer)
                     }
                 } catch {
-                    activity.withLock { $0.open -= 1 }
+                    release(peer)
                     log("cannot serve a connection: \(error)")
                 }
             } catch {
                 log("accepting failed: \(error)")
                 POSIX.sleep(.milliseconds(100))
             }
+        }
+    }
+
+    /// Takes a slot for a connection just accepted: its peer must run as this user, and
+    /// neither all connections nor that process's may be at their limit; refused (closed
+    /// when released) otherwise, saying why in the log.
+    /// - Returns: The peer's process id, to give the slot back with; nil when refused.
+    private func admit(_ connection: POSIX.LocalSocket) -> Int32? {
+        let peer: (processID: Int32, userID: UInt32)
+        do {
+            peer = try connection.peerCredentials()
+        } catch {
+            log("refused a connection: \(error)")
+            return nil
+        }
+        guard peer.userID == POSIX.effectiveUserID else {
+            log("refused a connection from user \(peer.userID): this agent serves only user \(POSIX.effectiveUserID)")
+            return nil
+        }
+        let refusal = activity.withLock { activity -> String? in
+            guard activity.open < Self.maximumConnections else { return "\(Self.maximumConnections) are open" }
+            guard activity.openByProcess[peer.processID, default: 0] < Self.maximumConnectionsPerProcess else {
+                return "process \(peer.processID) already holds \(Self.maximumConnectionsPerProcess)"
+            }
+            activity.open += 1
+            activity.openByProcess[peer.processID, default: 0] += 1
+            activity.last = .now
+            return nil
+        }
+        if let refusal {
+            log("refused a connection: \(refusal)")
+            return nil
+        }
+        return peer.processID
+    }
+
+    /// Gives back the slot of a connection of `process` that ended.
+    private func release(_ process: Int32) {
+        activity.withLock { activity in
+            activity.open -= 1
+            activity.openByProcess[process, default: 1] -= 1
+            if activity.openByProcess[process] == 0 { activity.openByProcess[process] = nil }
+            activity.last = .now
         }
     }
 
@@ -225,11 +271,6 @@ package final class AgentServer: Sendable {
 
     private func handle(_ connection: POSIX.LocalSocket) {
         do {
-            let peer = try connection.peerUserID()
-            guard peer == POSIX.effectiveUserID else {
-                log("refused a connection from user \(peer): this agent serves only user \(POSIX.effectiveUserID)")
-                return
-            }
             guard let received = try connection.receiveMessage(before: .now + Self.requestDeadline) else { return }
             let arrived = ContinuousClock.now
             guard let request = received.message else {
@@ -320,7 +361,7 @@ package final class AgentServer: Sendable {
         }
         let outcome = lane.queue.sync { () -> AgentJobOutcome? in
             defer { lane.waiting.withLock { $0 -= 1 } }
-            guard let reason = startable(connection, deadline: deadline) else { return execute(job) }
+            guard let reason = startable(connection, deadline: deadline) else { return execute(job, in: lane) }
             log("dropped a request before running it: \(reason)")
             return nil
         }
@@ -394,9 +435,28 @@ package final class AgentServer: Sendable {
     }
 
     /// Runs a command for a client; the agent counts it as running until it returns.
-    private func execute(_ job: AgentJob) -> AgentJobOutcome {
+    /// Within the silence window after a command of its namespace missed the Secret
+    /// Service deadline, it fails fast with that miss's error instead of waiting a
+    /// deadline of its own (a command that does not use the Secret Service still runs);
+    /// a miss opens the window, for as long as the deadline that was missed.
+    private func execute(_ job: AgentJob, in lane: Lane) -> AgentJobOutcome {
         defer { activity.withLock { $0.running -= 1 } }
-        let outcome = jobs.run(job, unlocked: unlocked)
+        let silent = lane.silence.withLock { silence -> LatchkeyError? in
+            guard let window = silence, ContinuousClock.now < window.until else {
+                silence = nil
+                return nil
+            }
+            return window.failure
+        }
+        let outcome = jobs.run(job, unlocked: unlocked, failingFastWith: silent)
+        if outcome.failedFast {
+            log("a command failed fast: its namespace's Secret Service missed a deadline moments ago")
+        } else if let miss = outcome.missedDeadline {
+            lane.silence.withLock { $0 = (ContinuousClock.now + miss.deadline, miss.failure) }
+            log(
+                "a command missed the Secret Service deadline (\(miss.deadline)); its namespace's queued commands fail fast for as long"
+            )
+        }
         // Keys derived for a passphrase that is not held (a policy that does not cache) go with the command.
         unlocked.keepOnlyHeldKeys()
         return outcome

@@ -22,16 +22,21 @@ struct CommandLineJobs: AgentJobRunner {
         return directory + "\u{0}" + app.rawValue
     }
 
-    func run(_ job: AgentJob, unlocked: UnlockCache) -> AgentJobOutcome {
+    func run(_ job: AgentJob, unlocked: UnlockCache, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome {
         let capture = Execution.Capture()
         let execution = Execution(
             input: job.standardInput.map { .success($0) }, inputIsTerminal: job.inputIsTerminal,
-            passphrase: job.passphrase, capture: capture, unlocked: unlocked)
+            passphrase: job.passphrase, capture: capture, unlocked: unlocked, failingFastWith: failure)
         let status = runTool(
             job.arguments, invokedAs: job.invokedAs, environment: Environment(job.environment), execution: execution,
             viaAgent: false)
+        let report = execution.report.withLock { $0 }
+        let missed = report.failure.flatMap { failure in
+            failure.code == .timedOut && !report.failedFast ? report.serviceDeadline.map { (failure, $0) } : nil
+        }
         return AgentJobOutcome(
-            status: status, output: capture.take(), needsPassphrase: execution.passphraseNeeded.withLock { $0 } != nil)
+            status: status, output: capture.take(), needsPassphrase: execution.passphraseNeeded.withLock { $0 } != nil,
+            missedDeadline: missed, failedFast: report.failedFast)
     }
 
     /// The words of a command line as the tool reads them: the name it was invoked as

@@ -159,6 +159,12 @@ struct Context {
         let backend = try backendChoice()
         let storeDirectory = try storeDirectory()
         let needsPassphrase = policy.fileKeySource == .passphrase
+        execution.report.withLock { $0.serviceDeadline = .milliseconds(Int64(policy.secretServiceTimeout * 1000)) }
+        if let failure = execution.failFast, (backend ?? policy.backend) != .file {
+            // Inside the agent, moments after this namespace's Secret Service missed a deadline.
+            execution.report.withLock { $0.failedFast = true }
+            throw failure
+        }
         let unlocked = execution.unlocked
         let epoch = unlocked?.currentEpoch ?? 0
         let given = needsPassphrase ? try suppliedPassphrase() : nil
@@ -214,6 +220,25 @@ struct Context {
             let typed = try SecretInput.readFromTerminal(prompt: prompt, execution)
             return opened(try open(typed))
         }
+    }
+
+    /// Says on standard error (and in `--json` as `storedIn`) that a write went to the
+    /// encrypted file because the Secret Service could not be used: every time, not
+    /// only at the first fallback (never a silent downgrade).
+    /// - Parameters:
+    ///   - vault: The vault written to.
+    ///   - what: What was written, such as `session access`.
+    func noteFallback(_ vault: Vault, wrote what: String) {
+        guard let reason = vault.openReport.secretServiceUnavailable else { return }
+        let path = vault.fileVaultPath.map { TextEscaping.escaped($0) } ?? "the encrypted file"
+        output.message(
+            "latchkey: \(what) was written to the encrypted file \(path), not the Secret Service: \(reason)")
+        output.set(
+            "storedIn",
+            .object([
+                ("backend", .string("file")), ("path", .string(vault.fileVaultPath)),
+                ("secretServiceUnavailable", .string(reason)),
+            ]))
     }
 
     /// The prompt that asks for the passphrase of `appID`'s vault.

@@ -35,6 +35,12 @@ final class Execution: Sendable {
     let unlocked: UnlockCache?
     /// The prompt to show when the command needed a passphrase the agent does not hold.
     let passphraseNeeded = Mutex<String?>(nil)
+    /// Inside the agent, just after a command of the namespace missed the Secret Service
+    /// deadline: the error a command that would ask the service fails with at once.
+    let failFast: LatchkeyError?
+    /// What the run met, for the agent: how it failed, the Secret Service deadline of its
+    /// policy, and whether it failed fast.
+    let report = Mutex<(failure: LatchkeyError?, serviceDeadline: Duration?, failedFast: Bool)>((nil, nil, false))
 
     /// An execution of these parts.
     /// - Parameters:
@@ -43,15 +49,17 @@ final class Execution: Sendable {
     ///   - passphrase: The passphrase already read, if any.
     ///   - capture: Where the output goes (the agent); nil: the process's own streams.
     ///   - unlocked: The agent's unlock cache; nil outside the agent.
+    ///   - failFast: The error to fail with at once instead of asking the Secret Service (the agent's silence window).
     init(
         input: Result<SecretBytes, LatchkeyError>?, inputIsTerminal: Bool, passphrase: SecretBytes?,
-        capture: Capture?, unlocked: UnlockCache?
+        capture: Capture?, unlocked: UnlockCache?, failingFastWith failFast: LatchkeyError? = nil
     ) {
         self.input = Mutex(input)
         self.inputIsTerminal = inputIsTerminal
         self.passphrase = passphrase
         self.capture = capture
         self.unlocked = unlocked
+        self.failFast = failFast
     }
 
     /// The process's own streams and input, nothing read yet.

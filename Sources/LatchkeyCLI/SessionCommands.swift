@@ -21,12 +21,20 @@ enum SessionCommands {
             token, name: name, account: account, expires: lifetime.map { Date().addingTimeInterval(TimeInterval($0)) })
         try context.output.line("saved session \(TextEscaping.escaped(name)), expires \(formatTime(expires))")
         context.output.set("saved", info(name: name, account: account, created: nil, expires: expires))
+        context.noteFallback(vault, wrote: "session \(TextEscaping.escaped(name))")
     }
 
     static func get(_ context: Context, _ arguments: CommandArguments) throws {
         let name = arguments.positionals[0]
         let account = arguments.options["--account"] ?? ""
-        guard let session = try context.openVault().session(named: name, account: account) else {
+        let vault = try context.openVault()
+        guard let session = try vault.session(named: name, account: account) else {
+            if try vault.damagedItems().contains(where: { $0.kind == .session && $0.name == name }) {
+                throw LatchkeyError(
+                    .notFound,
+                    "session \(TextEscaping.escaped(name)) may be damaged: the Secret Service keeps an item of that name whose value it lost (it was stopped before it saved it); `latchkey session delete \(TextEscaping.escaped(name))` or `latchkey logout` removes it"
+                )
+            }
             // The account is never named in an error (docs/THREAT-MODEL.md).
             throw LatchkeyError(
                 .notFound,
@@ -39,11 +47,19 @@ enum SessionCommands {
     }
 
     static func list(_ context: Context, _ arguments: CommandArguments) throws {
-        let sessions = try context.openVault().sessions(account: arguments.options["--account"])
+        let vault = try context.openVault()
+        let sessions = try vault.sessions(account: arguments.options["--account"])
+        // Damaged sessions have no account Latchkey can read back: listed by name, for every account.
+        let damaged = try vault.damagedItems().filter { $0.kind == .session }.map(\.name).sorted()
         for session in sessions {
             let expires = session.expires.map { "expires \(formatTime($0))" } ?? "no expiry"
             try context.output.line(
                 "\(TextEscaping.escaped(session.name))\taccount \(session.account.isEmpty ? "-" : TextEscaping.escaped(session.account))\tsaved \(formatTime(session.created))\t\(expires)"
+            )
+        }
+        for name in damaged {
+            try context.output.line(
+                "\(TextEscaping.escaped(name))\tdamaged: the Secret Service lost its value (`latchkey session delete \(TextEscaping.escaped(name))` with its --account, or `latchkey logout`, removes it)"
             )
         }
         context.output.set(
@@ -52,6 +68,7 @@ enum SessionCommands {
                 sessions.map {
                     info(name: $0.name, account: $0.account, created: $0.created, expires: $0.expires)
                 }))
+        context.output.set("damaged", .array(damaged.map { .object([("name", .string($0))]) }))
     }
 
     static func delete(_ context: Context, _ arguments: CommandArguments) throws {

@@ -3,8 +3,17 @@ import Latchkey
 /// `status`, `username`, `remember`, `logout`, `wipe`, `migrate`.
 enum VaultCommands {
     static func status(_ context: Context, _ arguments: CommandArguments) throws {
-        let vault = try context.openVault()
-        let status = try vault.status()
+        let vault: Vault
+        let status: VaultStatus
+        do {
+            vault = try context.openVault()
+            status = try vault.status()
+        } catch let error as LatchkeyError
+            where [.locked, .timedOut, .io, .unavailable].contains(error.code) && context.globals.backend != .file
+        {
+            try unusableSecretService(context, error)
+            throw error
+        }
         // The command line opens stores in a directory only; a vault kept in memory is a test's.
         let directory = status.storeDirectory ?? ""
         let settings = try context.settings(policy: vault.policy, storeDirectory: directory)
@@ -28,6 +37,11 @@ enum VaultCommands {
         )
         try out.line("sessions: \(status.sessionCount) in \(accounts)")
         try out.line("named secrets: \(status.secretCount)")
+        if status.damagedItemCount > 0 {
+            try out.line(
+                "damaged: \(status.damagedItemCount) item\(status.damagedItemCount == 1 ? "" : "s") whose value the Secret Service lost (`latchkey session list` names the sessions; `latchkey logout` or `latchkey wipe --yes` removes them)"
+            )
+        }
         try out.line("audit trails: \(status.auditTrails.isEmpty ? "off" : status.auditTrails.joined(separator: ", "))")
         out.set("app", .string(status.appID.rawValue))
         out.set("backend", .string(status.backend.rawValue))
@@ -42,6 +56,7 @@ enum VaultCommands {
         out.set("sessions", .integer(status.sessionCount))
         out.set("accounts", .integer(status.accountCount))
         out.set("secrets", .integer(status.secretCount))
+        out.set("damagedItems", .integer(status.damagedItemCount))
         out.set("auditTrails", .array(status.auditTrails.map { .string($0) }))
         out.set(
             "settings",
@@ -67,9 +82,11 @@ enum VaultCommands {
 
     static func usernameSet(_ context: Context, _ arguments: CommandArguments) throws {
         let name = arguments.positionals[0]
-        try context.openVault().rememberUsername(name).requireAllowed()
+        let vault = try context.openVault()
+        try vault.rememberUsername(name).requireAllowed()
         try context.output.line("remembered the username")
         context.output.set("remembered", .bool(true))
+        context.noteFallback(vault, wrote: "the username")
     }
 
     static func usernameForget(_ context: Context, _ arguments: CommandArguments) throws {
@@ -153,6 +170,39 @@ enum VaultCommands {
         out.set("forgotUsername", .bool(report.forgotUsername))
         out.set("keptSessions", .integer(report.keptSessions))
         out.set("wipedLeftoverFileVault", .bool(report.wipedLeftoverFileVault))
+        out.set("removedDamagedItems", .integer(report.removedDamagedItems))
         out.set("summary", .string(summary))
+    }
+
+    /// What `status` prints when the Secret Service it found cannot be used (locked,
+    /// not answering, half working): the store, why, and what to do; the caller then
+    /// exits with the error's status.
+    private static func unusableSecretService(_ context: Context, _ error: LatchkeyError) throws {
+        let out = context.output
+        let provider = SecretServiceBackend.provider()
+        let store =
+            provider.map { "the Secret Service of \(TextEscaping.escaped($0)) on the session bus" }
+            ?? "no Secret Service owns org.freedesktop.secrets on the session bus"
+        let advice: String
+        switch error.code {
+        case .locked:
+            advice =
+                "unlock the keyring (log in to the desktop session, or open it in the keyring's own app such as Seahorse or KWalletManager) and run the command again; Latchkey never asks for the keyring password"
+        case .timedOut:
+            advice =
+                "the provider did not answer in time: check that it runs and is not stopped, then run the command again"
+        default:
+            advice =
+                "check that the provider runs and has a default collection (a keyring or wallet), or use the encrypted file with --backend file"
+        }
+        try out.line("backend: secret-service (found, cannot be used)")
+        try out.line("store: \(store)")
+        try out.line("why: \(error.message)")
+        try out.line("what to do: \(advice)")
+        out.set("backend", .string("secret-service"))
+        out.set("usable", .bool(false))
+        out.set("provider", .string(provider))
+        out.set("reason", .string(error.message))
+        out.set("advice", .string(advice))
     }
 }

@@ -67,6 +67,7 @@ func runTool(
         try output.finish(error: nil)
         return 0
     } catch {
+        execution.report.withLock { $0.failure = error as? LatchkeyError }
         let failure = (error as? LatchkeyError ?? LatchkeyError(.internal, "\(error)")).withCommandLineRemedy
         output.message("latchkey: \(failure)")
         if failure.code == .usage { output.message(Help.usage(invocation.words.first)) }

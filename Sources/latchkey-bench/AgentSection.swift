@@ -29,7 +29,7 @@ struct AgentSection {
             return commands
         }
         let secretTool = WholeProcessSection.secretToolName
-        for (backend, factor) in [("secret-service", 0.35), ("file", 0.25)]
+        for (backend, factor) in [("secret-service", 0.3), ("file", 0.2)]
         where backend == "file" || secretServiceRunning {
             TimedCommand.prepare(
                 "latchkey session get, \(backend) backend, through the agent", in: Self.section,

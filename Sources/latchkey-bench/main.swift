@@ -4,14 +4,17 @@
 import Foundation
 
 let usage = """
-    Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only whole-process|git-scale]
-           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [--kills N] [--processes K] [--writes M] [--agent-seconds S]
+    Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only whole-process|git-scale|agent-load]
+           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [agent-slowed] [--kills N] [--processes K] [--writes M] [--agent-seconds S]
 
     Without a command it measures and prints one table (with --json, one JSON document,
     "version": 1); --only whole-process measures only whole processes (with and without the
     agent), --only git-scale only git-credential-latchkey get with 1 and 1,000 credentials
-    stored. `stress` runs the reliability checks (all four by default; agent kills
-    the agent under four clients for --agent-seconds, 60 by default); each
+    stored, --only agent-load only the agent under load (a stopped Secret Service with 40
+    calls queued beside three other namespaces, and 64 idle connections held).
+    `stress` runs the reliability checks (all five by default; agent kills the agent under
+    four clients for --agent-seconds, 60 by default; agent-slowed stops it in bursts while
+    clients give up and retry, for as long); each
     prints a summary line `N passed, N failed` and the exit status is 1 when any failed.
     """
 
@@ -61,8 +64,8 @@ struct Options {
             case "--git-libsecret": gitLibsecret = try value(argument)
             case "--only":
                 only = try value(argument)
-                guard only == "whole-process" || only == "git-scale" else {
-                    throw UsageError(description: "--only takes whole-process or git-scale")
+                guard ["whole-process", "git-scale", "agent-load"].contains(only) else {
+                    throw UsageError(description: "--only takes whole-process, git-scale or agent-load")
                 }
             case "--kills": kills = try number(argument)
             case "--agent-seconds": agentSeconds = try number(argument)
@@ -70,7 +73,7 @@ struct Options {
             case "--writes": writes = try number(argument)
             case "stress" where stress == nil: stress = []
             case "crash" where stress != nil, "concurrency" where stress != nil, "corruption" where stress != nil,
-                "agent" where stress != nil:
+                "agent" where stress != nil, "agent-slowed" where stress != nil:
                 stress?.append(argument)
             case "--help", "-h":
                 print(usage)
@@ -121,11 +124,19 @@ func runBenchmarks(_ options: Options, in directory: String) throws {
         GitScaleSection(directory: directory, runs: options.runs, binDirectory: bin).run(
             secretServiceRunning: secretService, into: &report)
     }
+    if options.only == nil || options.only == "agent-load" {
+        progress("the agent under load: a stopped Secret Service with 40 calls queued, and 64 idle connections")
+        let met = try AgentLoadSection(binDirectory: bin, directory: directory, runs: 20).run(
+            secretServiceRunning: secretService)
+        report.notes.append("agent under load: every target met: \(met)")
+    }
     print(options.json ? try report.json() : report.table())
 }
 
 func runStress(_ options: Options, in directory: String) throws -> Bool {
-    let parts = options.stress?.isEmpty == false ? options.stress! : ["crash", "concurrency", "corruption", "agent"]
+    let parts =
+        options.stress?.isEmpty == false
+        ? options.stress! : ["crash", "concurrency", "corruption", "agent", "agent-slowed"]
     var allPassed = true
     for part in parts {
         let started = ContinuousClock.now
@@ -136,6 +147,8 @@ func runStress(_ options: Options, in directory: String) throws -> Bool {
             result = try ConcurrencyStress(directory: directory, processes: options.processes, writes: options.writes)
                 .run()
         case "agent": result = try AgentStress(directory: directory, seconds: options.agentSeconds).run()
+        case "agent-slowed":
+            result = try AgentStress(directory: directory, seconds: options.agentSeconds, slowed: true).run()
         default: result = try CorruptionStress(directory: directory).run()
         }
         progress("\(part) took \(Report.time((ContinuousClock.now - started).seconds))")

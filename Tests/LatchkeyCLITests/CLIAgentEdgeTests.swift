@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LatchkeyAgent
 import LatchkeyTestSupport
 import Testing
@@ -115,5 +116,29 @@ struct CLIAgentEdgeTests {
         #expect(get.status == 0 && get.text == "token\n", "\(get.stderr)")
         #expect(get.stderr.isEmpty, "answered by the agent, not run in-process after a refusal")
         withExtendedLifetime(idle) {}
+    }
+
+    @Test(
+        "one process holding 300 connections is held to 32 of them, and another client is still answered by the agent")
+    func connectionsPerProcess() throws {
+        let sandbox = try AgentSandbox()
+        #expect(try sandbox.run(["session", "put", "api"], input: "token", agent: false).status == 0)
+        // Another namespace's command starts the agent, so that only the get below can make it serve this one.
+        let starter = try latchkey(
+            ["--backend", "file", "--store-dir", sandbox.store.storeDirectory, "--app", "starter", "session", "list"],
+            environment: sandbox.environment)
+        #expect(starter.status == 0, "\(starter.stderr)")
+        let held = (0..<300).compactMap { _ in try? POSIX.LocalSocket.connected(to: sandbox.socket) }
+        let get = try sandbox.run(["session", "get", "api"])
+        #expect(get.status == 0 && get.text == "token\n", "\(get.stderr)")
+        let status = try latchkey(["--json", "agent", "status"], environment: sandbox.environment)
+        let served = try #require(try status.json()["namespaces"] as? [[String: Any]]).compactMap {
+            $0["app"] as? String
+        }
+        #expect(served.contains(sandbox.store.app), "answered by the agent, not in-process after a refusal: \(served)")
+        let log = try String(contentsOfFile: sandbox.log, encoding: .utf8)
+        #expect(log.contains("refused a connection: process \(getpid()) already holds 32"), "\(log)")
+        #expect(!log.contains("256 are open"), "\(log)")
+        withExtendedLifetime(held) {}
     }
 }

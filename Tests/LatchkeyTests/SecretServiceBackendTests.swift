@@ -152,7 +152,7 @@ struct SecretServiceBackendTests {
         }
     }
 
-    @Test("a malformed payload is reported as tampered, not as a crash")
+    @Test("a malformed payload is reported as damaged, not as a crash, and does not stop a listing")
     func tamperedPayload() async throws {
         try await SecretServiceTestSupport.withBackend("tampered") { backend in
             try backend.write(StoredItem(value: SecretBytes(utf8: "good")), for: ItemKey(kind: .setting, name: "real"))
@@ -163,8 +163,9 @@ struct SecretServiceBackendTests {
             let stored = try runProgram(
                 "secret-tool", ["store", "--label=forged"] + attributes, input: "\u{01}garbage")
             try #require(stored.status == 0, "secret-tool store failed: \(stored.stderr)")
-            let (error, _) = SecretServiceTestSupport.failure { _ = try backend.list(kind: nil) }
-            #expect(error?.code == .tampered)
+            #expect(try backend.list(kind: nil) == [ItemKey(kind: .setting, name: "real")])
+            #expect(try backend.list(kind: .session).isEmpty)
+            #expect(try backend.damagedItems().map(\.name) == ["forged"])
         }
     }
 

@@ -30,3 +30,15 @@ extension Trait where Self == ConditionTrait {
         .enabled(if: SecretServiceGate.isAvailable, SecretServiceGate.skipReason)
     }
 }
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the suite only in `make test`'s passes that may lock, stop or kill the
+    /// keyring, each alone on a fresh bus and daemon (`LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1`):
+    /// beside other tests it would break them.
+    public static var destroysKeyring: Self {
+        .enabled(
+            if: ProcessInfo.processInfo.environment["LATCHKEY_DESTRUCTIVE_KEYRING_TESTS"] == "1",
+            "locks, stops or kills the keyring, so alone on a keyring of its own: run `make test` (its passes with LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1)"
+        )
+    }
+}

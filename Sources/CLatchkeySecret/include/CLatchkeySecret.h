@@ -189,6 +189,7 @@ LKGVariant *lk_g_variant_builder_end(LKGVariantBuilder *builder);
 LKGVariantBuilder *lk_g_variant_builder_new(const LKGVariantType *type);
 void lk_g_variant_builder_unref(LKGVariantBuilder *builder);
 int lk_g_variant_get_boolean(LKGVariant *value);
+unsigned int lk_g_variant_get_uint32(LKGVariant *value);
 LKGVariant *lk_g_variant_get_child_value(LKGVariant *value, size_t index_);
 const char *lk_g_variant_get_string(LKGVariant *value, size_t *length);
 LKGVariant *lk_g_variant_get_variant(LKGVariant *value);

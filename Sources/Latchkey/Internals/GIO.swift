@@ -49,6 +49,27 @@ extension LibSecret {
         }
     }
 
+    /// The process id of `name`'s owner on the process's session bus (the bus's
+    /// `GetConnectionUnixProcessID`), or nil when it has none or the bus does not say.
+    /// - Parameters:
+    ///   - name: A well-known bus name, such as `org.freedesktop.secrets`.
+    ///   - timeout: How long asking may take.
+    static func ownerProcessID(of name: String, timeout: Duration) -> UInt32? {
+        guard (try? load()) != nil, let cancellation = try? Cancellation(after: timeout),
+            let connection = try? check(
+                "g_bus_get_sync", cancellation,
+                {
+                    lk_g_bus_get_sync(LK_G_BUS_TYPE_SESSION, cancellation.pointer, $0)
+                })
+        else { return nil }
+        var argument: OpaquePointer? = lk_g_variant_new_string(name)
+        return withUnsafePointer(to: &argument) { arguments in
+            try? BusConnection(connection, isShared: true).call(
+                "GetConnectionUnixProcessID", lk_g_variant_new_tuple(arguments, 1), cancellation
+            ) { lk_g_variant_get_uint32($0) }
+        }
+    }
+
     /// A private bus connection, closed (`g_dbus_connection_close_sync`) and released by its owner.
     private final class BusConnection {
         let pointer: OpaquePointer

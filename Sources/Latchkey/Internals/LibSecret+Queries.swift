@@ -34,6 +34,10 @@ extension LibSecret {
         /// `secret_service_get_secrets_for_dbus_paths_sync` for the unlocked ones.
         /// Never unlocks anything.
         /// - Returns: The unlocked items' D-Bus paths and secrets, and how many matching items are locked.
+        /// - Throws: `.io` when the answer lacks the secret of an unlocked item: libsecret
+        ///   drops a secret its session cannot decrypt (KWallet 5.103's session set-up
+        ///   fails now and then), which ``LibSecret/withConnection(deadline:_:)`` retries
+        ///   once on a fresh session rather than reading it as an absent item.
         func secrets(_ schema: Schema, _ attributes: [String: String]) throws -> (
             secrets: [(path: String, secret: SecretBytes)], locked: Int
         ) {
@@ -51,7 +55,13 @@ extension LibSecret {
             let lockedCount = locked.map { Int(lk_g_strv_length($0)) } ?? 0
             guard let unlocked, unlocked.pointee != nil else { return ([], lockedCount) }
             let paths = UnsafeMutableRawPointer(unlocked).assumingMemoryBound(to: UnsafePointer<CChar>?.self)
-            return (try secrets(atPaths: paths), lockedCount)
+            let found = try secrets(atPaths: paths)
+            let asked = Int(lk_g_strv_length(unlocked))
+            guard found.count == asked else {
+                throw LibSecret.withoutSecret(
+                    "\(asked - found.count) of \(asked)", "secret_service_get_secrets_for_dbus_paths_sync")
+            }
+            return (found, lockedCount)
         }
 
         /// The secret of the unlocked item at `path` (`secret_service_get_secrets_for_dbus_paths_sync`);

@@ -256,22 +256,45 @@ enum LibSecret {
         service.withLock { $0 = nil }
     }
 
+    /// The error for an answer that lacks the secrets of `count` unlocked items:
+    /// libsecret drops a secret its session cannot decrypt. Retried once on a fresh
+    /// session (``isWorthRetrying(_:)``); never read as an absent item.
+    static func withoutSecret(_ count: String, _ function: String) -> LatchkeyError {
+        LatchkeyError(
+            .io,
+            "the Secret Service returned \(count) unlocked item(s) without their secret (its encrypted session failed to pass them on)",
+            cFunction: function)
+    }
+
+    /// Whether a failure may be the connection's or the session's rather than the
+    /// store's, so a fresh connection and session may succeed: the service cannot
+    /// be reached on the kept connection (a killed or restarted daemon), a libsecret
+    /// session or protocol error, or a secret lost in the session (``withoutSecret(_:_:)``).
+    /// A timeout is not: the deadline is spent.
+    private static func isWorthRetrying(_ error: LatchkeyError, _ cancellation: Cancellation) -> Bool {
+        guard !cancellation.isCancelled, error.cFunction != nil else { return false }
+        return error.code == .unavailable || error.code == .io
+    }
+
     /// Runs `body` with the Secret Service while holding the process-wide gate.
     ///
     /// The gate is waited for with the deadline, so queueing counts too; then one
     /// `GCancellable`, cancelled by ``DeadlineWatch``'s thread at the deadline,
     /// stops every call `body` makes, which then fails with `.timedOut`.
     ///
-    /// When the kept connection turns out stale (`.unavailable`: the daemon it
-    /// talked to was restarted or killed, and D-Bus addresses the old instance),
-    /// a fresh one is opened and `body` runs once more, within the same deadline;
-    /// `body` must therefore be safe to repeat.
+    /// When the connection or its session fails in a way a fresh one may not
+    /// (``isWorthRetrying(_:_:)``: the kept connection is stale because the daemon it
+    /// talked to was restarted or killed; opening the session failed; an unlocked
+    /// item came back without its secret), a fresh connection and session are
+    /// opened and `body` runs once more, within the same deadline; `body` must
+    /// therefore be safe to repeat. A second such failure is reported as it is
+    /// (`.unavailable` or `.io`), never as an absent item.
     /// - Parameters:
     ///   - deadline: How long the whole operation, waiting included, may take.
     ///   - body: The operation.
     /// - Returns: What `body` returns.
     /// - Throws: `LatchkeyError`: `.timedOut` when the deadline passes, `.unavailable`
-    ///   (libsecret cannot be loaded, or the service cannot be reached),
+    ///   (libsecret cannot be loaded, or the service cannot be reached), `.io`,
     ///   `.locked`, or what `body` throws. After an error that may mean a stale
     ///   connection, the connection is dropped so the next call reconnects.
     static func withConnection<Result>(deadline: Duration, _ body: (Connection) throws -> Result) throws -> Result {
@@ -283,17 +306,18 @@ enum LibSecret {
         }
         defer { gate.signal() }
         let cancellation = try Cancellation(after: deadline - (clock.now - start))
+        func attempt() throws -> Result {
+            let kept = try service.withLock({ $0 }) ?? open(cancellation)
+            service.withLock { $0 = kept }
+            return try body(Connection(service: kept, cancellation: cancellation))
+        }
         do {
-            if let kept = service.withLock({ $0 }) {
-                do {
-                    return try body(Connection(service: kept, cancellation: cancellation))
-                } catch let error as LatchkeyError where error.code == .unavailable {
-                    disconnect()
-                }
+            do {
+                return try attempt()
+            } catch let error as LatchkeyError where isWorthRetrying(error, cancellation) {
+                disconnect()
+                return try attempt()
             }
-            let fresh = try open(cancellation)
-            service.withLock { $0 = fresh }
-            return try body(Connection(service: fresh, cancellation: cancellation))
         } catch let error as LatchkeyError where [.unavailable, .timedOut, .io, .internal].contains(error.code) {
             disconnect()
             throw error

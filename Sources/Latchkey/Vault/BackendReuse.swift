@@ -6,10 +6,12 @@ import Synchronization
 /// command-line process opens each store once.
 ///
 /// Reuse changes nothing another process could notice: each command starts by
-/// checking the service again, whatever an earlier command met; the backend looks its
-/// pseudonym key up on every write and again after a search that finds nothing,
-/// and an audit trail whose kept key no longer verifies its anchor reads the key
-/// afresh before it reports anything (``AuditTrail``). The encrypted file is
+/// checking the service again, whatever an earlier command met, and by reading the
+/// namespace's key items again (so a hung or locked service fails a command at the
+/// same call, and writes the same audit entries, as in a new process); the backend
+/// looks its pseudonym key up on every write and again after a search that finds
+/// nothing, and an audit trail whose kept key no longer verifies its anchor reads
+/// the key afresh before it reports anything (``AuditTrail``). The encrypted file is
 /// never kept: each command decrypts and authenticates the whole vault, so an
 /// edit of the file in place is caught on the next command, as in-process.
 package final class BackendReuse: Sendable {
@@ -36,6 +38,7 @@ package final class BackendReuse: Sendable {
         let address = "\(appID.rawValue)\u{0}\(deadline)"
         if let backend = kept.withLock({ $0.enabled ? $0.secretService[address] : nil }) {
             backend.beginCommand()
+            backend.forgetKnownKeys()
             return backend
         }
         let backend = make()

@@ -16,6 +16,9 @@ public struct LogoutReport: Sendable, Equatable, Codable {
     public internal(set) var keptUsername = false
     /// How many sessions were left in place.
     public internal(set) var keptSessions = 0
+    /// How many damaged items (the Secret Service provider lost their payload, so
+    /// they have no name Latchkey can read back) were deleted.
+    public internal(set) var removedDamagedItems = 0
     /// Whether a leftover encrypted file vault (from an earlier fallback) was wiped too.
     public internal(set) var wipedLeftoverFileVault = false
 
@@ -33,6 +36,9 @@ public struct LogoutReport: Sendable, Equatable, Codable {
         }
         if keptSecrets > 0 { parts.append("kept \(keptSecrets) secret\(keptSecrets == 1 ? "" : "s")") }
         if keptSessions > 0 { parts.append("kept \(keptSessions) session\(keptSessions == 1 ? "" : "s")") }
+        if removedDamagedItems > 0 {
+            parts.append("removed \(removedDamagedItems) damaged item\(removedDamagedItems == 1 ? "" : "s")")
+        }
         if wipedLeftoverFileVault { parts.append("destroyed the leftover file vault") }
         return parts.joined(separator: "; ")
     }

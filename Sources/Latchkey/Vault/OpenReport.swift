@@ -15,11 +15,20 @@ public struct OpenReport: Sendable, Equatable, Codable {
     /// What was moved from a leftover file vault into the Secret Service, when
     /// opening migrated one; nil otherwise.
     public let migration: MigrationReport?
+    /// Why the Secret Service could not be used, on every open at which the `auto`
+    /// choice fell back to the encrypted file (unlike ``fallback``, not only the
+    /// first); nil when the Secret Service is in use or the file was chosen. An app
+    /// that writes through such a vault tells its user where the write went, every time.
+    public let secretServiceUnavailable: String?
 
-    init(backend: BackendKind, reason: String, fallback: String? = nil, migration: MigrationReport? = nil) {
+    init(
+        backend: BackendKind, reason: String, fallback: String? = nil, migration: MigrationReport? = nil,
+        secretServiceUnavailable: String? = nil
+    ) {
         self.backend = backend
         self.reason = reason
         self.fallback = fallback
         self.migration = migration
+        self.secretServiceUnavailable = secretServiceUnavailable
     }
 }

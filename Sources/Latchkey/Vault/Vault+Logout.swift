@@ -23,6 +23,9 @@ extension Vault {
                 }
                 for key in doomed { try changes.willChange(key, in: store) }
                 try deleteRecoverably(doomed, from: store, for: .logout, changes: changes)
+                if policy.sessionsOnLogout == .wipe, let service = store as? SecretServiceBackend {
+                    report.removedDamagedItems += try service.deleteDamaged(kind: .session, account: account)
+                }
                 report.wipedSessions += doomed.filter { $0.kind == .session }
                 report.wipedSecrets += doomed.filter { $0.kind == .secret }
                 report.forgotUsername = report.forgotUsername || doomed.contains(Vault.usernameItem)
@@ -53,7 +56,9 @@ extension Vault {
                 report.forgotUsername = removed.contains(Vault.usernameItem)
                 return OperationOutcome(report, detail: report.summary)
             }
-            // The Secret Service: the opt-out setting is never deleted.
+            // The Secret Service: the opt-out setting is never deleted (unless the provider
+            // lost it: items whose payload cannot be read go first, a lost pseudonym key among them).
+            report.removedDamagedItems = try (backend as? SecretServiceBackend)?.deleteDamaged() ?? 0
             var doomed = try backend.list(kind: .session) + backend.list(kind: .secret)
             if try backend.read(Vault.usernameItem) != nil { doomed.append(Vault.usernameItem) }
             for key in doomed { try changes.willChange(key, in: backend) }

@@ -19,9 +19,19 @@ extension Vault {
             usernameRemembered: try backend.read(Vault.usernameItem) != nil,
             usernameMemoryAllowed: try isUsernameMemoryAllowed(),
             sessionCount: sessions.count,
+            damagedItemCount: try damagedItems().count,
             accountCount: Set(sessions.map(\.account)).count,
             secretCount: try backend.list(kind: .secret).count,
             auditTrails: [audit?.path, fileAudit?.path].compactMap { $0 })
+    }
+
+    /// The encrypted vault file of the namespace, when the policy lets it have one.
+    package var fileVaultPath: String? { fileVault?.vaultPath }
+
+    /// The namespace's items in the Secret Service whose payload cannot be read
+    /// (the provider lost it): none in another store.
+    package func damagedItems() throws -> [SecretServiceBackend.DamagedItem] {
+        try (backend as? SecretServiceBackend)?.damagedItems() ?? []
     }
 
     private func protection() throws -> String {

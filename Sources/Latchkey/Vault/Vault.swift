@@ -43,6 +43,8 @@ public final class Vault: Sendable {
     package let clock: WallClock
     /// Why this store is in use, in plain words.
     let selectionReason: String
+    /// Why the Secret Service could not be used, when `auto` fell back to the file at this open.
+    let secretServiceUnavailable: String?
     /// The encrypted file vault of this namespace, whether or not it is the store
     /// in use (a leftover from an earlier fallback is wiped and migrated through it).
     let fileVault: EncryptedFileBackend?
@@ -66,7 +68,7 @@ public final class Vault: Sendable {
     public var openReport: OpenReport {
         OpenReport(
             backend: backend.kind, reason: selectionReason, fallback: fallbackReason.withLock { $0 },
-            migration: openingMigration.withLock { $0 })
+            migration: openingMigration.withLock { $0 }, secretServiceUnavailable: secretServiceUnavailable)
     }
 
     /// Opens the vault of `appID`: chooses the store, records a fallback, and
@@ -135,6 +137,7 @@ public final class Vault: Sendable {
         self.backend = backend
         self.clock = clock
         self.selectionReason = "the app supplied this store"
+        self.secretServiceUnavailable = nil
         self.fileVault = nil
         self.audit =
             policy.audit.isEnabled
@@ -155,6 +158,7 @@ public final class Vault: Sendable {
         self.backend = backend
         self.clock = clock
         self.selectionReason = "the app supplied this store, kept in memory with its audit trail"
+        self.secretServiceUnavailable = nil
         self.fileVault = nil
         self.audit =
             policy.audit.isEnabled ? MemoryAuditTrail(appID: appID, storeKind: backend.kind, clock: clock.now) : nil
@@ -212,6 +216,7 @@ public final class Vault: Sendable {
         self.storeDirectory = directory
         self.backend = selection.backend
         self.selectionReason = selection.reason
+        self.secretServiceUnavailable = selection.fallbackFrom
         self.fileVault = file
         self.clock = clock
         if policy.audit.isEnabled {

@@ -25,6 +25,9 @@ public struct VaultStatus: Sendable, Codable {
     public let usernameMemoryAllowed: Bool
     /// How many sessions there are (expired ones included until read).
     public let sessionCount: Int
+    /// How many items in the Secret Service have a payload that cannot be read (the
+    /// provider lost it); `logout` and `wipe` remove them. Always 0 for another store.
+    public let damagedItemCount: Int
     /// How many accounts have sessions.
     public let accountCount: Int
     /// How many named secrets there are (expired ones included until read).

@@ -180,9 +180,16 @@ extension POSIX {
         /// The user id of the process at the other end (`SO_PEERCRED`), as the
         /// kernel recorded it when the connection was made.
         package func peerUserID() throws -> UInt32 {
+            try peerCredentials().userID
+        }
+
+        /// The process id and user id of the process at the other end (`SO_PEERCRED`),
+        /// as the kernel recorded them when the connection was made.
+        package func peerCredentials() throws -> (processID: Int32, userID: UInt32) {
+            var pid: Int32 = 0
             var uid: UInt32 = 0
-            try check("getsockopt", path: path) { latchkey_peer_uid(descriptor, &uid) }
-            return uid
+            try check("getsockopt", path: path) { latchkey_peer_credentials(descriptor, &pid, &uid) }
+            return (pid, uid)
         }
 
         /// Sends all of `bytes` (`send`, never raising SIGPIPE) before `deadline`.

@@ -22,6 +22,48 @@ enum Spawn {
         kill(process, SIGKILL)
     }
 
+    /// Stops a process (`kill` with SIGSTOP) for `seconds`, then lets it go on (SIGCONT).
+    static func stop(_ process: Int32, for seconds: Double) {
+        kill(process, SIGSTOP)
+        usleep(UInt32(seconds * 1_000_000))
+        kill(process, SIGCONT)
+    }
+
+    /// Stops (SIGSTOP) or continues (SIGCONT) a process.
+    static func signal(_ process: Int32, stop: Bool) {
+        kill(process, stop ? SIGSTOP : SIGCONT)
+    }
+
+    /// A client connection to the Unix socket at `path` (`socket`, `connect`), as an idle
+    /// client holds one, or nil; close it with ``close(_:)``.
+    static func connectUnixSocket(_ path: String) -> Int32? {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            Glibc.close(descriptor)
+            return nil
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            Glibc.close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
+    /// Closes a descriptor (`close`).
+    static func close(_ descriptor: Int32) {
+        _ = Glibc.close(descriptor)
+    }
+
     /// Sleeps for up to `microseconds` (`usleep`).
     static func pause(microseconds: UInt32) {
         usleep(microseconds)

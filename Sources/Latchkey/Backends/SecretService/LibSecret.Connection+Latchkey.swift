@@ -18,9 +18,25 @@ extension LibSecret.Connection {
 
     /// The payloads of the items matching `attributes`, read by D-Bus path
     /// without an item proxy each (the fast path for reads), never unlocking.
+    /// A payload that cannot be decoded (a provider that lost what it acknowledged
+    /// keeps the item with an empty secret) is not among them: see ``damagedPaths(_:)``.
     /// - Throws: `.locked` when a matching item is locked, or when nothing was
-    ///   found and the default collection is locked; `.tampered` for a malformed payload.
+    ///   found and the default collection is locked; `.io` when an unlocked item came without its secret.
     func envelopes(_ attributes: [String: String]) throws -> [SecretServiceEnvelope] {
+        try readableSecrets(attributes).compactMap { try? SecretServiceEnvelope(decoding: $0.secret, path: $0.path) }
+    }
+
+    /// The D-Bus paths of the items matching `attributes` whose payload cannot be decoded.
+    /// - Throws: As ``envelopes(_:)``.
+    func damagedPaths(_ attributes: [String: String]) throws -> [String] {
+        try readableSecrets(attributes).compactMap {
+            (try? SecretServiceEnvelope(decoding: $0.secret, path: $0.path)) == nil ? $0.path : nil
+        }
+    }
+
+    /// The secrets of the unlocked items matching `attributes`, never unlocking.
+    /// - Throws: As ``envelopes(_:)``.
+    private func readableSecrets(_ attributes: [String: String]) throws -> [(path: String, secret: SecretBytes)] {
         let (secrets, locked) = try secrets(SecretServiceAttributes.schema, attributes)
         guard locked == 0 else {
             guard try isDefaultCollectionLocked() else {
@@ -37,7 +53,7 @@ extension LibSecret.Connection {
         if secrets.isEmpty, try isDefaultCollectionLocked() {
             throw LatchkeyError(.locked, "the Secret Service's default collection is locked")
         }
-        return try secrets.map { try SecretServiceEnvelope(decoding: $0.secret, path: $0.path) }
+        return secrets
     }
 
     /// The payload of the item at `path` when it is still there and readable, else nil
@@ -55,15 +71,13 @@ extension LibSecret.Connection {
         }
     }
 
-    /// Decodes the payloads of unlocked items, in order.
-    /// - Throws: `.locked` when any item is locked, `.tampered` when a payload is malformed or missing.
-    static func unlockedEnvelopes(_ items: [LibSecret.Item]) throws -> [SecretServiceEnvelope] {
+    /// Decodes the payloads of unlocked items, in order; nil for a payload that cannot be decoded.
+    /// - Throws: `.locked` when any item is locked, `.io` when an unlocked item came without its secret.
+    static func unlockedEnvelopes(_ items: [LibSecret.Item]) throws -> [SecretServiceEnvelope?] {
         try requireUnlocked(items)
         return try items.map { item in
-            guard let secret = item.secret else {
-                throw LatchkeyError(.io, "the Secret Service returned an unlocked item without its secret")
-            }
-            return try SecretServiceEnvelope(decoding: secret)
+            guard let secret = item.secret else { throw LibSecret.withoutSecret("1", "secret_item_get_secret") }
+            return try? SecretServiceEnvelope(decoding: secret)
         }
     }
 }

@@ -61,10 +61,16 @@ package final class SecretServiceBackend: CredentialBackend {
     ///   - appID: The app namespace.
     ///   - deadline: The longest any call may take; 3 seconds by default.
     package convenience init(appID: AppID, deadline: Duration = .seconds(3)) {
-        // Only what locates the session bus, read one variable at a time rather than decoding the whole environment.
+        self.init(
+            appID: appID, deadline: deadline, environment: Self.busEnvironment(), isProcessEnvironment: true)
+    }
+
+    /// The process's variables that locate the session bus, read one at a time
+    /// rather than decoding the whole environment.
+    private static func busEnvironment() -> [String: String] {
         var environment: [String: String] = [:]
         for name in SecretServiceAvailability.busVariables { environment[name] = POSIX.environmentValue(name) }
-        self.init(appID: appID, deadline: deadline, environment: environment, isProcessEnvironment: true)
+        return environment
     }
 
     /// Creates a backend whose availability check reads `environment` (a test seam).
@@ -87,6 +93,18 @@ package final class SecretServiceBackend: CredentialBackend {
     /// thread keeps waiting.
     package static func whenACallNeverReturns(_ handler: @escaping @Sendable () -> Void) {
         LibSecret.neverReturningCall.withLock { $0 = handler }
+    }
+
+    /// The program that provides the Secret Service on the process's session bus,
+    /// such as `gnome-keyring-d (pid 812)` (its `/proc/<pid>/comm`, which the kernel
+    /// cuts at 15 bytes), or nil when nobody owns `org.freedesktop.secrets` or the bus does not say.
+    /// - Parameter timeout: How long asking the bus may take.
+    package static func provider(timeout: Duration = .seconds(1)) -> String? {
+        guard SecretServiceAvailability.sessionBusAddress(in: busEnvironment()) != nil,
+            let pid = LibSecret.ownerProcessID(of: SecretServiceAvailability.busName, timeout: timeout)
+        else { return nil }
+        let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.split(separator: "\n").first
+        return "\(comm.map(String.init) ?? "a program") (pid \(pid))"
     }
 
     /// Checks that a Secret Service can be reached on the session bus.
@@ -175,16 +193,18 @@ package final class SecretServiceBackend: CredentialBackend {
     package func delete(_ key: ItemKey) throws {
         knownPaths.withLock { $0[key] = nil }
         try run { connection in
-            let items = try withKnownKey(connection) {
+            var items = try withKnownKey(connection) {
                 try connection.latchkeyItems(attributes(key, $0), loadSecrets: false)
             }
+            if items.isEmpty { items = try orphans(of: key, connection) }
             for item in items { try connection.delete(item) }
             if key.kind == .key { knownKeys.withLock { $0?.others[key] = nil } }
         }
     }
 
     /// Lists the keys of the namespace's items, with the real account names
-    /// recovered from their payloads. The backend's own pseudonym key is not listed.
+    /// recovered from their payloads. The backend's own pseudonym key is not listed,
+    /// nor is an item whose payload cannot be read (``damagedItems(kind:)``).
     /// - Parameter kind: Only items of this kind; all kinds when nil.
     /// - Returns: The keys, in no particular order.
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`, `.tampered`.
@@ -198,7 +218,9 @@ package final class SecretServiceBackend: CredentialBackend {
             let items = try connection.latchkeyItems(
                 SecretServiceAttributes.matching(appID, kind: kind), loadSecrets: true)
             let own = items.filter { !SecretServicePseudonymKey.isKeyItem($0.attributes) }
-            return try zip(own, LibSecret.Connection.unlockedEnvelopes(own)).map { item, envelope in
+            return try zip(own, LibSecret.Connection.unlockedEnvelopes(own)).compactMap { item, envelope in
+                // A payload that cannot be read is damaged, not listed: see damagedItems(kind:).
+                guard let envelope else { return nil }
                 guard let kind = item.attributes[SecretServiceAttributes.kind],
                     item.attributes[SecretServiceAttributes.name] == envelope.name
                 else {
@@ -228,6 +250,77 @@ package final class SecretServiceBackend: CredentialBackend {
         knownPaths.withLock { $0 = [:] }
         for item in keysLast {
             try run { try $0.delete(item) }
+        }
+    }
+
+    /// An item whose payload cannot be read: a provider that lost what it had
+    /// acknowledged (KWallet 5.103 stopped within 5 s of a change) keeps the item
+    /// with an empty secret. Only its attributes are known.
+    package struct DamagedItem: Sendable, Equatable {
+        /// The item's kind.
+        package let kind: ItemKey.Kind
+        /// The item's name (an attribute, so known without the payload).
+        package let name: String
+        /// The pseudonym of its account, as the attribute holds it (empty for the pseudonym key).
+        package let accountPseudonym: String
+    }
+
+    /// The namespace's items whose payload cannot be read.
+    /// - Parameter kind: Only items of this kind; all kinds when nil.
+    /// - Returns: The damaged items, in no particular order.
+    /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`, `.io`.
+    package func damagedItems(kind: ItemKey.Kind? = nil) throws -> [DamagedItem] {
+        try run { connection in try damaged(kind, connection).map(\.description) }
+    }
+
+    /// Deletes the namespace's items whose payload cannot be read, which no
+    /// address finds (``read(_:)`` reads them as absent): what `logout` and `wipe`
+    /// do so that a provider's loss never leaves a namespace that cannot be cleaned.
+    /// - Parameters:
+    ///   - kind: Only items of this kind; all kinds when nil.
+    ///   - account: Only this account's (by pseudonym); every account's when nil.
+    /// - Returns: How many were deleted.
+    /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`, `.io`.
+    @discardableResult
+    package func deleteDamaged(kind: ItemKey.Kind? = nil, account: String? = nil) throws -> Int {
+        try run { connection in
+            var doomed = try damaged(kind, connection)
+            if let account {
+                guard let pseudonyms = try loadKeys(connection).pseudonyms else { return 0 }
+                doomed = doomed.filter { $0.description.accountPseudonym == pseudonyms.pseudonym(of: account) }
+            }
+            for item in doomed { try connection.delete(item.item) }
+            if doomed.contains(where: { $0.description.kind == .key }) { knownKeys.withLock { $0 = nil } }
+            return doomed.count
+        }
+    }
+
+    /// The damaged items of `kind` (all kinds when nil) with their libsecret items.
+    private func damaged(_ kind: ItemKey.Kind?, _ connection: LibSecret.Connection) throws -> [(
+        item: LibSecret.Item, description: DamagedItem
+    )] {
+        let items = try connection.latchkeyItems(SecretServiceAttributes.matching(appID, kind: kind), loadSecrets: true)
+        return try zip(items, LibSecret.Connection.unlockedEnvelopes(items)).compactMap { item, envelope in
+            guard envelope == nil, let kind = item.attributes[SecretServiceAttributes.kind] else { return nil }
+            return (
+                item,
+                DamagedItem(
+                    kind: ItemKey.Kind(rawValue: kind), name: item.attributes[SecretServiceAttributes.name] ?? "",
+                    accountPseudonym: item.attributes[SecretServiceAttributes.account] ?? "")
+            )
+        }
+    }
+
+    /// The items of `key` that the pseudonym key does not find: stored under a
+    /// pseudonym key the provider lost, found by kind and name and recognised by
+    /// their payload.
+    private func orphans(of key: ItemKey, _ connection: LibSecret.Connection) throws -> [LibSecret.Item] {
+        var attributes = SecretServiceAttributes.matching(appID, kind: key.kind)
+        attributes[SecretServiceAttributes.name] = key.name
+        let items = try connection.latchkeyItems(attributes, loadSecrets: true)
+        return try zip(items, LibSecret.Connection.unlockedEnvelopes(items)).compactMap { item, envelope in
+            guard let envelope, envelope.account == key.account, envelope.name == key.name else { return nil }
+            return item
         }
     }
 

@@ -90,6 +90,7 @@ struct SecretServicePseudonymKey: Sendable, Equatable {
     /// - Throws: `LatchkeyError` `.locked`, `.tampered`, or what the service throws.
     static func findOrCreate(_ appID: AppID, in connection: LibSecret.Connection) throws -> SecretServicePseudonymKey {
         if let existing = try find(appID, in: connection) { return existing }
+        try dropLostKey(appID, in: connection)
         let envelope = SecretServiceEnvelope(
             account: "", name: itemName, item: StoredItem(value: .random(count: length)))
         try connection.store(
@@ -100,6 +101,31 @@ struct SecretServicePseudonymKey: Sendable, Equatable {
             throw LatchkeyError(.io, "the Secret Service did not keep the pseudonym key that was just stored")
         }
         return stored
+    }
+
+    /// Deletes a pseudonym key item the provider lost (it is there, its payload
+    /// cannot be read), so a new key can be made, when the namespace holds
+    /// nothing readable but key items (items whose value was lost with the key hold nothing
+    /// a new key would hide). Otherwise the items
+    /// stored under it could no longer be found by address, so nothing new is made.
+    /// - Throws: `.tampered` when the key was lost and the namespace holds other readable items,
+    ///   naming `wipe` as the way out; what the service throws.
+    private static func dropLostKey(_ appID: AppID, in connection: LibSecret.Connection) throws {
+        guard !(try connection.damagedPaths(attributes(appID))).isEmpty else { return }
+        let all = try connection.latchkeyItems(SecretServiceAttributes.matching(appID), loadSecrets: true)
+        // Key items (the audit trail's) are found by kind, never through the pseudonym key; an
+        // item whose value was lost with the key (a provider stopped before it saved either)
+        // holds nothing a new key would hide.
+        let readable = zip(all, try LibSecret.Connection.unlockedEnvelopes(all)).filter { item, envelope in
+            envelope != nil && item.attributes[SecretServiceAttributes.kind] != ItemKey.Kind.key.rawValue
+        }
+        guard readable.isEmpty else {
+            throw LatchkeyError(
+                .tampered,
+                "the Secret Service lost the secret of \(appID)'s pseudonym key item (the provider kept the item without its value), so the items stored under that key cannot be found by name; erasing the namespace (`latchkey wipe --yes`, Vault.wipe()) removes them and starts afresh"
+            )
+        }
+        for item in all where isKeyItem(item.attributes) { try connection.delete(item) }
     }
 
     /// The account's pseudonym: keyed BLAKE2b (`crypto_generichash`), 32 bytes, lowercase hex.

@@ -1,0 +1,145 @@
+import Foundation
+import LatchkeyTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The agent against a stopped (SIGSTOP) and a locked gnome-keyring. They stop or lock the
+/// test session's daemon, so they run only in `make test`'s pass of their own, alone on a
+/// fresh bus and daemon (`LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1`), one after another.
+@Suite(
+    "latchkey agent: a stopped or locked Secret Service", .serialized, .sandboxed, .needsSecretService, .destroysKeyring
+)
+struct CLIAgentStoppedKeyringTests {
+    /// The Secret Service deadline of the tests' policy.
+    static let deadlineMilliseconds = 1500
+
+    init() throws {
+        try KeyringDaemon.ensureUnlocked()
+    }
+
+    /// A sandbox on the Secret Service, a policy with a short deadline (named on every
+    /// command line), one session saved and the agent started.
+    static func prepared(_ label: String = #function) throws -> (AgentSandbox, [String]) {
+        let sandbox = try AgentSandbox("secret-service", label: label)
+        let policy = sandbox.store.directory + "/deadline.json"
+        try
+            #"{"version": 1, "name": "short-deadline", "backend": {"secretServiceTimeoutMilliseconds": \#(deadlineMilliseconds)}}"#
+            .write(toFile: policy, atomically: true, encoding: .utf8)
+        let options = ["--policy", policy]
+        let put = try sandbox.run(options + ["session", "put", "api"], input: "token-one\n")
+        #expect(put.status == 0, "\(put.stderr)")
+        #expect(try sandbox.agentProcessID() != nil)
+        return (sandbox, options)
+    }
+
+    /// Runs `body` with the daemon stopped, and lets it go on afterwards, whatever happens.
+    static func whileStopped<T>(_ body: () throws -> T) throws -> T {
+        let pid = try KeyringDaemon.pid()
+        #expect(kill(pid, SIGSTOP) == 0)
+        defer { kill(pid, SIGCONT) }
+        return try body()
+    }
+
+    /// The audit entries of the sandbox's Secret Service trail, without what differs from
+    /// one entry to the next whoever wrote it (sequence number, time, chain MAC).
+    static func auditEntries(_ sandbox: AgentSandbox, _ options: [String]) throws -> [[String: String]] {
+        let shown = try sandbox.run(options + ["--json", "audit", "show"], agent: false)
+        let entries = try #require(try shown.json()["entries"] as? [[String: Any]], "\(shown.stderr)")
+        return entries.map { entry in
+            var kept: [String: String] = [:]
+            for (key, value) in entry where !["seq", "sequence", "time", "mac", "previousMac"].contains(key) {
+                kept[key] = "\(value)"
+            }
+            return kept
+        }
+    }
+
+    @Test("commands queued behind a missed deadline fail fast, with the timeout's status and message")
+    func queuedFailFast() throws {
+        let (sandbox, options) = try Self.prepared()
+        let count = 6
+        let (runs, elapsed) = try Self.whileStopped {
+            let start = ContinuousClock.now
+            let children = try (0..<count).map { _ in
+                try Child(
+                    latchkeyPath(), sandbox.store.options + options + ["session", "get", "api"],
+                    environment: sandbox.environment)
+            }
+            let runs = try children.map { try $0.finish() }
+            return (runs, ContinuousClock.now - start)
+        }
+        let log = try String(contentsOfFile: sandbox.log, encoding: .utf8)
+        for run in runs {
+            #expect(run.status == 75, "\(run.stderr)")
+            #expect(run.stdout.isEmpty)
+        }
+        // Every queued one says what the one that waited said: the service did not answer in time.
+        #expect(Set(runs.map(\.stderr)).count == 1, "\(runs.map(\.stderr))")
+        let missed = log.components(separatedBy: "missed the Secret Service deadline").count - 1
+        let failedFast = log.components(separatedBy: "failed fast").count - 1
+        #expect(missed >= 1 && failedFast >= 1 && missed + failedFast == count, "\(log)")
+        // One after another, each waiting its own deadline, they would take `count` deadlines.
+        #expect(elapsed < .milliseconds(Self.deadlineMilliseconds * count), "took \(elapsed)")
+        // Once the window has passed, the service is asked again.
+        #expect(
+            try sandbox.eventually(10) { try sandbox.run(options + ["session", "get", "api"]).text == "token-one\n" })
+    }
+
+    /// Runs `arguments` in-process, then through the agent, and returns both runs and
+    /// the audit entries each added.
+    static func bothModes(
+        _ sandbox: AgentSandbox, _ options: [String], _ arguments: [String], between: () throws -> Void = {}
+    ) throws -> (
+        inProcess: Run, viaAgent: Run, inProcessEntries: [[String: String]], viaAgentEntries: [[String: String]]
+    ) {
+        let before = try auditEntries(sandbox, options)
+        let inProcess = try sandbox.run(options + arguments, agent: false)
+        let middle = try auditEntries(sandbox, options)
+        try between()
+        let viaAgent = try sandbox.run(options + arguments)
+        let after = try auditEntries(sandbox, options)
+        return (
+            inProcess, viaAgent, Array(middle.dropFirst(before.count)), Array(after.dropFirst(middle.count))
+        )
+    }
+
+    @Test(
+        "a command on a stopped Secret Service prints, exits and audits the same in-process and through the agent",
+        arguments: [["session", "get", "api"], ["session", "put", "other"], ["--json", "status"]])
+    func stoppedSameInBothModes(_ arguments: [String]) throws {
+        let (sandbox, options) = try Self.prepared()
+        let input = arguments.contains("put") ? "token-two\n" : ""
+        let before = try Self.auditEntries(sandbox, options)
+        let (inProcess, viaAgent) = try Self.whileStopped {
+            let inProcess = try sandbox.run(options + arguments, input: input, agent: false)
+            // The agent's call must not meet a silence the in-process run began: a deadline apart.
+            Thread.sleep(forTimeInterval: Double(Self.deadlineMilliseconds) / 1000 + 0.2)
+            let viaAgent = try sandbox.run(options + arguments, input: input)
+            return (inProcess, viaAgent)
+        }
+        #expect(inProcess.status == viaAgent.status, "\(inProcess.stderr) | \(viaAgent.stderr)")
+        #expect(inProcess.text == viaAgent.text)
+        #expect(inProcess.stderr == viaAgent.stderr)
+        // The trail can be read once the daemon answers again: each run added the same entries.
+        let added = Array(try Self.auditEntries(sandbox, options).dropFirst(before.count))
+        #expect(added.count % 2 == 0, "\(added)")
+        #expect(Array(added.prefix(added.count / 2)) == Array(added.suffix(added.count / 2)), "\(added)")
+    }
+
+    @Test(
+        "a command on a locked collection prints, exits and audits the same in-process and through the agent",
+        arguments: [["session", "get", "api"], ["session", "list"], ["--json", "status"]])
+    func lockedSameInBothModes(_ arguments: [String]) throws {
+        let (sandbox, options) = try Self.prepared()
+        try KeyringDaemon.lockLogin()
+        defer { try? KeyringDaemon.ensureUnlocked() }
+        let runs = try Self.bothModes(sandbox, options, arguments)
+        #expect(runs.inProcess.status == runs.viaAgent.status, "\(runs.inProcess.stderr) | \(runs.viaAgent.stderr)")
+        #expect(runs.inProcess.text == runs.viaAgent.text)
+        #expect(runs.inProcess.stderr == runs.viaAgent.stderr)
+        #expect(runs.inProcessEntries == runs.viaAgentEntries)
+    }
+}
