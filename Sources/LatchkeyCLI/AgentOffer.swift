@@ -116,7 +116,8 @@ enum AgentOffer {
     /// it again after a lost answer is safe.
     private static func readsOnly(_ command: Command, _ arguments: CommandArguments) -> Bool {
         switch command.name {
-        case "status", "username get", "remember show", "session get", "session list", "audit show", "audit verify":
+        case "status", "username get", "remember show", "session get", "session list", "secret get",
+            "secret list", "audit show", "audit verify":
             return true
         case "git-credential": return arguments.positionals.first == "get"
         case "docker-credential": return ["get", "list"].contains(arguments.positionals.first ?? "")

@@ -72,6 +72,32 @@ extension Command {
             words: ["session", "delete"], arguments: [Argument(name: "NAME")], summary: "delete a session",
             options: [account], viaAgent: true, run: SessionCommands.delete),
         Command(
+            words: ["secret", "put"], arguments: [Argument(name: "NAME")],
+            summary:
+                "save a named secret of the app read from standard input or a file (one trailing newline stripped)",
+            options: [
+                Option(
+                    name: "--from-file", value: "PATH", help: "read the value from this file (an absolute path)",
+                    completion: .file())
+            ],
+            readsStandardInput: true,
+            exits: [ExitStatus(status: 65, meaning: "the value read is empty")], viaAgent: true,
+            run: SecretCommands.put),
+        Command(
+            words: ["secret", "get"], arguments: [Argument(name: "NAME")],
+            summary: "print a named secret followed by a newline",
+            options: [
+                Option(name: "--no-newline", short: "-n", help: "write the value's exact bytes and nothing else")
+            ],
+            exits: [ExitStatus(status: 1, meaning: "the secret is missing or expired")], viaAgent: true,
+            run: SecretCommands.get),
+        Command(
+            words: ["secret", "list"], summary: "list named secrets: names and times, never values", viaAgent: true,
+            run: SecretCommands.list),
+        Command(
+            words: ["secret", "delete"], arguments: [Argument(name: "NAME")], summary: "delete a named secret",
+            viaAgent: true, run: SecretCommands.delete),
+        Command(
             words: ["logout"], summary: "log out as the policy says: wipe sessions, keep or forget the username",
             options: [everyAccount], viaAgent: true, run: VaultCommands.logout),
         Command(

@@ -8,6 +8,14 @@ enum SecretInput {
     /// The largest secret accepted, so a wrong file cannot exhaust memory.
     static let maximumLength = 1 << 20
 
+    /// Reads a command's secret from standard input: asks with `prompt` (no echo) on a
+    /// terminal, else reads it up to its end, one trailing newline stripped.
+    /// - Throws: `LatchkeyError` as ``readFromTerminal(prompt:_:)`` and ``read(fromDescriptor:stripOneTrailingNewline:_:)``.
+    static func readStandardInput(prompt: String, _ execution: Execution) throws -> SecretBytes {
+        if execution.inputIsTerminal { return try readFromTerminal(prompt: prompt, execution) }
+        return try read(fromDescriptor: 0, execution)
+    }
+
     /// Reads a secret from an open file descriptor, up to its end.
     /// - Parameters:
     ///   - descriptor: The descriptor, such as 0 for standard input or one

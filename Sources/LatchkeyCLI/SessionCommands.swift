@@ -16,12 +16,7 @@ enum SessionCommands {
         }
         let lifetime = try arguments.duration("--expires-in", in: 1...315_360_000)
         let vault = try context.openVault()
-        let token: SecretBytes
-        if context.execution.inputIsTerminal {
-            token = try SecretInput.readFromTerminal(prompt: "Token for session \(name): ", context.execution)
-        } else {
-            token = try SecretInput.read(fromDescriptor: 0, context.execution)
-        }
+        let token = try SecretInput.readStandardInput(prompt: "Token for session \(name): ", context.execution)
         guard !token.isEmpty else {
             throw LatchkeyError(.invalidInput, "the token read from standard input is empty; nothing was saved")
         }

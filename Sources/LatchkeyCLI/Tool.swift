@@ -89,6 +89,7 @@ enum Tool {
         "username": "the remembered username",
         "remember": "the user's choice to remember the username",
         "session": "session tokens: save, print, list, delete",
+        "secret": "the app's named secrets (API keys, client secrets): save, print, list, delete",
         "audit": "the audit trail: show, verify",
         "policy": "the policy: show, check",
         "agent": "the per-user agent: run, status, stop",
@@ -103,8 +104,11 @@ enum Tool {
         bytes stored and nothing else; with --json the "secret" field. A session's life is capped \
         by the policy's sessions.maxAgeSeconds.
         """,
+        "secret": """
+        A named secret belongs to the app, not to an account. `secret put` reads the value from         standard input up to its end (on a terminal it asks, without echo), or from --from-file         PATH, and strips one trailing newline; never from the command line. `secret get` prints         the value and a newline (--no-newline: the exact bytes; --json: the "value" field). The         policy's secrets section decides its life (no limit by default; never the session cap)         and whether a logout wipes it (kept by default); wipe always erases it.
+        """,
         "wipe": """
-        Erases every session and the remembered username of the app (the opt-out setting stays). \
+        Erases every session, named secret and the remembered username of the app (the opt-out setting stays). \
         On a terminal it asks for confirmation; elsewhere it refuses without --yes.
         """,
         "git-credential": """

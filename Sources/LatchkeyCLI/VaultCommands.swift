@@ -36,6 +36,7 @@ enum VaultCommands {
             "remember username: \(status.usernameMemoryAllowed ? "on" : "off"); a username is \(status.usernameRemembered ? "" : "not ")remembered"
         )
         try out.line("sessions: \(status.sessionCount) in \(accounts)")
+        try out.line("named secrets: \(status.secretCount)")
         if status.damagedItemCount > 0 {
             try out.line(
                 "damaged: \(status.damagedItemCount) item\(status.damagedItemCount == 1 ? "" : "s") whose value the Secret Service lost (`latchkey session list` names the sessions; `latchkey logout` or `latchkey wipe --yes` removes them)"
@@ -54,6 +55,7 @@ enum VaultCommands {
         out.set("usernameRemembered", .bool(status.usernameRemembered))
         out.set("sessions", .integer(status.sessionCount))
         out.set("accounts", .integer(status.accountCount))
+        out.set("secrets", .integer(status.secretCount))
         out.set("damagedItems", .integer(status.damagedItemCount))
         out.set("auditTrails", .array(status.auditTrails.map { .string($0) }))
         out.set(
@@ -163,6 +165,8 @@ enum VaultCommands {
                 report.wipedSessions.map {
                     .object([("account", .string($0.account)), ("name", .string($0.name))])
                 }))
+        out.set("wipedSecrets", .array(report.wipedSecrets.map { .string($0.name) }))
+        out.set("keptSecrets", .integer(report.keptSecrets))
         out.set("forgotUsername", .bool(report.forgotUsername))
         out.set("keptSessions", .integer(report.keptSessions))
         out.set("wipedLeftoverFileVault", .bool(report.wipedLeftoverFileVault))

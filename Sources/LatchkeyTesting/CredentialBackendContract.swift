@@ -36,7 +36,8 @@ public struct CredentialBackendContract: Sendable {
         /// Kind, account and name together address an item; each differs.
         case keysAreDistinct = "kind, account and name each tell items apart"
         /// `list` returns exactly the keys stored, filtered by kind.
-        case listsWhatIsStored = "list returns the keys stored, by kind, Latchkey's own kinds (setting, key) included"
+        case listsWhatIsStored =
+            "list returns the keys stored, by kind, named secrets and Latchkey's own kinds (setting, key) included"
         /// Deleting one item leaves the others.
         case deleteRemovesOnlyThatItem = "delete removes only that item"
         /// `deleteAll` leaves the namespace empty and usable.
@@ -129,6 +130,7 @@ public struct CredentialBackendContract: Sendable {
                 ItemKey(kind: .username, account: "alice", name: "access"),
                 ItemKey(kind: .session, account: "", name: "access"),
                 ItemKey(kind: .setting, name: "access"),
+                ItemKey(kind: .secret, name: "access"),
                 ItemKey(kind: .key, name: "access"),
             ]
             for (index, key) in keys.enumerated() { try first.write(Self.item("value-\(index)"), for: key) }
@@ -139,8 +141,11 @@ public struct CredentialBackendContract: Sendable {
         case .listsWhatIsStored:
             let sessions = [Self.access, ItemKey(kind: .session, account: "bob", name: "refresh")]
             let username = ItemKey(kind: .username, name: "last")
-            // Latchkey's own kinds, which every backend receives: a setting and a key.
-            let own = [ItemKey(kind: .setting, name: "rememberUsername"), ItemKey(kind: .key, name: "audit.test")]
+            // The other kinds every backend receives: a named secret, a setting and a key.
+            let own = [
+                ItemKey(kind: .secret, name: "api-key"), ItemKey(kind: .setting, name: "rememberUsername"),
+                ItemKey(kind: .key, name: "audit.test"),
+            ]
             for key in sessions + [username] + own { try first.write(Self.item("v"), for: key) }
             try checker.expect(
                 Set(try first.list(kind: .session)) == Set(sessions),

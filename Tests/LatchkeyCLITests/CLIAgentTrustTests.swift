@@ -7,12 +7,16 @@ import Testing
 private final class ForeignListener {
     let child: Child
 
-    /// What the listener does: bind `path` (0600), then accept and read until its
-    /// standard input ends; it prints the hex of everything received.
+    /// What the listener does: bind beside `path` (0600), listen, and only then move the
+    /// socket to `path` (so the test, which waits for `path` and then changes the socket's
+    /// owner, never races the listener's own chmod or finds a socket that does not listen
+    /// yet), then accept and read until its standard input ends; it prints the hex of
+    /// everything received.
     static let script = """
         import os, select, socket, sys
         path = sys.argv[1]
-        s = socket.socket(socket.AF_UNIX); s.bind(path); os.chmod(path, 0o600); s.listen(16)
+        s = socket.socket(socket.AF_UNIX); s.bind(path + ".new"); os.chmod(path + ".new", 0o600); s.listen(16)
+        os.rename(path + ".new", path)
         got, conns = b"", []
         while True:
             readable, _, _ = select.select([s, sys.stdin] + conns, [], [], 0.3)

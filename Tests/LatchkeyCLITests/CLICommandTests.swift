@@ -60,6 +60,40 @@ struct CLICommandTests {
         #expect(try store.run(["session", "put", "x", "--expires-in", "soon"], input: "t").status == 64)
     }
 
+    @Test(
+        "named secrets: put from stdin and --from-file, get, list without values, delete; the default logout keeps them, wipe erases them",
+        arguments: backends)
+    func secrets(backend: String) throws {
+        let store = try Store(backend)
+        let saved = try store.json(["secret", "put", "api-key"], input: "sk-live-1\n")
+        #expect((saved["saved"] as? [String: Any])?["expires"] is NSNull)
+        let file = store.directory + "/client-secret"
+        try Data("from\nfile\n".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(chmod(file, 0o600) == 0)
+        try store.run(["secret", "put", "client-secret", "--from-file", file])
+        #expect(try store.run(["secret", "put", "x", "--from-file", "relative"]).status == 64)
+        #expect(try store.run(["secret", "put", "empty"], input: "\n").status == 65)
+
+        #expect(try store.run(["secret", "get", "api-key"]).text == "sk-live-1\n")
+        #expect(try store.run(["secret", "get", "client-secret", "-n"]).text == "from\nfile")
+        #expect(try store.json(["secret", "get", "api-key"])["value"] as? String == "sk-live-1")
+        let listed = try #require(try store.json(["secret", "list"])["secrets"] as? [[String: Any]])
+        #expect(listed.map { $0["name"] as? String } == ["api-key", "client-secret"])
+        #expect(listed.allSatisfy { $0["value"] == nil })
+        #expect(try !store.run(["secret", "list"]).text.contains("sk-live-1"))
+
+        let logout = try store.json(["logout"])
+        #expect(logout["keptSecrets"] as? Int == 2)
+        #expect(try store.json(["secret", "delete", "api-key"])["deleted"] as? Bool == true)
+        #expect(try store.json(["secret", "delete", "api-key"])["deleted"] as? Bool == false)
+        #expect(try store.run(["secret", "get", "api-key"]).status == 1)
+        let wipe = try store.json(["wipe", "--yes"])
+        #expect(wipe["wipedSecrets"] as? [String] == ["client-secret"])
+        #expect(try store.run(["secret", "get", "client-secret"]).status == 1)
+        let trail = try store.run(["audit", "show"]).text
+        #expect(trail.contains("secret.saved") && !trail.contains("sk-live-1") && !trail.contains("from\nfile"))
+    }
+
     @Test("logout keeps the username and wipes sessions; wipe erases all; migrate", arguments: backends)
     func logoutWipeMigrate(backend: String) throws {
         let store = try Store(backend)

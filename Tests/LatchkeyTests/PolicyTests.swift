@@ -55,7 +55,7 @@ struct PolicyTests {
         }
         #expect(
             properties.keys.sorted() == [
-                "agent", "audit", "backend", "file", "name", "onLogout", "sessions", "username", "version",
+                "agent", "audit", "backend", "file", "name", "onLogout", "secrets", "sessions", "username", "version",
             ])
     }
 
@@ -73,8 +73,12 @@ struct PolicyTests {
         #expect(strict.sessionMaxAge <= 86_400)
         #expect(!strict.fileFallbackDecision(reason: "no session bus").isAllowed)
 
+        #expect(standard.secretMaxAge == nil && standard.secretsOnLogout == .keep)
+        #expect(strict.secretMaxAge == nil && strict.secretsOnLogout == .wipe)
+
         let shared = Policy.sharedDevice
         #expect(!shared.remembersUsernames && shared.wipesSessionsOnExit)
+        #expect(shared.secretMaxAge == nil && shared.secretsOnLogout == .wipe)
         #expect(shared.sessionsOnLogout == .wipe && shared.usernameOnLogout == .forget)
 
         #expect(standard.agent == Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 600))
@@ -111,6 +115,13 @@ struct PolicyTests {
 
         #expect(
             minimal.agent.autostarts && minimal.agent.unlockCacheDuration == 900 && minimal.agent.idleTimeout == 600)
+        let secrets = try Policy(
+            jsonData: Array(#"{"version": 1, "name": "s", "secrets": {"maxAgeSeconds": 90, "onLogout": "wipe"}}"#.utf8),
+            source: "s.json")
+        #expect(secrets.secretMaxAge == 90 && secrets.secretsOnLogout == .wipe && secrets.sessionMaxAge == 2_592_000)
+        let unlimited = try Policy(
+            jsonData: Array(#"{"version": 1, "name": "u", "secrets": {"maxAgeSeconds": null}}"#.utf8), source: "u.json")
+        #expect(unlimited.secretMaxAge == nil && unlimited.secretsOnLogout == .keep)
         let emptyAgent = try Policy(
             jsonData: Array(#"{"version": 1, "name": "a", "agent": {}}"#.utf8), source: "a.json")
         #expect(emptyAgent.agent == .standard)
@@ -167,6 +178,9 @@ struct PolicyTests {
             #"{"version": 1, "name": "x", "username": {"remember": false}, "onLogout": {"username": "keep"}}"#,
             "onLogout.username"
         ),
+        (#"{"version": 1, "name": "x", "secrets": {"onLogout": "forget"}}"#, "secrets.onLogout"),
+        (#"{"version": 1, "name": "x", "secrets": {"maxAgeSeconds": 0}}"#, "secrets.maxAgeSeconds"),
+        (#"{"version": 1, "name": "x", "secrets": {"wipeOnExit": true}}"#, "secrets.wipeOnExit"),
         (#"{"version": 1, "name": "x", "backend": {"kind": "keychain"}}"#, "backend.kind"),
         (
             #"{"version": 1, "name": "x", "backend": {"kind": "secret-service", "allowFileFallback": true}}"#,

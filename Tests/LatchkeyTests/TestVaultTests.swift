@@ -48,6 +48,25 @@ struct TestVaultTests {
     }
 
     @Test(
+        "a named secret in memory outlives the session cap under a test clock, and a wiping policy's logout deletes it")
+    func namedSecret() throws {
+        let clock = TestClock()
+        let keeping = Vault.makeInMemory(
+            appID: appID, policy: try Policy(name: "short", sessionMaxAge: 60), clock: clock)
+        try keeping.saveSecret(SecretBytes(utf8: "sk"), named: "api-key")
+        try keeping.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
+        clock.advance(by: 3600)
+        #expect(try keeping.session(named: "access", account: "alice") == nil)
+        #expect(try keeping.secret(named: "api-key")?.value == SecretBytes(utf8: "sk"))
+        #expect(try keeping.logout().keptSecrets == 1)
+
+        let wiping = Vault.makeInMemory(appID: appID, policy: try Policy(name: "w", secretsOnLogout: .wipe))
+        try wiping.saveSecret(SecretBytes(utf8: "sk"), named: "api-key")
+        #expect(try wiping.logout(account: "alice").wipedSecrets.map(\.name) == ["api-key"])
+        #expect(try wiping.secrets().isEmpty)
+    }
+
+    @Test(
         "a failure injected on one item's write: the access token saves, the refresh token fails with the store's own error"
     )
     func failurePerItem() throws {

@@ -31,6 +31,14 @@ public struct AuditEvent: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let sessionDeleted = AuditEvent(rawValue: "session.deleted")
     /// An expired session token was found on reading and deleted.
     public static let sessionExpired = AuditEvent(rawValue: "session.expired")
+    /// A named secret was saved.
+    public static let secretSaved = AuditEvent(rawValue: "secret.saved")
+    /// A named secret was read.
+    public static let secretRead = AuditEvent(rawValue: "secret.read")
+    /// A named secret was deleted.
+    public static let secretDeleted = AuditEvent(rawValue: "secret.deleted")
+    /// A named secret whose policy lifetime (`secrets.maxAgeSeconds`) had passed was found and deleted.
+    public static let secretExpired = AuditEvent(rawValue: "secret.expired")
     /// An account (or every account) logged out; the detail says what the policy wiped.
     public static let logout = AuditEvent(rawValue: "logout")
     /// Everything of the namespace was wiped.

@@ -20,6 +20,10 @@ public struct ItemKey: Hashable, Sendable, CustomStringConvertible {
         public static let username = Kind(rawValue: "username")
         /// A session token or cookie.
         public static let session = Kind(rawValue: "session")
+        /// A named secret of the app, such as an API key, a client secret or a
+        /// certificate's password: app-wide (its account is empty), kept by the
+        /// policy's `secrets` section rather than the session cap.
+        public static let secret = Kind(rawValue: "secret")
         /// A user setting kept by Latchkey, such as the username opt-out. A
         /// `CredentialBackend` stores it like any other item.
         public static let setting = Kind(rawValue: "setting")

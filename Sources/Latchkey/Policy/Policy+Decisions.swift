@@ -64,4 +64,16 @@ extension Policy {
         guard let requested else { return cap }
         return min(requested, cap)
     }
+
+    /// The expiry a named secret gets: the one requested, capped by
+    /// ``secretMaxAge`` when the policy sets one; nil (no limit) when neither does.
+    /// - Parameters:
+    ///   - requested: The expiry the app asked for, if any.
+    ///   - created: When the secret is saved.
+    /// - Returns: The expiry to store.
+    package func secretExpiry(requested: Date?, created: Date) -> Date? {
+        guard let secretMaxAge else { return requested }
+        let cap = created.addingTimeInterval(secretMaxAge)
+        return requested.map { min($0, cap) } ?? cap
+    }
 }

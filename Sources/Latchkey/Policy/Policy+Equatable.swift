@@ -11,6 +11,7 @@ extension Policy: Equatable {
             && remembersUsernames == other.remembersUsernames && sessionMaxAge == other.sessionMaxAge
             && wipesSessionsOnExit == other.wipesSessionsOnExit
             && sessionsOnLogout == other.sessionsOnLogout && usernameOnLogout == other.usernameOnLogout
+            && secretMaxAge == other.secretMaxAge && secretsOnLogout == other.secretsOnLogout
             && backend == other.backend && allowsFileFallback == other.allowsFileFallback
             && migratesToSecretService == other.migratesToSecretService
             && secretServiceTimeout == other.secretServiceTimeout

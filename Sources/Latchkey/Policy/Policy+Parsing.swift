@@ -18,7 +18,9 @@ extension Policy {
     public init(jsonData: some Collection<UInt8>, source: String) throws {
         let root = try JSONObjectReader(
             JSONValue.parse(jsonData, source: source), path: "", source: source,
-            allowedKeys: ["version", "name", "username", "sessions", "onLogout", "backend", "file", "audit", "agent"])
+            allowedKeys: [
+                "version", "name", "username", "sessions", "onLogout", "secrets", "backend", "file", "audit", "agent",
+            ])
         guard case .integer(let version) = try root.required("version") else {
             throw root.error("version", "must be the integer \(Policy.formatVersion)")
         }
@@ -34,7 +36,7 @@ extension Policy {
         self.init(
             version: Int(version), name: name, source: source,
             remembersUsernames: true, sessionMaxAge: 2_592_000, wipesSessionsOnExit: false,
-            sessionsOnLogout: .wipe, usernameOnLogout: .keep,
+            sessionsOnLogout: .wipe, usernameOnLogout: .keep, secretMaxAge: nil, secretsOnLogout: .keep,
             backend: .auto, allowsFileFallback: true, migratesToSecretService: true, secretServiceTimeout: 3,
             fileKeySource: .keyfile, kdf: nil,
             audit: AuditRules(isEnabled: true, retention: .unbounded, failureMode: .fail), agent: .standard)
@@ -81,6 +83,11 @@ extension Policy {
             throw logout.error("username", "\"keep\" contradicts username.remember false: no username is ever kept")
         }
         self.usernameOnLogout = usernameOnLogout ?? (remembersUsernames ? .keep : .forget)
+
+        let secrets = try root.object("secrets", allowedKeys: ["maxAgeSeconds", "onLogout"])
+        let secretMaxAge = try secrets?.integerOrNull("maxAgeSeconds", in: 1...315_360_000) ?? nil
+        self.secretMaxAge = secretMaxAge.map(TimeInterval.init)
+        secretsOnLogout = try secrets?.choice("onLogout", SecretsOnLogout.self) ?? .keep
     }
 
     private mutating func readBackend(_ root: JSONObjectReader) throws {

@@ -19,6 +19,10 @@ extension Policy {
             "sessions": "wipe",
             "username": "keep"
           },
+          "secrets": {
+            "maxAgeSeconds": null,
+            "onLogout": "keep"
+          },
           "backend": {
             "kind": "auto",
             "allowFileFallback": true,
@@ -59,6 +63,10 @@ extension Policy {
             "sessions": "wipe",
             "username": "forget"
           },
+          "secrets": {
+            "maxAgeSeconds": null,
+            "onLogout": "wipe"
+          },
           "backend": {
             "kind": "secret-service",
             "allowFileFallback": false,
@@ -96,6 +104,10 @@ extension Policy {
             "sessions": "wipe",
             "username": "forget"
           },
+          "secrets": {
+            "maxAgeSeconds": null,
+            "onLogout": "wipe"
+          },
           "backend": {
             "kind": "auto",
             "allowFileFallback": true,
@@ -122,8 +134,8 @@ extension Policy {
 
     /// The shipped default policy (`policy/default.json`): remember usernames,
     /// sessions up to 30 days, a logout wipes the account's sessions and keeps
-    /// the username, the encrypted-file fallback is allowed, the agent keeps an
-    /// unlocked vault 15 minutes.
+    /// the username and the app's named secrets (which do not expire), the
+    /// encrypted-file fallback is allowed, the agent keeps an unlocked vault 15 minutes.
     ///
     /// Built as a value, not parsed from `defaultJSON`: most processes use
     /// it, and parsing JSON on every start is work a command need not do.
@@ -131,7 +143,7 @@ extension Policy {
     public static let `default` = Policy(
         version: formatVersion, name: "default", source: "built-in:default",
         remembersUsernames: true, sessionMaxAge: 2_592_000, wipesSessionsOnExit: false,
-        sessionsOnLogout: .wipe, usernameOnLogout: .keep,
+        sessionsOnLogout: .wipe, usernameOnLogout: .keep, secretMaxAge: nil, secretsOnLogout: .keep,
         backend: .auto, allowsFileFallback: true, migratesToSecretService: true, secretServiceTimeout: 3,
         fileKeySource: .keyfile, kdf: nil,
         audit: AuditRules(
@@ -139,13 +151,13 @@ extension Policy {
         agent: .standard)
 
     /// The shipped strict policy (`policy/strict.json`): the Secret Service or
-    /// nothing (no file fallback), a logout wipes sessions and username, sessions
+    /// nothing (no file fallback), a logout wipes sessions, username and named secrets, sessions
     /// live at most 8 hours, the agent keeps no unlocked vault.
     public static let strict = builtIn(strictJSON, name: "strict")
 
     /// The shipped policy for kiosks and shared tablets (`policy/shared-device.json`):
     /// usernames are never remembered, no session survives a logout or the app's
-    /// exit, and the agent keeps an unlocked vault 1 minute.
+    /// exit, a logout wipes the named secrets, and the agent keeps an unlocked vault 1 minute.
     public static let sharedDevice = builtIn(sharedDeviceJSON, name: "shared-device")
 
     /// The built-in policy called `name` (`default`, `strict`, `shared-device`), or nil.

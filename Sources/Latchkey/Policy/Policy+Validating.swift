@@ -21,6 +21,8 @@ extension Policy {
     ///   - sessionsOnLogout: `onLogout.sessions`.
     ///   - usernameOnLogout: `onLogout.username`; nil for its default (keep
     ///     when usernames are remembered, else forget).
+    ///   - secretMaxAge: `secrets.maxAgeSeconds`, in whole seconds; nil for no limit (the default).
+    ///   - secretsOnLogout: `secrets.onLogout`.
     ///   - backend: `backend.kind`.
     ///   - allowsFileFallback: `backend.allowFileFallback`; nil for its default.
     ///   - migratesToSecretService: `backend.migrateToSecretService`; nil for its default.
@@ -37,6 +39,8 @@ extension Policy {
         wipesSessionsOnExit: Bool = false,
         sessionsOnLogout: SessionsOnLogout = .wipe,
         usernameOnLogout: UsernameOnLogout? = nil,
+        secretMaxAge: TimeInterval? = nil,
+        secretsOnLogout: SecretsOnLogout = .keep,
         backend: BackendChoice = .auto,
         allowsFileFallback: Bool? = nil,
         migratesToSecretService: Bool? = nil,
@@ -57,6 +61,10 @@ extension Policy {
         document.section("onLogout") {
             $0.add("sessions", JSONText.quoted(sessionsOnLogout.rawValue))
             if let usernameOnLogout { $0.add("username", JSONText.quoted(usernameOnLogout.rawValue)) }
+        }
+        document.section("secrets") {
+            $0.add("maxAgeSeconds", secretMaxAge.map(PolicyDocument.number) ?? "null")
+            $0.add("onLogout", JSONText.quoted(secretsOnLogout.rawValue))
         }
         document.section("backend") {
             $0.add("kind", JSONText.quoted(backend.rawValue))
@@ -87,7 +95,7 @@ extension Policy {
     }
 }
 
-/// A policy document written field by field, for ``Policy/init(name:remembersUsernames:sessionMaxAge:wipesSessionsOnExit:sessionsOnLogout:usernameOnLogout:backend:allowsFileFallback:migratesToSecretService:secretServiceTimeout:fileKeySource:kdf:audit:)``.
+/// A policy document written field by field, for ``Policy/init(name:remembersUsernames:sessionMaxAge:wipesSessionsOnExit:sessionsOnLogout:usernameOnLogout:secretMaxAge:secretsOnLogout:backend:allowsFileFallback:migratesToSecretService:secretServiceTimeout:fileKeySource:kdf:audit:)``.
 private struct PolicyDocument {
     private var members: [String] = []
 

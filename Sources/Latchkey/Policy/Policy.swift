@@ -37,6 +37,12 @@ public struct Policy: Sendable {
     /// What a logout does with the remembered username (`onLogout.username`).
     public internal(set) var usernameOnLogout: UsernameOnLogout
 
+    /// The longest life of a named secret, in seconds (`secrets.maxAgeSeconds`);
+    /// nil, the default, for no limit. Not capped by ``sessionMaxAge``.
+    public internal(set) var secretMaxAge: TimeInterval?
+    /// What a logout does with the named secrets (`secrets.onLogout`); `keep` by default.
+    public internal(set) var secretsOnLogout: SecretsOnLogout
+
     /// Which store holds the credentials (`backend.kind`).
     public internal(set) var backend: BackendChoice
     /// Whether `auto` may fall back to the encrypted file (`backend.allowFileFallback`).

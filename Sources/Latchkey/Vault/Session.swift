@@ -49,3 +49,27 @@ public struct SessionInfo: Sendable, Equatable, Hashable, Codable {
     /// When it stops being valid.
     public let expires: Date?
 }
+
+/// A named secret of the app, such as an API key, a client secret or a
+/// certificate's password, with its times. It belongs to the app, not to an account.
+public struct NamedSecret: Sendable, Equatable {
+    /// The secret's name, such as `api-key`.
+    public let name: String
+    /// The secret.
+    public let value: SecretBytes
+    /// When it was saved.
+    public let created: Date
+    /// When it stops being valid; nil when neither the app nor the policy's
+    /// `secrets.maxAgeSeconds` gave it an end.
+    public let expires: Date?
+}
+
+/// What a listing of named secrets shows: everything but the value.
+public struct SecretInfo: Sendable, Equatable, Hashable, Codable {
+    /// The secret's name.
+    public let name: String
+    /// When it was saved.
+    public let created: Date
+    /// When it stops being valid; nil when it does not expire.
+    public let expires: Date?
+}

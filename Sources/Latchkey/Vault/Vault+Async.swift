@@ -137,4 +137,26 @@ extension Vault {
             queue.async { continuation.resume(with: Result { try body() }) }
         }
     }
+
+    /// See the synchronous ``saveSecret(_:named:expires:)``.
+    @discardableResult
+    public func saveSecret(_ value: SecretBytes, named name: String, expires: Date? = nil) async throws -> Date? {
+        try await Vault.offload { try self.saveSecret(value, named: name, expires: expires) }
+    }
+
+    /// See the synchronous ``secret(named:)``.
+    public func secret(named name: String) async throws -> NamedSecret? {
+        try await Vault.offload { try self.secret(named: name) }
+    }
+
+    /// See the synchronous ``secrets()``.
+    public func secrets() async throws -> [SecretInfo] {
+        try await Vault.offload { try self.secrets() }
+    }
+
+    /// See the synchronous ``deleteSecret(named:)``.
+    @discardableResult
+    public func deleteSecret(named name: String) async throws -> Bool {
+        try await Vault.offload { try self.deleteSecret(named: name) }
+    }
 }

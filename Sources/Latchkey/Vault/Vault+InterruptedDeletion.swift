@@ -31,6 +31,7 @@ extension Vault {
         }
         var planned = LogoutReport()
         planned.wipedSessions = keys.filter { $0.kind == .session }
+        planned.wipedSecrets = keys.filter { $0.kind == .secret }
         planned.forgotUsername = keys.contains(Vault.usernameItem)
         try changes.announce("deleting: " + planned.summary)
         let pending = Vault.pendingDeletionItem
@@ -73,6 +74,7 @@ extension Vault {
                 try changes.willChange(key, in: backend)
                 try backend.delete(key)
                 if key.kind == .session { report.wipedSessions.append(key) }
+                if key.kind == .secret { report.wipedSecrets.append(key) }
                 if key.kind == .username { report.forgotUsername = true }
             }
             try changes.willChange(pending, in: backend)
@@ -99,8 +101,8 @@ extension Vault {
     }
 
     /// The list's event and targets when they are what Latchkey writes: the
-    /// event `logout` or `wipe`, and as targets only what those delete: sessions
-    /// and the remembered username, never a setting (the user's opt-out), a key
+    /// event `logout` or `wipe`, and as targets only what those delete: sessions,
+    /// named secrets and the remembered username, never a setting (the user's opt-out), a key
     /// (the audit trail's) or the list itself.
     /// - Throws: `.tampered` naming what is wrong (never an account), so that
     ///   a list written by another client of the store deletes nothing.
@@ -111,7 +113,7 @@ extension Vault {
             throw LatchkeyError(
                 .tampered, "\(item) names no event Latchkey keeps such a list for (logout, wipe); nothing was deleted")
         }
-        if let stray = targets.first(where: { $0.kind != .session && $0 != usernameItem }) {
+        if let stray = targets.first(where: { ![.session, .secret].contains($0.kind) && $0 != usernameItem }) {
             throw LatchkeyError(
                 .tampered,
                 "\(item) names a \(stray.kind) item, which no logout or wipe deletes; nothing was deleted")

@@ -1,7 +1,8 @@
 extension Vault {
     /// Logs out: applies the policy's `onLogout` (wipe or keep the account's
-    /// sessions; keep or forget the remembered username), in the store in use
-    /// and in a leftover file vault from an earlier fallback.
+    /// sessions; keep or forget the remembered username) and `secrets.onLogout`
+    /// (keep or wipe the app's named secrets, whichever account logs out), in the
+    /// store in use and in a leftover file vault from an earlier fallback.
     /// - Parameter account: The account logging out; all accounts when nil.
     /// - Returns: What was wiped and what was kept.
     /// - Throws: `LatchkeyError` when a store cannot answer; nothing is reported
@@ -14,6 +15,8 @@ extension Vault {
                 let sessions = try store.list(kind: .session).filter { account == nil || $0.account == account }
                 var doomed = policy.sessionsOnLogout == .wipe ? sessions : []
                 report.keptSessions += sessions.count - doomed.count
+                let secrets = try store.list(kind: .secret)
+                if policy.secretsOnLogout == .wipe { doomed += secrets } else { report.keptSecrets += secrets.count }
                 let forgets = policy.usernameOnLogout == .forget || !policy.remembersUsernames
                 if try store.read(Vault.usernameItem) != nil {
                     if forgets { doomed.append(Vault.usernameItem) } else { report.keptUsername = true }
@@ -24,13 +27,14 @@ extension Vault {
                     report.removedDamagedItems += try service.deleteDamaged(kind: .session, account: account)
                 }
                 report.wipedSessions += doomed.filter { $0.kind == .session }
+                report.wipedSecrets += doomed.filter { $0.kind == .secret }
                 report.forgotUsername = report.forgotUsername || doomed.contains(Vault.usernameItem)
             }
             return OperationOutcome(report, detail: report.summary)
         }
     }
 
-    /// Erases every credential of the namespace: all sessions and the
+    /// Erases every credential of the namespace: all sessions, named secrets and the
     /// remembered username in the store in use, and a leftover file vault
     /// entirely (with its key). When the encrypted file is the store in use, its
     /// vault and key are destroyed too and a new one keeps only the user's
@@ -48,17 +52,19 @@ extension Vault {
                 try changes.willChangeEverything(in: fileVault)
                 let removed = try fileVault.wipe { $0 == Vault.rememberSetting }
                 report.wipedSessions = removed.filter { $0.kind == .session }
+                report.wipedSecrets = removed.filter { $0.kind == .secret }
                 report.forgotUsername = removed.contains(Vault.usernameItem)
                 return OperationOutcome(report, detail: report.summary)
             }
             // The Secret Service: the opt-out setting is never deleted (unless the provider
             // lost it: items whose payload cannot be read go first, a lost pseudonym key among them).
             report.removedDamagedItems = try (backend as? SecretServiceBackend)?.deleteDamaged() ?? 0
-            var doomed = try backend.list(kind: .session)
+            var doomed = try backend.list(kind: .session) + backend.list(kind: .secret)
             if try backend.read(Vault.usernameItem) != nil { doomed.append(Vault.usernameItem) }
             for key in doomed { try changes.willChange(key, in: backend) }
             try deleteRecoverably(doomed, from: backend, for: .wipe, changes: changes)
             report.wipedSessions = doomed.filter { $0.kind == .session }
+            report.wipedSecrets = doomed.filter { $0.kind == .secret }
             report.forgotUsername = doomed.contains(Vault.usernameItem)
             if let fileVault, try fileVaultExists() {
                 try changes.willChangeEverything(in: fileVault)

@@ -21,11 +21,7 @@ extension Vault {
     public func saveSession(_ token: SecretBytes, name: String, account: String, expires: Date? = nil) throws -> Date {
         guard !name.isEmpty else { throw LatchkeyError(.invalidInput, "the session name is empty") }
         let now = clock.now()
-        if let expires, expires <= now {
-            throw LatchkeyError(
-                .invalidInput,
-                "session '\(name)' expires at \(expires.formatted(.iso8601)), which has passed; nothing was stored")
-        }
+        try Vault.refusePastExpiry(expires, of: "session '\(name)'", now: now)
         guard !GrantRecord.isGrant(token) else {
             throw LatchkeyError(
                 .invalidInput,

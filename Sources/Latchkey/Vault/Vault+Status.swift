@@ -21,6 +21,7 @@ extension Vault {
             sessionCount: sessions.count,
             damagedItemCount: try damagedItems().count,
             accountCount: Set(sessions.map(\.account)).count,
+            secretCount: try backend.list(kind: .secret).count,
             auditTrails: [audit?.path, fileAudit?.path].compactMap { $0 })
     }
 

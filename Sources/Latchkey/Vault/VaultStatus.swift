@@ -30,6 +30,8 @@ public struct VaultStatus: Sendable, Codable {
     public let damagedItemCount: Int
     /// How many accounts have sessions.
     public let accountCount: Int
+    /// How many named secrets there are (expired ones included until read).
+    public let secretCount: Int
     /// The audit trail files, or empty when auditing is off.
     public let auditTrails: [String]
 }

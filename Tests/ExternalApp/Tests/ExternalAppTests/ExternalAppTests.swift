@@ -109,4 +109,23 @@ struct ExternalAppTests {
         #expect(try vault.session(named: "access", account: "alice") == nil)
         #expect(try vault.auditEntries().last?.event == .sessionExpired)
     }
+
+    @Test("a named secret outlives the session cap and is wiped as its policy says")
+    func namedSecret() throws {
+        let clock = TestClock()
+        let keeping = try Policy(name: "keeping", sessionMaxAge: 3600)
+        let vault = Vault.makeInMemory(appID: appID, policy: keeping, clock: clock)
+        try vault.saveSecret(SecretBytes(utf8: "sk-live"), named: "api-key")
+        try vault.saveSession(SecretBytes(utf8: "t0ken"), name: "access", account: "alice")
+        clock.advance(by: 2 * 3600)
+        #expect(try vault.session(named: "access", account: "alice") == nil)
+        #expect(try vault.secret(named: "api-key")?.value == SecretBytes(utf8: "sk-live"))
+        #expect(try vault.logout(account: "alice").keptSecrets == 1)
+        #expect(try vault.secrets().map(\.name) == ["api-key"])
+
+        let wiping = Vault.makeInMemory(appID: appID, policy: try Policy(name: "wiping", secretsOnLogout: .wipe))
+        try wiping.saveSecret(SecretBytes(utf8: "sk-live"), named: "api-key")
+        #expect(try wiping.logout(account: "alice").wipedSecrets.map(\.name) == ["api-key"])
+        #expect(try wiping.secret(named: "api-key") == nil)
+    }
 }

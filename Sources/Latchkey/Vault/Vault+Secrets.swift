@@ -1,0 +1,106 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension Vault {
+    /// Saves a named secret of the app, such as an API key, a client secret or
+    /// a certificate's password, replacing one with the same name. A named secret
+    /// belongs to the app, not to an account; the session cap
+    /// (`sessions.maxAgeSeconds`) does not apply, only the policy's
+    /// `secrets.maxAgeSeconds` when it sets one (by default a secret lives until it
+    /// is deleted or wiped), and `secrets.onLogout` decides whether a logout wipes it.
+    /// - Parameters:
+    ///   - value: The secret.
+    ///   - name: Its name, such as `api-key`.
+    ///   - expires: When it stops being valid, if it ever does; the policy's
+    ///     `secrets.maxAgeSeconds` caps it when set.
+    /// - Returns: The expiry actually stored; nil when the secret does not expire.
+    /// - Throws: `LatchkeyError` `.invalidInput` for an empty name, a name longer
+    ///   than 255 UTF-8 bytes, or an expiry that is not in the future; store and audit errors.
+    @discardableResult
+    public func saveSecret(_ value: SecretBytes, named name: String, expires: Date? = nil) throws -> Date? {
+        let key = try Vault.secretKey(name)
+        let now = clock.now()
+        try Vault.refusePastExpiry(expires, of: "secret '\(name)'", now: now)
+        let expiry = policy.secretExpiry(requested: expires, created: now)
+        return try perform(.secretSaved, detail: name) { changes in
+            try changes.willChange(key, in: backend)
+            try backend.write(StoredItem(value: value, created: now, expires: expiry), for: key)
+            return OperationOutcome(expiry)
+        }
+    }
+
+    /// Reads a named secret. An expired one is never returned: reading it
+    /// deletes it and audits `secret.expired`.
+    /// - Parameter name: The secret's name.
+    /// - Returns: The secret, or nil when there is none or it expired.
+    /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for an empty name or one over 255 bytes.
+    public func secret(named name: String) throws -> NamedSecret? {
+        let key = try Vault.secretKey(name)
+        return try perform(.secretRead, detail: name) { changes in
+            guard let item = try backend.read(key) else { return .unrecorded(nil) }
+            if item.isExpired(at: clock.now()) {
+                try changes.willChange(key, in: backend)
+                try backend.delete(key)
+                return OperationOutcome(nil, event: .secretExpired)
+            }
+            return OperationOutcome(
+                NamedSecret(name: name, value: item.value, created: item.created, expires: item.expires))
+        }
+    }
+
+    /// Lists the named secrets that have not expired (expired ones are deleted
+    /// and audited as `secret.expired`), without their values.
+    /// - Returns: Names and times, by name.
+    /// - Throws: `LatchkeyError` when the store cannot answer.
+    public func secrets() throws -> [SecretInfo] {
+        var result: [SecretInfo] = []
+        for key in try backend.list(kind: .secret) {
+            guard let item = try backend.read(key) else { continue }
+            if item.isExpired(at: clock.now()) {
+                _ = try perform(.secretExpired, detail: key.name) { changes in
+                    try changes.willChange(key, in: backend)
+                    try backend.delete(key)
+                    return OperationOutcome(())
+                }
+                continue
+            }
+            result.append(SecretInfo(name: key.name, created: item.created, expires: item.expires))
+        }
+        return result.sorted { $0.name < $1.name }
+    }
+
+    /// Deletes a named secret; deleting one that does not exist succeeds.
+    /// - Parameter name: The secret's name.
+    /// - Returns: Whether a secret was there.
+    /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for an empty name or one over 255 bytes.
+    @discardableResult
+    public func deleteSecret(named name: String) throws -> Bool {
+        let key = try Vault.secretKey(name)
+        return try perform(.secretDeleted, detail: name) { changes in
+            let existed = try backend.read(key) != nil
+            try changes.willChange(key, in: backend)
+            try backend.delete(key)
+            return OperationOutcome(existed, existed ? .ok : .skipped)
+        }
+    }
+
+    /// The item of the named secret `name`, its name checked.
+    private static func secretKey(_ name: String) throws -> ItemKey {
+        guard !name.isEmpty else { throw LatchkeyError(.invalidInput, "the secret name is empty") }
+        let key = ItemKey(kind: .secret, name: name)
+        try key.requireNameLengths()
+        return key
+    }
+
+    /// Refuses an expiry that has passed: a credential that is already dead is not stored.
+    static func refusePastExpiry(_ expires: Date?, of what: String, now: Date) throws {
+        if let expires, expires <= now {
+            throw LatchkeyError(
+                .invalidInput, "\(what) expires at \(expires.formatted(.iso8601)), which has passed; nothing was stored"
+            )
+        }
+    }
+}
