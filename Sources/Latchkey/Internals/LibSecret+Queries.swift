@@ -41,6 +41,21 @@ extension LibSecret {
         func secrets(_ schema: Schema, _ attributes: [String: String]) throws -> (
             secrets: [(path: String, secret: SecretBytes)], locked: Int
         ) {
+            let (paths, locked) = try self.paths(schema, attributes)
+            guard !paths.isEmpty else { return ([], locked) }
+            let found = try secrets(atPaths: paths)
+            guard found.count == paths.count else {
+                throw LibSecret.withoutSecret(
+                    "\(paths.count - found.count) of \(paths.count)", "secret_service_get_secrets_for_dbus_paths_sync")
+            }
+            return (found, locked)
+        }
+
+        /// The D-Bus paths of the items matching `attributes`
+        /// (`secret_service_search_for_dbus_paths_sync` alone: one call, no secret
+        /// read, nothing unlocked).
+        /// - Returns: The unlocked items' paths, and how many matching items are locked.
+        func paths(_ schema: Schema, _ attributes: [String: String]) throws -> (unlocked: [String], locked: Int) {
             let table = AttributeTable(attributes)
             var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
             var locked: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
@@ -52,23 +67,34 @@ extension LibSecret {
                 lk_secret_service_search_for_dbus_paths_sync(
                     service.pointer, schema.pointer, table.pointer, cancellation.pointer, &unlocked, &locked, $0)
             }
-            let lockedCount = locked.map { Int(lk_g_strv_length($0)) } ?? 0
-            guard let unlocked, unlocked.pointee != nil else { return ([], lockedCount) }
-            let paths = UnsafeMutableRawPointer(unlocked).assumingMemoryBound(to: UnsafePointer<CChar>?.self)
-            let found = try secrets(atPaths: paths)
-            let asked = Int(lk_g_strv_length(unlocked))
-            guard found.count == asked else {
-                throw LibSecret.withoutSecret(
-                    "\(asked - found.count) of \(asked)", "secret_service_get_secrets_for_dbus_paths_sync")
+            var found: [String] = []
+            if let unlocked {
+                var index = 0
+                while let path = unlocked[index] {
+                    found.append(String(cString: path))
+                    index += 1
+                }
             }
-            return (found, lockedCount)
+            return (found, locked.map { Int(lk_g_strv_length($0)) } ?? 0)
         }
 
         /// The secret of the unlocked item at `path` (`secret_service_get_secrets_for_dbus_paths_sync`);
         /// an item that is gone or locked is missing from the answer or makes the call fail.
         func secrets(atPath path: String) throws -> [(path: String, secret: SecretBytes)] {
-            try path.withCString { cPath in
-                var list: [UnsafePointer<CChar>?] = [cPath, nil]
+            try secrets(atPaths: [path])
+        }
+
+        /// The secrets of the unlocked items at `paths`, in one
+        /// `secret_service_get_secrets_for_dbus_paths_sync` call.
+        private func secrets(atPaths paths: [String]) throws -> [(path: String, secret: SecretBytes)] {
+            let strings = paths.map(\.utf8CString)
+            return try strings.flatMap { $0 }.withUnsafeBufferPointer { joined in
+                var offset = 0
+                var list: [UnsafePointer<CChar>?] = strings.map { string in
+                    defer { offset += string.count }
+                    return joined.baseAddress! + offset
+                }
+                list.append(nil)
                 return try list.withUnsafeMutableBufferPointer { try secrets(atPaths: $0.baseAddress!) }
             }
         }

@@ -6,9 +6,14 @@ import Synchronization
 /// command-line process opens each store once.
 ///
 /// Reuse changes nothing another process could notice: each command starts by
-/// checking the service again, whatever an earlier command met, and by reading the
-/// namespace's key items again (so a hung or locked service fails a command at the
-/// same call, and writes the same audit entries, as in a new process); the backend
+/// checking the service again, whatever an earlier command met, and its first
+/// Secret Service call is the one a new process makes first, the search for the
+/// namespace's key items, so a hung or locked service fails a command at the same
+/// call, and writes the same audit entries, as in a new process. Only the second
+/// call is saved: when the search finds exactly the unlocked key items read before,
+/// their kept values are used instead of reading their secrets again; anything
+/// else found (an item added, gone or locked, or nothing, as a locked gnome-keyring
+/// answers) reads them again, with a new process's errors. The backend
 /// looks its pseudonym key up on every write and again after a search that finds
 /// nothing, and an audit trail whose kept key no longer verifies its anchor reads
 /// the key afresh before it reports anything (``AuditTrail``). The encrypted file is
@@ -38,7 +43,6 @@ package final class BackendReuse: Sendable {
         let address = "\(appID.rawValue)\u{0}\(deadline)"
         if let backend = kept.withLock({ $0.enabled ? $0.secretService[address] : nil }) {
             backend.beginCommand()
-            backend.forgetKnownKeys()
             return backend
         }
         let backend = make()

@@ -41,6 +41,10 @@ package final class SecretServiceBackend: CredentialBackend {
     /// and later reads one. A read or delete that finds nothing looks the keys
     /// up again before it answers, in case another process replaced the namespace.
     private let knownKeys = Mutex<KeyItems?>(nil)
+    /// Whether ``knownKeys`` may be used without asking the service: true once they
+    /// were read, or confirmed, in the current command. A kept backend
+    /// (``beginCommand()``) confirms them at its first call of each command.
+    private let keysConfirmed = Mutex(false)
     /// Where the items last read were found (their D-Bus paths), when the search
     /// found exactly one: a later read of the same address asks for that item's
     /// secret directly, with no search, and searches again when the item is gone,
@@ -54,6 +58,8 @@ package final class SecretServiceBackend: CredentialBackend {
         var pseudonyms: SecretServicePseudonymKey?
         /// Every other item of kind `key`, by address.
         var others: [ItemKey: StoredItem]
+        /// The D-Bus paths of every key item the search found, or nil when not known.
+        var paths: Set<String>? = nil
     }
 
     /// Creates a backend for one app namespace. Nothing is contacted until the first call.
@@ -145,9 +151,16 @@ package final class SecretServiceBackend: CredentialBackend {
     ///   `.tampered` when the stored payload is malformed or belongs to another address.
     package func read(_ key: ItemKey) throws -> StoredItem? {
         // Only a key found is taken from memory: an absent one may have been created since.
-        if key.kind == .key, let known = knownKeys.withLock({ $0?.others[key] }) { return known }
+        if key.kind == .key, keysConfirmed.withLock({ $0 }), let known = knownKeys.withLock({ $0?.others[key] }) {
+            return known
+        }
         return try run { connection in
-            if key.kind == .key { return try loadKeys(connection).others[key] }
+            if key.kind == .key {
+                if !keysConfirmed.withLock({ $0 }), let known = try confirmedKeys(connection)?.others[key] {
+                    return known
+                }
+                return try loadKeys(connection).others[key]
+            }
             if let path = knownPaths.withLock({ $0[key] }), let envelope = connection.envelope(atPath: path),
                 envelope.account == key.account && envelope.name == key.name
             {
@@ -330,11 +343,14 @@ package final class SecretServiceBackend: CredentialBackend {
     }
 
     /// Makes a backend kept from an earlier command (``BackendReuse``) answer the
-    /// next one as a new process would: the service is checked again, and a call
-    /// left unanswered during an earlier command does not keep this one from asking.
+    /// next one as a new process would: the service is checked again, a call left
+    /// unanswered during an earlier command does not keep this one from asking, and
+    /// the key items known are used only once the service confirmed them in this
+    /// command (``confirmedKeys(_:)``).
     func beginCommand() {
         reachable.withLock { $0 = false }
         silentUntil.withLock { $0 = nil }
+        keysConfirmed.withLock { $0 = false }
     }
 
     // MARK: Helpers
@@ -359,7 +375,7 @@ package final class SecretServiceBackend: CredentialBackend {
     private func withKnownKey<Found>(
         _ connection: LibSecret.Connection, _ search: (SecretServicePseudonymKey) throws -> [Found]
     ) throws -> [Found] {
-        let known = knownKeys.withLock { $0?.pseudonyms }
+        let known = try confirmedKeys(connection)?.pseudonyms
         if let known {
             let found = try search(known)
             if !found.isEmpty { return found }
@@ -368,18 +384,44 @@ package final class SecretServiceBackend: CredentialBackend {
         return try search(current)
     }
 
+    /// The key items known, once confirmed in this command; nil when none are known.
+    ///
+    /// A kept backend's first call of a command makes the first call a new process
+    /// makes, the search for the key items' paths
+    /// (`secret_service_search_for_dbus_paths_sync`), so a hung service fails the
+    /// command at that call in both modes. When it finds exactly the unlocked items
+    /// last read, the known values are used and their secrets are not read again
+    /// (one D-Bus call instead of two); anything else (an item added, gone or locked,
+    /// nothing found, which a locked gnome-keyring answers) reads them again as a new
+    /// process does, with the same errors.
+    private func confirmedKeys(_ connection: LibSecret.Connection) throws -> KeyItems? {
+        guard let known = knownKeys.withLock({ $0 }) else { return nil }
+        if keysConfirmed.withLock({ $0 }) { return known }
+        if let paths = known.paths, !paths.isEmpty {
+            let found = try connection.paths(
+                SecretServiceAttributes.schema, SecretServiceAttributes.matching(appID, kind: .key))
+            if found.locked == 0, Set(found.unlocked) == paths {
+                keysConfirmed.withLock { $0 = true }
+                return known
+            }
+        }
+        return try loadKeys(connection)
+    }
+
     /// Finds the app's key items in one search (kind `key`) and keeps them.
     private func loadKeys(_ connection: LibSecret.Connection) throws -> KeyItems {
         let envelopes = try connection.envelopes(SecretServiceAttributes.matching(appID, kind: .key))
+        let paths = envelopes.compactMap(\.path)
         var keys = KeyItems(
             pseudonyms: try SecretServicePseudonymKey.choose(
                 from: envelopes.filter(SecretServicePseudonymKey.isKeyEnvelope)),
-            others: [:])
+            others: [:], paths: paths.count == envelopes.count ? Set(paths) : nil)
         for envelope in envelopes where !SecretServicePseudonymKey.isKeyEnvelope(envelope) {
             let key = ItemKey(kind: .key, account: envelope.account, name: envelope.name)
             if keys.others[key].map({ $0.created < envelope.item.created }) ?? true { keys.others[key] = envelope.item }
         }
         knownKeys.withLock { $0 = keys }
+        keysConfirmed.withLock { $0 = true }
         return keys
     }
 
