@@ -67,6 +67,7 @@
     X(secret_service_read_alias_dbus_path_sync) \
     X(secret_service_search_for_dbus_paths_sync) \
     X(secret_service_search_sync) \
+    X(secret_service_unlock_dbus_paths_sync) \
     X(secret_value_get) \
     X(secret_value_new) \
     X(secret_value_unref)

@@ -312,6 +312,10 @@ LKGList *lk_secret_service_search_sync(LKSecretService *service, const LKSecretS
     return lk_table.secret_service_search_sync(service, schema, attributes, flags, cancellable, error);
 }
 
+int lk_secret_service_unlock_dbus_paths_sync(LKSecretService *self, const char **paths, LKGCancellable *cancellable, char ***unlocked, LKGError **error) {
+    return lk_table.secret_service_unlock_dbus_paths_sync(self, paths, cancellable, unlocked, error);
+}
+
 const char *lk_secret_value_get(LKSecretValue *value, size_t *length) {
     return lk_table.secret_value_get(value, length);
 }

@@ -147,6 +147,16 @@ struct Context {
         return Settings(app: app, policy: policySetting, backend: backend, storeDirectory: store)
     }
 
+    /// The Secret Service unlock mode in force and why: the policy's
+    /// `secretService.unlock`, else `prompt` in a graphical session of this
+    /// command (`DISPLAY` or `WAYLAND_DISPLAY`; the agent gets the client's), else `never`.
+    func unlockMode(_ policy: Policy) -> (mode: Policy.SecretServiceUnlock, why: String) {
+        if let chosen = policy.secretServiceUnlock { return (chosen, "policy secretService.unlock") }
+        let mode = Policy.SecretServiceUnlock.sessionDefault(
+            environment: environment.subset(Environment.graphicalSession))
+        return (mode, mode == .prompt ? "a graphical session is present" : "no graphical session")
+    }
+
     /// Opens the vault. A passphrase is read only when the policy protects the
     /// file with one: from `--passphrase-fd` or `--passphrase-file`, else from
     /// a no-echo prompt when standard input is a terminal and the file is the store in use.
@@ -177,7 +187,8 @@ struct Context {
         let prompt = Self.passphrasePrompt(appID)
         func open(_ passphrase: SecretBytes?) throws -> Vault {
             try Vault.open(
-                appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase)
+                appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
+                unlock: unlockMode(policy).mode)
         }
         do {
             let vault = try open(given ?? cached?.passphrase)

@@ -7,7 +7,12 @@ struct Environment: Sendable {
     /// The variables a client sends to the agent: those the tool reads
     /// (``Tool/environment``), those that find the default store and the user's
     /// policy, and those that name the session bus and the runtime directory.
-    static let forwarded = Tool.environment.map(\.name) + ["HOME", "DBUS_SESSION_BUS_ADDRESS"]
+    static let forwarded =
+        Tool.environment.map(\.name) + ["HOME", "DBUS_SESSION_BUS_ADDRESS"] + Environment.graphicalSession
+
+    /// The variables that say a graphical session is present, which makes `prompt`
+    /// the default Secret Service unlock mode.
+    static let graphicalSession = ["DISPLAY", "WAYLAND_DISPLAY"]
 
     /// The variables, or nil for the process's own.
     private let values: [String: String]?

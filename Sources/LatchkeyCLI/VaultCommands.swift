@@ -42,6 +42,11 @@ enum VaultCommands {
                 "damaged: \(status.damagedItemCount) item\(status.damagedItemCount == 1 ? "" : "s") whose value the Secret Service lost (`latchkey session list` names the sessions; `latchkey logout` or `latchkey wipe --yes` removes them)"
             )
         }
+        if status.backend == .secretService {
+            let unlock = context.unlockMode(vault.policy)
+            try out.line("unlock: \(unlock.mode.rawValue) (\(unlock.why))")
+            out.set("unlock", .string(unlock.mode.rawValue))
+        }
         try out.line("audit trails: \(status.auditTrails.isEmpty ? "off" : status.auditTrails.joined(separator: ", "))")
         out.set("app", .string(status.appID.rawValue))
         out.set("backend", .string(status.backend.rawValue))
@@ -185,9 +190,12 @@ enum VaultCommands {
             ?? "no Secret Service owns org.freedesktop.secrets on the session bus"
         let advice: String
         switch error.code {
+        case .locked where error.message.contains("unlock prompt"):
+            advice =
+                "run the command again and answer the keyring's unlock prompt (Latchkey never asks for the keyring password itself)"
         case .locked:
             advice =
-                "unlock the keyring (log in to the desktop session, or open it in the keyring's own app such as Seahorse or KWalletManager) and run the command again; Latchkey never asks for the keyring password"
+                "unlock the keyring (log in to the desktop session, or open it in the keyring's own app such as Seahorse or KWalletManager) and run the command again, or let the keyring ask with policy secretService.unlock \"prompt\" (the default in a graphical session); Latchkey never asks for the keyring password"
         case .timedOut:
             advice =
                 "the provider did not answer in time: check that it runs and is not stopped, then run the command again"
@@ -198,7 +206,10 @@ enum VaultCommands {
         try out.line("backend: secret-service (found, cannot be used)")
         try out.line("store: \(store)")
         try out.line("why: \(error.message)")
+        let unlock = (try? context.policy()).map { context.unlockMode($0) }
+        if let unlock { try out.line("unlock: \(unlock.mode.rawValue) (\(unlock.why))") }
         try out.line("what to do: \(advice)")
+        out.set("unlock", .string(unlock?.mode.rawValue))
         out.set("backend", .string("secret-service"))
         out.set("usable", .bool(false))
         out.set("provider", .string(provider))

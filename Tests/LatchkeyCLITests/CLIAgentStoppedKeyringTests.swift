@@ -142,4 +142,22 @@ struct CLIAgentStoppedKeyringTests {
         #expect(runs.inProcess.stderr == runs.viaAgent.stderr)
         #expect(runs.inProcessEntries == runs.viaAgentEntries)
     }
+
+    @Test("through the agent, the client's DISPLAY decides the unlock mode and the agent asks the provider")
+    func unlockModeFromClient() throws {
+        let (sandbox, options) = try Self.prepared()
+        try KeyringDaemon.lockLogin()
+        defer { try? KeyringDaemon.ensureUnlocked() }
+        let headless = try sandbox.run(options + ["status"], extra: ["DISPLAY": nil, "WAYLAND_DISPLAY": nil])
+        #expect(headless.status == 75, "\(headless.stderr)")
+        #expect(headless.text.contains("unlock: never (no graphical session)"), "\(headless.text)")
+        // The client says a display is there; the agent, started without one, asks gnome-keyring to
+        // unlock, whose prompter has no display on this bus, so the prompt ends dismissed.
+        let graphical = try sandbox.run(
+            options + ["session", "get", "api"], extra: ["DISPLAY": ":4711", "WAYLAND_DISPLAY": nil])
+        #expect(graphical.status == 75, "\(graphical.stderr)")
+        #expect(graphical.stderr.contains("unlock prompt was dismissed"), "\(graphical.stderr)")
+        let status = try sandbox.run(options + ["status"], extra: ["DISPLAY": ":4711", "WAYLAND_DISPLAY": nil])
+        #expect(status.text.contains("unlock: prompt (a graphical session is present)"), "\(status.text)")
+    }
 }

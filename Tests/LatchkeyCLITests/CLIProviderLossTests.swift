@@ -73,6 +73,12 @@ struct CLIProviderLossTests {
             latchkey status; status=$?
             echo "elapsed-ms $(( ($(date +%s%N) - start) / 1000000 ))"
             latchkey session get access >/dev/null 2>&1; echo "get $?"
+            # Asked to prompt, with no display for gnome-keyring's prompter: the prompt cannot be shown.
+            printf '{"version":1,"name":"prompting","secretService":{"unlock":"prompt","unlockTimeoutSeconds":20}}' \
+              > "$LATCHKEY_TEST_SANDBOX/prompt.json"
+            chmod 600 "$LATCHKEY_TEST_SANDBOX/prompt.json"
+            latchkey --policy "$LATCHKEY_TEST_SANDBOX/prompt.json" session get access 2>&1; echo "prompt-get $?"
+            latchkey --policy "$LATCHKEY_TEST_SANDBOX/prompt.json" status 2>/dev/null | grep '^unlock: '
             exit $status
             """
         let directory = try freshDirectory("locked")
@@ -98,6 +104,10 @@ struct CLIProviderLossTests {
         #expect(run.text.contains("why: the Secret Service collection holding the items is locked"))
         #expect(run.text.contains("what to do: unlock the keyring"))
         #expect(run.text.contains("get 75"))
+        #expect(run.text.contains("unlock: never (no graphical session)"), "\(run.text)")
+        #expect(run.text.contains("unlock prompt was dismissed"), "\(run.text)")
+        #expect(run.text.contains("prompt-get 75"), "\(run.text)")
+        #expect(run.text.contains("unlock: prompt (policy secretService.unlock)"), "\(run.text)")
         let elapsed = run.text.split(separator: "\n").first { $0.hasPrefix("elapsed-ms ") }.flatMap {
             Int($0.dropFirst(11))
         }

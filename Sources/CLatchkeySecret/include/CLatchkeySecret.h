@@ -223,6 +223,8 @@ int lk_secret_service_search_for_dbus_paths_sync(LKSecretService *self, const LK
                                                  LKGCancellable *cancellable, char ***unlocked, char ***locked, LKGError **error);
 LKGList *lk_secret_service_search_sync(LKSecretService *service, const LKSecretSchema *schema, LKGHashTable *attributes,
                                        unsigned int flags, LKGCancellable *cancellable, LKGError **error);
+int lk_secret_service_unlock_dbus_paths_sync(LKSecretService *self, const char **paths, LKGCancellable *cancellable, char ***unlocked,
+                                            LKGError **error);
 const char *lk_secret_value_get(LKSecretValue *value, size_t *length);
 LKSecretValue *lk_secret_value_new(const char *secret, ssize_t length, const char *content_type);
 void lk_secret_value_unref(void *value);

@@ -173,6 +173,33 @@ extension LibSecret {
             try defaultCollection()?.locked ?? false
         }
 
+        /// Unlocks the default collection when it is locked, through the provider's
+        /// own prompt (`secret_service_unlock_dbus_paths_sync`, which runs the prompt
+        /// the provider asks for and waits for its answer, or for the cancellation).
+        /// - Returns: Whether the collection was locked (and is now unlocked); false
+        ///   when it was not locked or there is none.
+        /// - Throws: `.locked` when the prompt was dismissed; `.timedOut` (with a C
+        ///   function) when nobody answered it before the deadline.
+        func unlockDefaultCollection() throws -> Bool {
+            guard let collection = try defaultCollection(), collection.locked else { return false }
+            var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+            defer { lk_g_strfreev(unlocked) }
+            let count = try collection.path.withCString { path in
+                var paths: [UnsafePointer<CChar>?] = [path, nil]
+                return try check("secret_service_unlock_dbus_paths_sync", cancellation) {
+                    lk_secret_service_unlock_dbus_paths_sync(
+                        service.pointer, &paths, cancellation.pointer, &unlocked, $0)
+                }
+            }
+            guard count > 0 else {
+                throw LatchkeyError(
+                    .locked,
+                    "the Secret Service's default collection is locked and its unlock prompt was dismissed (or the provider could not show one)",
+                    cFunction: "secret_service_unlock_dbus_paths_sync")
+            }
+            return true
+        }
+
         /// The D-Bus path of the collection behind the `default` alias
         /// (`secret_service_read_alias_dbus_path_sync`) and its `Locked` property,
         /// read fresh from the daemon (`org.freedesktop.DBus.Properties.Get` through

@@ -15,6 +15,8 @@ extension Policy: Equatable {
             && backend == other.backend && allowsFileFallback == other.allowsFileFallback
             && migratesToSecretService == other.migratesToSecretService
             && secretServiceTimeout == other.secretServiceTimeout
+            && secretServiceUnlock == other.secretServiceUnlock
+            && secretServiceUnlockTimeout == other.secretServiceUnlockTimeout
             && fileKeySource == other.fileKeySource && kdf == other.kdf && audit == other.audit
             && agent == other.agent
     }

@@ -19,7 +19,8 @@ extension Policy {
         let root = try JSONObjectReader(
             JSONValue.parse(jsonData, source: source), path: "", source: source,
             allowedKeys: [
-                "version", "name", "username", "sessions", "onLogout", "secrets", "backend", "file", "audit", "agent",
+                "version", "name", "username", "sessions", "onLogout", "secrets", "backend", "secretService", "file",
+                "audit", "agent",
             ])
         guard case .integer(let version) = try root.required("version") else {
             throw root.error("version", "must be the integer \(Policy.formatVersion)")
@@ -42,6 +43,7 @@ extension Policy {
             audit: AuditRules(isEnabled: true, retention: .unbounded, failureMode: .fail), agent: .standard)
         try readUserRules(root)
         try readBackend(root)
+        try readSecretService(root)
         try readFile(root)
         try readAudit(root)
         try readAgent(root)
@@ -114,6 +116,12 @@ extension Policy {
         migratesToSecretService = migrate ?? (backend != .file)
         let timeout = try section?.integer("secretServiceTimeoutMilliseconds", in: 100...60_000) ?? 3_000
         secretServiceTimeout = TimeInterval(timeout) / 1_000
+    }
+
+    private mutating func readSecretService(_ root: JSONObjectReader) throws {
+        let section = try root.object("secretService", allowedKeys: ["unlock", "unlockTimeoutSeconds"])
+        secretServiceUnlock = try section?.choice("unlock", SecretServiceUnlock.self)
+        secretServiceUnlockTimeout = TimeInterval(try section?.integer("unlockTimeoutSeconds", in: 1...100) ?? 60)
     }
 
     private mutating func readFile(_ root: JSONObjectReader) throws {

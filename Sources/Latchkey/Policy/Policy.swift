@@ -53,6 +53,13 @@ public struct Policy: Sendable {
     /// The deadline of every Secret Service call, in seconds
     /// (`backend.secretServiceTimeoutMilliseconds` / 1000).
     public internal(set) var secretServiceTimeout: TimeInterval
+    /// Whether a locked collection is unlocked through the provider's prompt
+    /// (`secretService.unlock`); nil when the policy leaves it to the session:
+    /// see ``SecretServiceUnlock/sessionDefault(environment:)``.
+    public internal(set) var secretServiceUnlock: SecretServiceUnlock? = nil
+    /// How long an unlock prompt may wait for a person, in seconds
+    /// (`secretService.unlockTimeoutSeconds`; 60 by default).
+    public internal(set) var secretServiceUnlockTimeout: TimeInterval = 60
 
     /// How the encrypted file's key is obtained (`file.keySource`); nil when the
     /// policy never uses the file.

@@ -1,4 +1,4 @@
-/// What ``Vault/open(appID:policy:storeDirectory:backend:passphrase:)-6nd1o`` did:
+/// What ``Vault/open(appID:policy:storeDirectory:backend:passphrase:unlock:)-42bn`` did:
 /// which store it chose and why, whether that was a fallback, and what it
 /// migrated. Never a value.
 public struct OpenReport: Sendable, Equatable, Codable {

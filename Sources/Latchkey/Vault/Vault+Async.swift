@@ -11,16 +11,17 @@ import Dispatch
 // pool, because D-Bus calls, fsync and key derivation block.
 
 extension Vault {
-    /// Opens a vault without blocking the caller; see the synchronous ``open(appID:policy:storeDirectory:backend:passphrase:)``.
+    /// Opens a vault without blocking the caller; see the synchronous ``open(appID:policy:storeDirectory:backend:passphrase:unlock:)``.
     /// - Returns: The open vault.
     /// - Throws: As the synchronous initialiser.
     public static func open(
         appID: AppID, policy: Policy = .default, storeDirectory: String? = nil,
-        backend: Policy.BackendChoice? = nil, passphrase: SecretBytes? = nil
+        backend: Policy.BackendChoice? = nil, passphrase: SecretBytes? = nil, unlock: Policy.SecretServiceUnlock? = nil
     ) async throws -> Vault {
         try await offload {
             try Vault.open(
-                appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase)
+                appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
+                unlock: unlock)
         }
     }
 

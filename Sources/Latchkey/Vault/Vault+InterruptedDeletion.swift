@@ -18,7 +18,7 @@ extension Vault {
     /// rewrite. Elsewhere, one item at a time: first the trail records
     /// `<event>.started` saying what is about to go, and the list is kept in the
     /// store as ``pendingDeletionItem``; then the items are deleted, then the list.
-    /// A later ``Vault/open(appID:policy:storeDirectory:backend:passphrase:)``
+    /// A later ``Vault/open(appID:policy:storeDirectory:backend:passphrase:unlock:)``
     /// finishes a list it finds (``finishInterruptedDeletions()``).
     func deleteRecoverably(
         _ keys: [ItemKey], from store: any CredentialBackend, for event: AuditEvent, changes: ChangeLog

@@ -14,7 +14,7 @@ import Synchronization
 /// session tokens with expiry, wipes what the policy says on logout, and
 /// reports honestly which store holds the data (``status()-16kjr``).
 ///
-/// Opening a vault (``open(appID:policy:storeDirectory:backend:passphrase:)-6nd1o``)
+/// Opening a vault (``open(appID:policy:storeDirectory:backend:passphrase:unlock:)-42bn``)
 /// chooses the backend: with `auto`, the Secret Service when it answers, else,
 /// when there is none, the encrypted file if the policy allows that fallback
 /// (audited as `backend.fallback`), else `.unavailable` saying why; a Secret
@@ -63,7 +63,7 @@ public final class Vault: Sendable {
     /// Why the Secret Service could not be used, when this open is the one at
     /// which the namespace fell back to the file (set by ``recordStoreChange(fallback:)``).
     private let fallbackReason = Mutex<String?>(nil)
-    /// What opening migrated, set by ``open(appID:policy:storeDirectory:backend:passphrase:)``.
+    /// What opening migrated, set by ``open(appID:policy:storeDirectory:backend:passphrase:unlock:)``.
     private let openingMigration = Mutex<MigrationReport?>(nil)
 
     /// What opening this vault did: the store chosen and why, whether it fell
@@ -86,7 +86,14 @@ public final class Vault: Sendable {
     ///   - backend: Overrides the policy's `backend.kind` (the command line's `--backend`).
     ///   - passphrase: The passphrase of a passphrase-protected file vault; needed
     ///     only when the policy's `file.keySource` is `passphrase` and the file is used.
-    /// - Throws: `LatchkeyError`: `.unavailable` when the Secret Service is
+    ///   - unlock: Overrides the policy's `secretService.unlock`: with `.prompt`, a
+    ///     locked Secret Service collection is unlocked here through the provider's
+    ///     own prompt, which may wait for a person up to the policy's
+    ///     `secretService.unlockTimeoutSeconds`. When neither gives one:
+    ///     ``Policy/SecretServiceUnlock/sessionDefault(environment:)`` of this process.
+    /// - Throws: `LatchkeyError`: `.locked` when the collection is locked and the
+    ///   unlock mode is `.never`, or its unlock prompt was dismissed or not answered
+    ///   (operations report a locked collection the same way); `.unavailable` when the Secret Service is
     ///   required (or the fallback is forbidden) and does not answer, saying why;
     ///   `.wrongKey` when a passphrase is needed but not given, or when the passphrase
     ///   or key file does not open the existing encrypted vault (checked here, so a
@@ -98,10 +105,13 @@ public final class Vault: Sendable {
         policy: Policy = .default,
         storeDirectory: String? = nil,
         backend: Policy.BackendChoice? = nil,
-        passphrase: SecretBytes? = nil
+        passphrase: SecretBytes? = nil,
+        unlock: Policy.SecretServiceUnlock? = nil
     ) throws -> Vault {
         try open(
             appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
+            unlock: unlock ?? policy.secretServiceUnlock
+                ?? .sessionDefault(environment: ProcessInfo.processInfo.environment),
             secretService: {
                 let deadline = Duration.milliseconds(Int64(policy.secretServiceTimeout * 1000))
                 return BackendReuse.shared.secretService(appID, deadline: deadline) {
@@ -113,7 +123,7 @@ public final class Vault: Sendable {
     /// Opens the vault on a store of the app's own (a ``CredentialBackend`` it
     /// implements). The policy's backend choice is not consulted; audit trails
     /// are kept in `storeDirectory`. The parameters come in the order of
-    /// ``open(appID:policy:storeDirectory:backend:passphrase:)-6nd1o``, where
+    /// ``open(appID:policy:storeDirectory:backend:passphrase:unlock:)-42bn``, where
     /// `backend` is the policy's choice; here the store itself is given.
     /// - Parameters:
     ///   - appID: The app namespace.
@@ -176,6 +186,7 @@ public final class Vault: Sendable {
         storeDirectory: String?,
         backend choice: Policy.BackendChoice?,
         passphrase: SecretBytes?,
+        unlock: Policy.SecretServiceUnlock = .never,
         clock: WallClock = .system,
         secretService: () -> SecretServiceBackend
     ) throws -> Vault {
@@ -185,6 +196,10 @@ public final class Vault: Sendable {
         let file = Vault.fileBackend(appID: appID, policy: policy, directory: directory, passphrase: passphrase)
         let selection = try Vault.select(
             choice ?? policy.backend, policy: policy, appID: appID, file: file, secretService: secretService)
+        if unlock == .prompt, let service = selection.backend as? SecretServiceBackend {
+            try service.unlockDefaultCollection(
+                timeout: .milliseconds(Int64(policy.secretServiceUnlockTimeout * 1000)))
+        }
         if selection.backend.kind == .file, let header = try file?.vaultKDFParameters() {
             try Vault.check(header, against: policy.kdf ?? .standard, policyName: policy.name)
         }

@@ -13,7 +13,7 @@
 ///   ``Vault/defaultStoreDirectory(environment:)``.
 ///
 /// An empty variable counts as unset. Open the vault with what it resolved:
-/// `Vault.open(appID:policy:storeDirectory:backend:passphrase:)` with
+/// `Vault.open(appID:policy:storeDirectory:backend:passphrase:unlock:)` with
 /// ``policy``, ``storeDirectory`` and ``backend``.
 public struct VaultSettings: Sendable {
     /// Where a setting came from.

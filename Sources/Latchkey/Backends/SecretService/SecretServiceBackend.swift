@@ -124,6 +124,27 @@ package final class SecretServiceBackend: CredentialBackend {
         reachable.withLock { $0 = true }
     }
 
+    /// Unlocks the default collection when it is locked, through the provider's
+    /// own prompt (libsecret's unlock call); Latchkey draws no dialog. The prompt
+    /// has a deadline of its own, `timeout`, long enough for a person.
+    /// - Throws: `.locked` when the prompt was dismissed or not answered within
+    ///   `timeout`, saying which; what a call of this backend throws otherwise.
+    package func unlockDefaultCollection(timeout: Duration) throws {
+        do {
+            _ = try whileAnswering {
+                try LibSecret.withConnection(deadline: timeout) { try $0.unlockDefaultCollection() }
+            }
+        } catch let error as LatchkeyError
+            where error.code == .timedOut && error.cFunction == "secret_service_unlock_dbus_paths_sync"
+        {
+            silentUntil.withLock { $0 = nil } // a person not answering is not a hung service
+            throw LatchkeyError(
+                .locked,
+                "the Secret Service's default collection is locked and its unlock prompt got no answer within \(timeout)",
+                cFunction: "secret_service_unlock_dbus_paths_sync")
+        }
+    }
+
     /// Runs `body` unless the service recently left a call unanswered; notes when
     /// `body` itself is left unanswered (a timeout with a C function: the daemon
     /// or bus did not reply, rather than other calls of this process queueing).
