@@ -48,22 +48,8 @@ if [ "${1:-}" != "--inside" ]; then
     "$sandbox/runtime" "$sandbox/services" "$sandbox/bin" "$sandbox/logs"
   cp /usr/share/dbus-1/services/org.gnome.keyring.SystemPrompter.service \
      /usr/share/dbus-1/services/org.gnome.keyring.PrivatePrompter.service "$sandbox/services/"
-  cat > "$sandbox/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <keep_umask/>
-  <listen>unix:dir=$sandbox/runtime</listen>
-  <auth>EXTERNAL</auth>
-  <servicedir>$sandbox/services</servicedir>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-EOF
+  . "$(dirname "$0")/private-bus.sh"
+  write_private_bus_config "$sandbox"
   export HOME="$sandbox/home" XDG_DATA_HOME="$sandbox/data" XDG_CONFIG_HOME="$sandbox/config" \
          XDG_CACHE_HOME="$sandbox/cache" XDG_RUNTIME_DIR="$sandbox/runtime" LATCHKEY_TEST_SANDBOX="$sandbox"
   unset GNOME_KEYRING_CONTROL SSH_AUTH_SOCK DBUS_SESSION_BUS_ADDRESS DISPLAY WAYLAND_DISPLAY \

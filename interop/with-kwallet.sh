@@ -73,22 +73,8 @@ if [ "${1:-}" != "--inside" ]; then
   trap cleanup_outside EXIT
   mkdir -p -m 700 "$sandbox/home" "$sandbox/data" "$sandbox/config" "$sandbox/cache" \
     "$sandbox/runtime" "$sandbox/services" "$sandbox/bin" "$sandbox/logs"
-  cat > "$sandbox/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <keep_umask/>
-  <listen>unix:dir=$sandbox/runtime</listen>
-  <auth>EXTERNAL</auth>
-  <servicedir>$sandbox/services</servicedir>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-EOF
+  . "$(dirname "$0")/private-bus.sh"
+  write_private_bus_config "$sandbox"
   export HOME="$sandbox/home" XDG_DATA_HOME="$sandbox/data" XDG_CONFIG_HOME="$sandbox/config" \
          XDG_CACHE_HOME="$sandbox/cache" XDG_RUNTIME_DIR="$sandbox/runtime" \
          LATCHKEY_TEST_SANDBOX="$sandbox"
