@@ -19,8 +19,7 @@ struct CLIAgentUnlockCacheTests {
     /// in-process because a loaded machine started the agent late.
     static func sandboxWithAgent() throws -> AgentSandbox {
         let sandbox = try AgentSandbox()
-        _ = try sandbox.run(["session", "list"])
-        #expect(sandbox.eventually(10) { (try? sandbox.agentProcessID()) != nil })
+        try sandbox.startAgent()
         return sandbox
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What a finished process left behind.
 public struct Run: Sendable {
@@ -37,9 +38,14 @@ public final class Child {
     /// The process.
     public let process = Process()
     /// Its standard input.
-    public let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
+    public let input: Pipe
+    private let output: Pipe
+    private let errors: Pipe
+
+    /// Held while pipes are made and a child started: each pipe is close-on-exec before
+    /// another test's child can start, so no child keeps another's pipe open (a long-lived
+    /// one, a server, would otherwise hold every command started beside it waiting for the end of its output).
+    private static let spawning = Mutex(())
 
     /// Its standard output, to read from while it runs (``finish(writing:)`` reads the rest).
     public var outputHandle: FileHandle { output.fileHandleForReading }
@@ -68,10 +74,20 @@ public final class Child {
         for (key, value) in environment { env[key] = value }
         process.environment = env
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        let process = self.process
+        (input, output, errors) = try Self.spawning.withLock { _ in
+            let pipes = (Pipe(), Pipe(), Pipe())
+            for pipe in [pipes.0, pipes.1, pipes.2] {
+                for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
+                    _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+                }
+            }
+            process.standardInput = pipes.0
+            process.standardOutput = pipes.1
+            process.standardError = pipes.2
+            try process.run()
+            return pipes
+        }
         sandbox?.adopt(process.processIdentifier)
     }
 
