@@ -15,8 +15,9 @@ import Synchronization
 /// namespace's queue: one at a time per namespace (the single writer of each),
 /// concurrently across namespaces, with the queues bounded. A request runs only
 /// when its client is still waiting: it is dropped when its client's patience
-/// ran out or it hung up, and runs once the client, told it is `accepted`, says
-/// `proceed` (from then on the client never runs it itself). It holds the libsecret
+/// ran out or it hung up (or, having stopped waiting, shut its reading down, so it cannot
+/// be told `accepted`), and runs as it is `accepted` (from then on the client never runs
+/// it itself). It holds the libsecret
 /// connection and the unlocked passphrases; the vaults, keys and audit trails
 /// are opened for each command under their file locks, so processes using the
 /// library directly and the agent never corrupt each other. What a request runs
@@ -27,8 +28,6 @@ package final class AgentServer: Sendable {
     static let requestDeadline: Duration = .seconds(2)
     /// How long a client has to take the answer.
     static let answerDeadline: Duration = .seconds(5)
-    /// How long a client has to say `proceed` once told its request is `accepted`.
-    static let proceedDeadline: Duration = .seconds(2)
     /// How many connections may be open at once (every peer is this user: others are
     /// refused as they are accepted, before they take a slot or a thread).
     static let maximumConnections = 256
@@ -357,7 +356,7 @@ package final class AgentServer: Sendable {
         return lines
     }
 
-    /// Runs a `run` request in its namespace's queue, once its client says `proceed`,
+    /// Runs a `run` request in its namespace's queue, once its client is told it is `accepted`,
     /// and sends the answer: the output in pieces, then the exit status.
     private func serve(_ request: AgentMessage, arrived: ContinuousClock.Instant, on connection: POSIX.LocalSocket)
         throws
@@ -445,18 +444,16 @@ package final class AgentServer: Sendable {
         try flush()
     }
 
-    /// Nil when the request at the front of its queue may run: its client still waits,
-    /// was told `accepted` and said `proceed`, and the agent is not stopping. Else why not.
+    /// Nil when the request at the front of its queue may run: its client still waits
+    /// and was told `accepted`, and the agent is not stopping. Else why not.
     private func startable(_ connection: POSIX.LocalSocket, deadline: ContinuousClock.Instant) -> String? {
         guard ContinuousClock.now < deadline else { return "its client's patience ran out while it waited" }
         guard connection.pending() == .nothing else { return "its client hung up while it waited" }
         do {
+            // Fails once the client stopped waiting (it shuts its reading down first): then it is not run here.
             try connection.send(AgentMessage(.accepted), before: .now + Self.answerDeadline)
-            guard let go = try connection.receiveMessage(before: .now + Self.proceedDeadline)?.message,
-                go.kind == .proceed
-            else { return "its client did not say proceed" }
         } catch {
-            return "its client did not say proceed (\(error))"
+            return "its client stopped waiting (\(error))"
         }
         let started = activity.withLock { activity -> Bool in
             guard !activity.stopping else { return false }

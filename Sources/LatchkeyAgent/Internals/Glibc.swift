@@ -192,6 +192,13 @@ extension POSIX {
             return (pid, uid)
         }
 
+        /// Shuts the reading side down (`shutdown` with `SHUT_RD`): from then on every
+        /// `send` of the peer fails (`EPIPE`), while what it sent before can still be read.
+        package func shutDownReading() {
+            // A socket already disconnected has nothing more to refuse.
+            _ = Glibc.shutdown(descriptor, Int32(SHUT_RD))
+        }
+
         /// Sends all of `bytes` (`send`, never raising SIGPIPE) before `deadline`.
         /// - Throws: `.timedOut` when the peer does not take them in time; `.io`
         ///   when the connection is gone.
