@@ -2,7 +2,7 @@ import Latchkey
 
 /// The client's side of the agent protocol (docs/AGENT.md): finding this user's
 /// own agent and checking it before anything is sent, starting one, and running
-/// a request through the `accepted`/`proceed` hand-off. Which commands go to the
+/// a request through the `accepted` hand-off. Which commands go to the
 /// agent, and what the client does when one does not run there, is the command
 /// line's (its `AgentOffer`).
 package enum AgentClient {
@@ -58,16 +58,19 @@ package enum AgentClient {
         /// It needs a passphrase the agent does not hold: ask, and send it again with it.
         case needsPassphrase
         /// It did not run and never will (declined, never accepted, or the agent went
-        /// before it was told to proceed): run it in-process.
+        /// before it accepted it): run it in-process.
         case notRun
-        /// It was told to proceed, but its answer did not come whole: it may have run.
+        /// It was accepted, but its answer did not come whole: it may have run.
         case lost(wroteOutput: Bool)
     }
 
     /// Sends a `run` request, waits until the agent accepts it (at most
-    /// ``answerDeadline``), tells it to proceed, then hands the output to `write` as it
-    /// comes and returns the result. Once `proceed` is sent the command is the agent's:
-    /// a lost answer is ``RunAnswer/lost(wroteOutput:)``, never ``RunAnswer/notRun``.
+    /// ``answerDeadline``; the agent runs it as it accepts it), then hands the output to
+    /// `write` as it comes and returns the result. Once `accepted` came the command is the
+    /// agent's: a lost answer is ``RunAnswer/lost(wroteOutput:)``, never ``RunAnswer/notRun``.
+    /// A client that stops waiting shuts its reading down before it looks a last time for
+    /// `accepted` (``POSIX/LocalSocket/shutDownReading()``): an agent that accepts the
+    /// request later cannot say so and does not run it, so it runs in one place only.
     /// - Parameters:
     ///   - request: The `run` request.
     ///   - connection: A connection to this user's agent.
@@ -77,11 +80,19 @@ package enum AgentClient {
         _ request: AgentMessage, on connection: POSIX.LocalSocket,
         write: (AgentOutputStream, SecretBytes) throws -> Void
     ) throws -> RunAnswer {
-        guard (try? connection.send(request, before: .now + sendDeadline)) != nil,
-            let first = try? connection.receiveMessage(before: .now + answerDeadline)?.message,
-            first.kind == .accepted,
-            (try? connection.send(AgentMessage(.proceed), before: .now + sendDeadline)) != nil
-        else { return .notRun }
+        guard (try? connection.send(request, before: .now + sendDeadline)) != nil else { return .notRun }
+        let first: AgentMessage?
+        do {
+            first = try connection.receiveMessage(before: .now + answerDeadline)?.message
+        } catch let error as LatchkeyError where error.code == .timedOut {
+            connection.shutDownReading()
+            // An `accepted` sent before the shutdown is still there to read: then it runs in the agent.
+            guard (try? connection.receiveMessage(before: .now)?.message)?.kind == .accepted else { return .notRun }
+            return .lost(wroteOutput: false)
+        } catch {
+            return .notRun
+        }
+        guard first?.kind == .accepted else { return .notRun }
         var wroteOutput = false
         while true {
             guard let message = try? connection.receiveMessage(before: .now + answerDeadline)?.message else {

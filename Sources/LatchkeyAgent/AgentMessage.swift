@@ -12,7 +12,7 @@ import Latchkey
 /// whole with `.invalidInput`, naming the rule.
 package struct AgentMessage: Sendable {
     /// The protocol version this Latchkey speaks.
-    package static let protocolVersion: UInt8 = 2
+    package static let protocolVersion: UInt8 = 3
     /// The first four bytes of every message.
     package static let magic: [UInt8] = Array("LKAG".utf8)
     /// The header's length: magic, version, kind, body length.
@@ -35,9 +35,6 @@ package struct AgentMessage: Sendable {
         case stop = 3
         /// Forget every cached key (no fields).
         case lock = 4
-        /// Run the request the agent just accepted (no fields): from here on the
-        /// client waits for the answer and never runs the command itself.
-        case proceed = 5
         /// A command's result: exit status, standard output, standard error.
         case result = 0x81
         /// The command needs the vault's passphrase: ask and send the request again with it.
@@ -47,8 +44,11 @@ package struct AgentMessage: Sendable {
         case declined = 0x83
         /// The answer to `status`, `stop` or `lock`: `key=value` lines.
         case information = 0x84
-        /// The `run` request reached the front of its namespace's queue: the agent
-        /// runs it once the client says `proceed` (no fields).
+        /// The `run` request reached the front of its namespace's queue while its client
+        /// still waited, and runs now (no fields): from here on the client waits for the
+        /// answer and never runs the command itself. A client that stops waiting first
+        /// shuts its reading down, after which this message cannot be sent, so the agent
+        /// never runs a request its client runs itself.
         case accepted = 0x85
         /// Part of a command's output, before its `result`: standard output or standard error bytes.
         case output = 0x86

@@ -15,8 +15,9 @@ import Synchronization
 /// namespace's queue: one at a time per namespace (the single writer of each),
 /// concurrently across namespaces, with the queues bounded. A request runs only
 /// when its client is still waiting: it is dropped when its client's patience
-/// ran out or it hung up, and runs once the client, told it is `accepted`, says
-/// `proceed` (from then on the client never runs it itself). It holds the libsecret
+/// ran out or it hung up (or, having stopped waiting, shut its reading down, so it cannot
+/// be told `accepted`), and runs as it is `accepted` (from then on the client never runs
+/// it itself). It holds the libsecret
 /// connection and the unlocked passphrases; the vaults, keys and audit trails
 /// are opened for each command under their file locks, so processes using the
 /// library directly and the agent never corrupt each other. What a request runs
@@ -27,8 +28,6 @@ package final class AgentServer: Sendable {
     static let requestDeadline: Duration = .seconds(2)
     /// How long a client has to take the answer.
     static let answerDeadline: Duration = .seconds(5)
-    /// How long a client has to say `proceed` once told its request is `accepted`.
-    static let proceedDeadline: Duration = .seconds(2)
     /// How many connections may be open at once (every peer is this user: others are
     /// refused as they are accepted, before they take a slot or a thread).
     static let maximumConnections = 256
@@ -58,6 +57,12 @@ package final class AgentServer: Sendable {
         var running = 0
         var stopping = false
     }
+    /// How many threads wait for a connection (in `accept`); one that served a connection
+    /// waits again only while fewer than ``spareThreads`` do, and ends otherwise.
+    private let waitingThreads = Mutex(0)
+    /// How many threads may wait for connections between requests, kept so that a request
+    /// does not start a thread.
+    static let spareThreads = 4
     /// Each namespace's queue, by store directory and app.
     private let lanes = Mutex<[String: Lane]>([:])
 
@@ -162,6 +167,7 @@ package final class AgentServer: Sendable {
     }
 
     private func run() throws -> Never {
+        waitingThreads.withLock { $0 += 1 }
         try POSIX.startThread { self.acceptConnections() }
         while true {
             POSIX.sleep(.seconds(1))
@@ -176,25 +182,48 @@ package final class AgentServer: Sendable {
         }
     }
 
-    /// Accepts every connection as it comes and reads it on a thread of its own.
+    /// Starts one more thread waiting for a connection (counted as waiting from now).
+    private func startAcceptor() {
+        waitingThreads.withLock { $0 += 1 }
+        do {
+            try POSIX.startThread { self.acceptConnections() }
+        } catch {
+            waitingThreads.withLock { $0 -= 1 }
+            log("cannot start a thread for connections: \(error)")
+        }
+    }
+
+    /// Waits for a connection and serves it on this thread, then waits for the next
+    /// one, or ends when enough threads already wait. A thread that takes a connection
+    /// first makes sure another waits for the next one (starting it when none is left),
+    /// so every connection is accepted as it comes and each is read on a thread of its
+    /// own, as with a thread started per connection, without starting one per connection.
     private func acceptConnections() {
         while true {
+            let connection: POSIX.LocalSocket
             do {
-                let connection = try listener.accept()
-                guard let peer = admit(connection) else { continue }
-                do {
-                    try POSIX.startThread {
-                        self.handle(connection)
-                        self.release(peer)
-                    }
-                } catch {
-                    release(peer)
-                    log("cannot serve a connection: \(error)")
-                }
+                connection = try listener.accept()
             } catch {
                 log("accepting failed: \(error)")
                 POSIX.sleep(.milliseconds(100))
+                continue
             }
+            if waitingThreads.withLock({ waiting in
+                waiting -= 1
+                return waiting == 0
+            }) {
+                startAcceptor()
+            }
+            if let peer = admit(connection) {
+                handle(connection)
+                release(peer)
+            }
+            let waitsAgain = waitingThreads.withLock { waiting -> Bool in
+                guard waiting < Self.spareThreads else { return false }
+                waiting += 1
+                return true
+            }
+            guard waitsAgain else { return }
         }
     }
 
@@ -327,7 +356,7 @@ package final class AgentServer: Sendable {
         return lines
     }
 
-    /// Runs a `run` request in its namespace's queue, once its client says `proceed`,
+    /// Runs a `run` request in its namespace's queue, once its client is told it is `accepted`,
     /// and sends the answer: the output in pieces, then the exit status.
     private func serve(_ request: AgentMessage, arrived: ContinuousClock.Instant, on connection: POSIX.LocalSocket)
         throws
@@ -370,29 +399,61 @@ package final class AgentServer: Sendable {
             try connection.send(AgentMessage(.needsPassphrase), before: .now + Self.answerDeadline)
             return
         }
-        for piece in outcome.output {
-            let tag: AgentMessage.Tag = piece.stream == .output ? .standardOutput : .standardError
-            for part in piece.bytes.pieces(ofAtMost: AgentMessage.outputChunkLength) {
-                try connection.send(AgentMessage(.output, [(tag, part)]), before: .now + Self.answerDeadline)
-            }
-        }
         var answer = AgentMessage(.result)
         answer.append(.exitStatus, outcome.status)
-        try connection.send(answer, before: .now + Self.answerDeadline)
+        try send(Self.outputMessages(outcome.output) + [answer], on: connection)
     }
 
-    /// Nil when the request at the front of its queue may run: its client still waits,
-    /// was told `accepted` and said `proceed`, and the agent is not stopping. Else why not.
+    /// The `output` messages of a command's output: what it wrote to one stream in a
+    /// row goes in one message (of at most ``AgentMessage/outputChunkLength``), so
+    /// `tok` and its newline are one message, and the client one `write`.
+    static func outputMessages(_ output: [(stream: AgentOutputStream, bytes: SecretBytes)]) -> [AgentMessage] {
+        var runs: [(stream: AgentOutputStream, parts: [SecretBytes])] = []
+        for piece in output where !piece.bytes.isEmpty {
+            if let last = runs.last, last.stream == piece.stream {
+                runs[runs.count - 1].parts.append(piece.bytes)
+            } else {
+                runs.append((piece.stream, [piece.bytes]))
+            }
+        }
+        return runs.flatMap { run in
+            let tag: AgentMessage.Tag = run.stream == .output ? .standardOutput : .standardError
+            let bytes = run.parts.count == 1 ? run.parts[0] : SecretBytes(concatenating: run.parts)
+            return bytes.pieces(ofAtMost: AgentMessage.outputChunkLength).map { AgentMessage(.output, [(tag, $0)]) }
+        }
+    }
+
+    /// Sends `messages` in order, as few `send` calls as fit in about one output chunk
+    /// each: a short answer leaves in one write, and wakes its client once.
+    private func send(_ messages: [AgentMessage], on connection: POSIX.LocalSocket) throws {
+        var batch: [SecretBytes] = []
+        var batchLength = 0
+        func flush() throws {
+            guard !batch.isEmpty else { return }
+            let bytes = batch.count == 1 ? batch[0] : SecretBytes(concatenating: batch)
+            batch.removeAll()
+            batchLength = 0
+            try connection.send(bytes, before: .now + Self.answerDeadline)
+        }
+        for message in messages {
+            let encoded = try message.encoded()
+            if batchLength + encoded.count > AgentMessage.outputChunkLength { try flush() }
+            batch.append(encoded)
+            batchLength += encoded.count
+        }
+        try flush()
+    }
+
+    /// Nil when the request at the front of its queue may run: its client still waits
+    /// and was told `accepted`, and the agent is not stopping. Else why not.
     private func startable(_ connection: POSIX.LocalSocket, deadline: ContinuousClock.Instant) -> String? {
         guard ContinuousClock.now < deadline else { return "its client's patience ran out while it waited" }
         guard connection.pending() == .nothing else { return "its client hung up while it waited" }
         do {
+            // Fails once the client stopped waiting (it shuts its reading down first): then it is not run here.
             try connection.send(AgentMessage(.accepted), before: .now + Self.answerDeadline)
-            guard let go = try connection.receiveMessage(before: .now + Self.proceedDeadline)?.message,
-                go.kind == .proceed
-            else { return "its client did not say proceed" }
         } catch {
-            return "its client did not say proceed (\(error))"
+            return "its client stopped waiting (\(error))"
         }
         let started = activity.withLock { activity -> Bool in
             guard !activity.stopping else { return false }

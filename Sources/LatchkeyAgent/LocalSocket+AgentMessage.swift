@@ -4,7 +4,13 @@ extension POSIX.LocalSocket {
     /// Sends `message` before `deadline`.
     /// - Throws: `.timedOut`, `.io`, or `.invalidInput` when it is too large.
     package func send(_ message: AgentMessage, before deadline: ContinuousClock.Instant) throws {
-        try message.encoded().withUnsafeBytes { try send($0, before: deadline) }
+        try send(message.encoded(), before: deadline)
+    }
+
+    /// Sends bytes already encoded (one message, or several in a row) before `deadline`.
+    /// - Throws: `.timedOut`, `.io`.
+    package func send(_ encoded: SecretBytes, before deadline: ContinuousClock.Instant) throws {
+        try encoded.withUnsafeBytes { try send($0, before: deadline) }
     }
 
     /// Receives one message before `deadline`: the header, then the body straight into zeroing memory.

@@ -53,6 +53,24 @@ struct CLIAgentRequestTests {
         return child
     }
 
+    /// A `run` request for `arguments` (after the sandbox's store options), as the client makes one.
+    static func runRequest(_ sandbox: AgentSandbox, _ arguments: [String]) throws -> AgentMessage {
+        var request = AgentMessage(.run)
+        request.append(
+            .toolVersion,
+            try #require(
+                try latchkey(["--version"]).text.split(separator: " ").last.map {
+                    String($0.dropLast())
+                }))
+        request.append(.invokedAs, "latchkey")
+        for argument in sandbox.store.options + arguments { request.append(.argument, argument) }
+        if let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] {
+            request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
+        }
+        request.fields.append((.flags, SecretBytes([0])))
+        return request
+    }
+
     @Test("a put of OLD queued behind a hung call, whose client gave up, never overwrites NEW put in-process meanwhile")
     func staleRequestBehindAnotherNamespace() throws {
         let sandbox = try AgentSandbox()
@@ -92,23 +110,56 @@ struct CLIAgentRequestTests {
         #expect(shown.components(separatedBy: "session.saved").count - 1 == 2, "\(shown)")
     }
 
+    @Test("a request at the front of its queue runs as it is accepted, with no further word from its client")
+    func runsWhenAccepted() throws {
+        let sandbox = try AgentSandbox()
+        #expect(try sandbox.run(["session", "put", "api"], input: "FIRST").status == 0)
+        var request = try Self.runRequest(sandbox, ["session", "get", "api"])
+        request.append(.patience, 60_000)
+        let connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
+        try connection.send(request, before: .now + .seconds(2))
+        // The client says nothing after its request: the answer comes all the same.
+        var kinds: [AgentMessage.Kind] = []
+        var output: [UInt8] = []
+        while let message = try connection.receiveMessage(before: .now + .seconds(10))?.message {
+            kinds.append(message.kind)
+            output += message.value(.standardOutput)?.copyBytes() ?? []
+        }
+        #expect(kinds == [.accepted, .output, .result], "\(kinds)")
+        #expect(String(decoding: output, as: UTF8.self) == "FIRST\n")
+    }
+
+    @Test(
+        "a client that stopped waiting (its reading shut down) is never told accepted, and its queued put never runs")
+    func notRunOnceReadingIsShutDown() throws {
+        let sandbox = try AgentSandbox()
+        #expect(try sandbox.run(["session", "put", "api"], input: "FIRST").status == 0)
+        // A put of the same namespace holds the front of its queue, waiting for the vault's lock.
+        let hung = try HeldLock(sandbox.store.storeDirectory + "/\(sandbox.store.app).d/credentials.lock")
+        let front = try Self.start(sandbox, ["session", "put", "api"], input: "FRONT")
+        Thread.sleep(forTimeInterval: 0.5)
+        var request = try Self.runRequest(sandbox, ["session", "put", "api"])
+        request.fields.append((.standardInput, SecretBytes(utf8: "LATE")))
+        request.append(.patience, 60_000)
+        let connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
+        try connection.send(request, before: .now + .seconds(2))
+        Thread.sleep(forTimeInterval: 0.5)
+        // As the client does when its wait ends: from here on the agent cannot say `accepted`.
+        connection.shutDownReading()
+        try hung.release()
+        #expect(try front.finish().status == 0)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(try connection.receiveMessage(before: .now) == nil, "never accepted")
+        #expect(try sandbox.run(["session", "get", "api"], agent: false).text == "FRONT\n")
+        let log = try String(contentsOfFile: sandbox.log, encoding: .utf8)
+        #expect(log.contains("dropped a request before running it: its client stopped waiting"), "\(log)")
+    }
+
     @Test("a request whose client's patience has run out is never accepted nor run; bytes after the body are refused")
     func expiredPatience() throws {
         let sandbox = try AgentSandbox()
         #expect(try sandbox.run(["session", "put", "api"], input: "FIRST").status == 0)
-        var request = AgentMessage(.run)
-        request.append(
-            .toolVersion,
-            try #require(
-                try latchkey(["--version"]).text.split(separator: " ").last.map {
-                    String($0.dropLast())
-                }))
-        request.append(.invokedAs, "latchkey")
-        for argument in sandbox.store.options + ["session", "put", "api"] { request.append(.argument, argument) }
-        if let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] {
-            request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
-        }
-        request.fields.append((.flags, SecretBytes([0])))
+        var request = try Self.runRequest(sandbox, ["session", "put", "api"])
         request.fields.append((.standardInput, SecretBytes(utf8: "LATE")))
         var late = request
         late.append(.patience, 0)

@@ -130,6 +130,35 @@ struct CLIAgentStoppedKeyringTests {
     }
 
     @Test(
+        "with unlock: prompt, a stopped Secret Service fails at the call deadline, not the unlock prompt's, in both modes, and answers again after SIGCONT"
+    )
+    func stoppedWithUnlockPrompt() throws {
+        let (sandbox, _) = try Self.prepared()
+        // The prompt's own deadline is longer than GDBus's 25 s default: a check of the
+        // collection made under it would end in GDBus's "Timeout was reached".
+        let policy = sandbox.store.directory + "/prompt.json"
+        try
+            #"{"version": 1, "name": "prompt", "backend": {"secretServiceTimeoutMilliseconds": \#(Self.deadlineMilliseconds)}, "secretService": {"unlock": "prompt", "unlockTimeoutSeconds": 30}}"#
+            .write(toFile: policy, atomically: true, encoding: .utf8)
+        let get = ["--policy", policy, "session", "get", "api"]
+        let (inProcess, viaAgent) = try Self.whileStopped {
+            let inProcess = try sandbox.run(get, agent: false)
+            Thread.sleep(forTimeInterval: Double(Self.deadlineMilliseconds) / 1000 + 0.2)
+            return (inProcess, try sandbox.run(get))
+        }
+        for run in [inProcess, viaAgent] {
+            #expect(run.status == 75, "\(run.stderr)")
+            #expect(run.stderr.contains("did not answer within the deadline"), "\(run.stderr)")
+        }
+        #expect(inProcess.stderr == viaAgent.stderr)
+        // Once the daemon answers again, so does the agent (its connection is not left broken).
+        Thread.sleep(forTimeInterval: Double(Self.deadlineMilliseconds) / 1000 + 0.2)
+        let after = try sandbox.run(get)
+        #expect(after.status == 0, "\(after.stderr)")
+        #expect(after.text == "token-one\n")
+    }
+
+    @Test(
         "a command on a locked collection prints, exits and audits the same in-process and through the agent",
         arguments: [["session", "get", "api"], ["session", "list"], ["--json", "status"]])
     func lockedSameInBothModes(_ arguments: [String]) throws {

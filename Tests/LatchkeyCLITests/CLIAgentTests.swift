@@ -312,7 +312,7 @@ struct CLIAgentTests {
         #expect(try sandbox.agentProcessID() == pid, "the agent still runs")
     }
 
-    /// Sends a `run` request as the client does (request, `accepted`, `proceed`) and collects the answer.
+    /// Sends a `run` request as the client does (request, then `accepted`) and collects the answer.
     static func exchangeRun(_ request: AgentMessage, _ sandbox: AgentSandbox) throws -> (
         status: Int32?, stdout: [UInt8], stderr: String
     ) {
@@ -320,7 +320,6 @@ struct CLIAgentTests {
         try connection.send(request, before: .now + .seconds(2))
         let accepted = try #require(try connection.receiveMessage(before: .now + .seconds(10))?.message)
         #expect(accepted.kind == .accepted)
-        try connection.send(AgentMessage(.proceed), before: .now + .seconds(2))
         var stdout: [UInt8] = []
         var stderr = ""
         while let message = try connection.receiveMessage(before: .now + .seconds(30))?.message {

@@ -173,18 +173,24 @@ extension LibSecret {
             try defaultCollection()?.locked ?? false
         }
 
-        /// Unlocks the default collection when it is locked, through the provider's
-        /// own prompt (`secret_service_unlock_dbus_paths_sync`, which runs the prompt
-        /// the provider asks for and waits for its answer, or for the cancellation).
-        /// - Returns: Whether the collection was locked (and is now unlocked); false
-        ///   when it was not locked or there is none.
+        /// The D-Bus path of the default collection when it is locked; nil when it is
+        /// not locked or there is none. Asked under the call deadline, before an unlock
+        /// prompt's longer one, so a hung service fails here as every other call does.
+        func lockedDefaultCollection() throws -> String? {
+            guard let collection = try defaultCollection(), collection.locked else { return nil }
+            return collection.path
+        }
+
+        /// Unlocks the collection at `path` through the provider's own prompt
+        /// (`secret_service_unlock_dbus_paths_sync`, which runs the prompt the provider
+        /// asks for and waits for its answer, or for the cancellation).
+        /// - Parameter path: The collection's D-Bus path (``lockedDefaultCollection()``).
         /// - Throws: `.locked` when the prompt was dismissed; `.timedOut` (with a C
         ///   function) when nobody answered it before the deadline.
-        func unlockDefaultCollection() throws -> Bool {
-            guard let collection = try defaultCollection(), collection.locked else { return false }
+        func unlockCollection(at path: String) throws {
             var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
             defer { lk_g_strfreev(unlocked) }
-            let count = try collection.path.withCString { path in
+            let count = try path.withCString { path in
                 var paths: [UnsafePointer<CChar>?] = [path, nil]
                 return try check("secret_service_unlock_dbus_paths_sync", cancellation) {
                     lk_secret_service_unlock_dbus_paths_sync(
@@ -197,7 +203,6 @@ extension LibSecret {
                     "the Secret Service's default collection is locked and its unlock prompt was dismissed (or the provider could not show one)",
                     cFunction: "secret_service_unlock_dbus_paths_sync")
             }
-            return true
         }
 
         /// The D-Bus path of the collection behind the `default` alias

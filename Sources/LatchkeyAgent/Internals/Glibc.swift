@@ -192,15 +192,20 @@ extension POSIX {
             return (pid, uid)
         }
 
+        /// Shuts the reading side down (`shutdown` with `SHUT_RD`): from then on every
+        /// `send` of the peer fails (`EPIPE`), while what it sent before can still be read.
+        package func shutDownReading() {
+            // A socket already disconnected has nothing more to refuse.
+            _ = Glibc.shutdown(descriptor, Int32(SHUT_RD))
+        }
+
         /// Sends all of `bytes` (`send`, never raising SIGPIPE) before `deadline`.
         /// - Throws: `.timedOut` when the peer does not take them in time; `.io`
         ///   when the connection is gone.
         package func send(_ bytes: UnsafeRawBufferPointer, before deadline: ContinuousClock.Instant) throws {
+            // Sent at once when the socket has room (the usual case), so `poll` runs only when it has none.
             var offset = 0
             while offset < bytes.count {
-                guard try wait(for: Int16(POLLOUT), until: deadline) else {
-                    throw LatchkeyError(.timedOut, "\(path): the peer did not take the message in time")
-                }
                 let result = valueOrErrno {
                     Glibc.send(
                         descriptor, bytes.baseAddress! + offset, bytes.count - offset,
@@ -208,7 +213,10 @@ extension POSIX {
                 }
                 switch result {
                 case .success(let sent): offset += sent
-                case .failure(let failure) where failure.code == EAGAIN: continue // poll again
+                case .failure(let failure) where failure.code == EAGAIN:
+                    guard try wait(for: Int16(POLLOUT), until: deadline) else {
+                        throw LatchkeyError(.timedOut, "\(path): the peer did not take the message in time")
+                    }
                 case .failure(let failure): throw error(errno: failure.code, function: "send", path: path)
                 }
             }
@@ -221,17 +229,19 @@ extension POSIX {
         package func receive(into buffer: UnsafeMutableRawBufferPointer, before deadline: ContinuousClock.Instant)
             throws -> Bool
         {
+            // Read at once when the bytes are there (the usual case), so `poll` runs only when they are not.
             var offset = 0
             while offset < buffer.count {
-                guard try wait(for: Int16(POLLIN), until: deadline) else {
-                    throw LatchkeyError(.timedOut, "\(path): the peer did not send the whole message in time")
-                }
                 let count: Int
                 switch valueOrErrno({
                     recv(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_DONTWAIT))
                 }) {
                 case .success(let received): count = received
-                case .failure(let failure) where failure.code == EAGAIN: continue // poll again
+                case .failure(let failure) where failure.code == EAGAIN:
+                    guard try wait(for: Int16(POLLIN), until: deadline) else {
+                        throw LatchkeyError(.timedOut, "\(path): the peer did not send the whole message in time")
+                    }
+                    continue
                 case .failure(let failure) where failure.code == ECONNRESET:
                     // A peer that closed with input unread resets the connection: it is closed all the same.
                     count = 0

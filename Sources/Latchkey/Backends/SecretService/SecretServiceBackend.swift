@@ -125,14 +125,19 @@ package final class SecretServiceBackend: CredentialBackend {
     }
 
     /// Unlocks the default collection when it is locked, through the provider's
-    /// own prompt (libsecret's unlock call); Latchkey draws no dialog. The prompt
-    /// has a deadline of its own, `timeout`, long enough for a person.
+    /// own prompt (libsecret's unlock call); Latchkey draws no dialog. Whether it is
+    /// locked is asked within ``deadline``, as every call is (so a hung service fails
+    /// here at the call deadline); the prompt has a deadline of its own, `timeout`,
+    /// long enough for a person.
     /// - Throws: `.locked` when the prompt was dismissed or not answered within
     ///   `timeout`, saying which; what a call of this backend throws otherwise.
     package func unlockDefaultCollection(timeout: Duration) throws {
+        // Whether it is locked is asked like every other call, within the deadline (a hung
+        // service fails here, as without a prompt); only the prompt itself waits `timeout`.
+        guard let locked = try run({ try $0.lockedDefaultCollection() }) else { return }
         do {
-            _ = try whileAnswering {
-                try LibSecret.withConnection(deadline: timeout) { try $0.unlockDefaultCollection() }
+            try whileAnswering {
+                try LibSecret.withConnection(deadline: timeout) { try $0.unlockCollection(at: locked) }
             }
         } catch let error as LatchkeyError
             where error.code == .timedOut && error.cFunction == "secret_service_unlock_dbus_paths_sync"
