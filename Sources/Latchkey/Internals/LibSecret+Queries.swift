@@ -173,15 +173,54 @@ extension LibSecret {
             try defaultCollection()?.locked ?? false
         }
 
+        /// Whether the Secret Service has a default collection: the `default` alias
+        /// names one (`secret_service_read_alias_dbus_path_sync`, one call).
+        func hasDefaultCollection() throws -> Bool {
+            try defaultCollectionPath() != nil
+        }
+
+        /// Creates the default collection (`secret_service_create_collection_dbus_path_sync`
+        /// with the alias `default` and libsecret's own label, "Default keyring"), which
+        /// runs the provider's own prompt: gnome-keyring asks for the new keyring's
+        /// password, KWallet for a new wallet's.
+        /// - Throws: `.locked` when the prompt was dismissed or could not be shown;
+        ///   `.timedOut` (with a C function) when nobody answered it before the deadline.
+        func createDefaultCollection() throws {
+            let properties = CollectionPropertyTable(label: "Default keyring")
+            let dismissed = LatchkeyError(
+                .locked,
+                "the Secret Service has no default collection, and the provider's prompt to create one was dismissed (or the provider could not show one)",
+                cFunction: "secret_service_create_collection_dbus_path_sync")
+            let path: UnsafeMutablePointer<CChar>?
+            do {
+                path = try check("secret_service_create_collection_dbus_path_sync", cancellation) {
+                    lk_secret_service_create_collection_dbus_path_sync(
+                        service.pointer, properties.pointer, "default", LK_SECRET_COLLECTION_CREATE_NONE,
+                        cancellation.pointer, $0)
+                }
+            } catch let error as LatchkeyError where error.code != .timedOut {
+                // gnome-keyring answers a prompt it cannot show (no display) with an error.
+                throw LatchkeyError(.locked, dismissed.message + ": " + error.message, cFunction: error.cFunction)
+            }
+            lk_g_free(path)
+            // A dismissed prompt gives no path, or "/"; only the alias itself says it worked.
+            guard try hasDefaultCollection() else { throw dismissed }
+        }
+
         /// Unlocks the default collection when it is locked, through the provider's
         /// own prompt (`secret_service_unlock_dbus_paths_sync`, which runs the prompt
-        /// the provider asks for and waits for its answer, or for the cancellation).
-        /// - Returns: Whether the collection was locked (and is now unlocked); false
-        ///   when it was not locked or there is none.
+        /// the provider asks for and waits for its answer, or for the cancellation);
+        /// creates it (``createDefaultCollection()``) when there is none.
+        /// - Returns: Whether the collection was locked or missing (and is now
+        ///   unlocked); false when it was there and unlocked.
         /// - Throws: `.locked` when the prompt was dismissed; `.timedOut` (with a C
         ///   function) when nobody answered it before the deadline.
         func unlockDefaultCollection() throws -> Bool {
-            guard let collection = try defaultCollection(), collection.locked else { return false }
+            guard let collection = try defaultCollection() else {
+                try createDefaultCollection()
+                return true
+            }
+            guard collection.locked else { return false }
             var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
             defer { lk_g_strfreev(unlocked) }
             let count = try collection.path.withCString { path in
@@ -206,13 +245,7 @@ extension LibSecret {
         /// `g_dbus_connection_call_sync`), without building a collection proxy;
         /// nil when there is no default collection.
         private func defaultCollection() throws -> (path: String, locked: Bool)? {
-            let alias = try check("secret_service_read_alias_dbus_path_sync", cancellation) {
-                lk_secret_service_read_alias_dbus_path_sync(service.pointer, "default", cancellation.pointer, $0)
-            }
-            guard let alias else { return nil }
-            let path = String(cString: alias)
-            lk_g_free(alias)
-            guard path != "/" else { return nil }
+            guard let path = try defaultCollectionPath() else { return nil }
             var arguments: [OpaquePointer?] = [
                 lk_g_variant_new_string("org.freedesktop.Secret.Collection"), lk_g_variant_new_string("Locked"),
             ]
@@ -241,6 +274,18 @@ extension LibSecret {
             }
             defer { lk_g_variant_unref(locked) }
             return (path, lk_g_variant_get_boolean(locked) != 0)
+        }
+
+        /// The D-Bus path the `default` alias names (`secret_service_read_alias_dbus_path_sync`);
+        /// nil when it names none (`/`).
+        private func defaultCollectionPath() throws -> String? {
+            let alias = try check("secret_service_read_alias_dbus_path_sync", cancellation) {
+                lk_secret_service_read_alias_dbus_path_sync(service.pointer, "default", cancellation.pointer, $0)
+            }
+            guard let alias else { return nil }
+            let path = String(cString: alias)
+            lk_g_free(alias)
+            return path == "/" ? nil : path
         }
 
         /// Deletes one item found by ``search(_:_:loadSecrets:)`` with `secret_item_delete_sync`.
