@@ -161,13 +161,19 @@ interop: deps
 # the unlock dialog appears under secretService.unlock "prompt", typing the password
 # (xdotool) completes the command, Escape gives 75, headless is 75 at once.
 # interop/with-gnome-keyring-locked.sh installs what it needs with apt.
+# Then, on a fresh locked keyring unlocked with keyring-unlock (gnome-keyring's own D-Bus
+# call, no prompt), the backend contract suite and a CLI round trip (interop/contract-and-round-trip).
 interop-unlock: deps
-	$(SWIFT) build --product latchkey
+	$(SWIFT) build --build-tests
 	interop/with-gnome-keyring-locked.sh interop/gnome-keyring-unlock-acceptance $$($(SWIFT) build --show-bin-path)/latchkey
+	interop/with-gnome-keyring-locked.sh bash -c 'keyring-unlock && LATCHKEY_TEST_KEYRING_PASSWORD_FILE=$$GNOME_KEYRING_PASSWORD_FILE exec interop/contract-and-round-trip gnome-keyring-unlocked "$$0" "$$1"' \
+	  $$($(SWIFT) build --show-bin-path)/latchkey $(SWIFT)
 
 # KWallet 5.103 (Debian 12's kwalletd5) as the Secret Service (issue 27): headless on a private
 # bus and Xvfb display, the wallet opened as pam_kwallet5 opens it; interop/with-kwallet.sh
 # installs what it needs with apt. Cases: interop/kwallet-acceptance's header.
+# Then, on a fresh wallet, the backend contract suite and a CLI round trip (interop/contract-and-round-trip).
 interop-kwallet: deps
-	$(SWIFT) build --product latchkey
+	$(SWIFT) build --build-tests
 	interop/with-kwallet.sh interop/kwallet-acceptance $$($(SWIFT) build --show-bin-path)/latchkey
+	interop/with-kwallet.sh interop/contract-and-round-trip kwallet $$($(SWIFT) build --show-bin-path)/latchkey $(SWIFT)

@@ -33,7 +33,9 @@
 #   KWALLET_PASSWORD_FILE   the wallet's password (0600; empty for KWALLET_WALLET=empty)
 #   DISPLAY                 the private Xvfb display
 #   PATH                    starts with $LATCHKEY_TEST_SANDBOX/bin, holding:
-#     kwallet-start               starts kwalletd5 and waits for org.freedesktop.secrets
+#     kwallet-start               starts kwalletd5 and waits until that process owns
+#                                 org.freedesktop.secrets and org.kde.kwalletd5
+#     kwallet-owner NAME          the process id owning bus name NAME (exit 1: nobody)
 #     kwallet-stop [SIGNAL]       sends SIGNAL (default TERM) to kwalletd5, waits for it to end
 #     kwallet-restart [SIGNAL]    both
 #     kwallet-unlock              Unlock + Prompt as libsecret does; exit 0 once Locked=false
@@ -155,17 +157,26 @@ esac
 export KWALLET_PASSWORD_FILE=$password_file KWALLETD_PID_FILE=$sandbox/kwalletd.pid
 
 # --- helpers ----------------------------------------------------------------------------
+cat > "$bin/kwallet-owner" <<'EOF'
+#!/usr/bin/env bash
+# kwallet-owner NAME: the process id owning the bus name NAME, or nothing (exit 1) when nobody does
+dbus-send --session --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.GetConnectionUnixProcessID \
+  string:"$1" 2>/dev/null | awk '/uint32/ { print $2; found = 1 } END { exit !found }'
+EOF
 cat > "$bin/kwallet-start" <<EOF
 #!/usr/bin/env bash
-# starts kwalletd5 and waits (at most 10 s) until it owns org.freedesktop.secrets
+# starts kwalletd5 and waits (at most 10 s) until this very process owns both
+# org.freedesktop.secrets and org.kde.kwalletd5 (NameHasOwner alone would also be true for
+# a previous kwalletd5 whose disconnection the bus has not processed yet)
 DISPLAY=$DISPLAY kwalletd5 >>"$logs/kwalletd5.log" 2>&1 </dev/null &
-echo \$! > "$sandbox/kwalletd.pid"; echo "\$! kwalletd5" >> "$sandbox/pids"
+pid=\$!
+echo \$pid > "$sandbox/kwalletd.pid"; echo "\$pid kwalletd5" >> "$sandbox/pids"
 for _ in \$(seq 200); do
-  dbus-send --session --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner \
-    string:org.freedesktop.secrets 2>/dev/null | grep -q 'boolean true' && exit 0
+  if [ "\$("$bin/kwallet-owner" org.freedesktop.secrets)" = "\$pid" ] \
+     && [ "\$("$bin/kwallet-owner" org.kde.kwalletd5)" = "\$pid" ]; then exit 0; fi
   sleep 0.05
 done
-echo "kwallet-start: kwalletd5 did not take org.freedesktop.secrets" >&2; exit 1
+echo "kwallet-start: kwalletd5 (\$pid) did not take org.freedesktop.secrets and org.kde.kwalletd5" >&2; exit 1
 EOF
 cat > "$bin/kwallet-stop" <<EOF
 #!/usr/bin/env bash
@@ -176,10 +187,16 @@ kill -"\${1:-TERM}" "\$pid" 2>/dev/null || exit 0
 for _ in \$(seq 100); do
   # a killed child stays a zombie until reaped; count it as ended
   st=\$(ps -o stat= -p "\$pid" 2>/dev/null | cut -c1) || true
-  { [ -z "\$st" ] || [ "\$st" = Z ]; } && exit 0
+  { [ -z "\$st" ] || [ "\$st" = Z ]; } && break
   sleep 0.05
 done
-echo "kwallet-stop: kwalletd5 (\$pid) did not end" >&2; exit 1
+{ [ -z "\$st" ] || [ "\$st" = Z ]; } || { echo "kwallet-stop: kwalletd5 (\$pid) did not end" >&2; exit 1; }
+# ended; wait until the bus has processed its disconnection and freed its names
+for _ in \$(seq 100); do
+  [ "\$("$bin/kwallet-owner" org.freedesktop.secrets)" != "\$pid" ] && exit 0
+  sleep 0.05
+done
+echo "kwallet-stop: the bus still names kwalletd5 (\$pid) as the owner of org.freedesktop.secrets" >&2; exit 1
 EOF
 cat > "$bin/kwallet-restart" <<EOF
 #!/usr/bin/env bash

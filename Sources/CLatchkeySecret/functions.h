@@ -60,6 +60,7 @@
     X(secret_password_lookupv_sync) \
     X(secret_schema_newv) \
     X(secret_schema_unref) \
+    X(secret_service_create_collection_dbus_path_sync) \
     X(secret_service_create_item_dbus_path_sync) \
     X(secret_service_get_secrets_for_dbus_paths_sync) \
     X(secret_service_get_type) \

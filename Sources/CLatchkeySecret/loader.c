@@ -284,6 +284,10 @@ void lk_secret_schema_unref(LKSecretSchema *schema) {
     lk_table.secret_schema_unref(schema);
 }
 
+char *lk_secret_service_create_collection_dbus_path_sync(LKSecretService *self, LKGHashTable *properties, const char *alias, unsigned int flags, LKGCancellable *cancellable, LKGError **error) {
+    return lk_table.secret_service_create_collection_dbus_path_sync(self, properties, alias, flags, cancellable, error);
+}
+
 char *lk_secret_service_create_item_dbus_path_sync(LKSecretService *self, const char *collection_path, LKGHashTable *properties, LKSecretValue *value, unsigned int flags, LKGCancellable *cancellable, LKGError **error) {
     return lk_table.secret_service_create_item_dbus_path_sync(self, collection_path, properties, value, flags, cancellable, error);
 }

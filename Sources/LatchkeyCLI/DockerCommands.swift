@@ -52,8 +52,11 @@ enum DockerCommands {
         switch action {
         case "store":
             let credential = try DockerCredential.parse(input)
-            try DockerCredentialHelper(vault: try context.openVault()).store(credential)
+            let vault = try context.openVault()
+            try DockerCredentialHelper(vault: vault).store(credential)
             output.set("stored", .bool(true))
+            // On standard error only: docker reads a helper's standard output as its answer.
+            context.noteFallback(vault, wrote: "the docker credential")
         case "get":
             let serverURL = try DockerServerURL(try text(input))
             guard let found = try DockerCredentialHelper(vault: try context.openVault()).get(serverURL) else {

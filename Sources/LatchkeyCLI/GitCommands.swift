@@ -15,7 +15,8 @@ enum GitCommands {
         }
         let message = try GitCredentialMessage.parse(
             SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false, context.execution))
-        let helper = GitCredentialHelper(vault: try context.openVault())
+        let vault = try context.openVault()
+        let helper = GitCredentialHelper(vault: vault)
         switch action {
         case "get":
             let found = try helper.get(message)
@@ -37,7 +38,8 @@ enum GitCommands {
                     ])
                 } ?? .null)
         case "store":
-            try helper.store(message)
+            // git shows a helper's standard error, so a store that fell back is told every time.
+            if try helper.store(message) { context.noteFallback(vault, wrote: "the git credential") }
         default:
             let erased = try helper.erase(message)
             context.output.set("erased", .integer(erased))

@@ -27,10 +27,13 @@ enum VaultCommands {
         try out.line("policy: \(status.policyName) (\(settings.policy.provenance))")
         try out.line(
             "store directory: \(TextEscaping.escaped(directory)) (\(settings.storeDirectory.provenance))")
+        let awaiting = status.leftoverFileVault && vault.openReport.migration?.awaitingVerification == true
         if let path = status.fileVaultPath {
-            try out.line(
-                "vault file: \(path)\(status.leftoverFileVault ? " (left over from a fallback; `latchkey migrate` moves it)" : "")"
-            )
+            let note =
+                awaiting
+                ? " (migrated; kept until a later open, in another process at least 10 s after the copy, reads every item back)"
+                : status.leftoverFileVault ? " (left over from a fallback; `latchkey migrate` moves it)" : ""
+            try out.line("vault file: \(path)\(note)")
         }
         try out.line(
             "remember username: \(status.usernameMemoryAllowed ? "on" : "off"); a username is \(status.usernameRemembered ? "" : "not ")remembered"
@@ -56,6 +59,7 @@ enum VaultCommands {
         out.set("storeDirectory", .string(directory))
         out.set("fileVault", .string(status.fileVaultPath))
         out.set("leftoverFileVault", .bool(status.leftoverFileVault))
+        out.set("migrationAwaitingVerification", .bool(awaiting))
         out.set("remembersUsername", .bool(status.usernameMemoryAllowed))
         out.set("usernameRemembered", .bool(status.usernameRemembered))
         out.set("sessions", .integer(status.sessionCount))
@@ -161,6 +165,7 @@ enum VaultCommands {
         context.output.set("moved", .integer(report.moved))
         context.output.set("keptNewer", .integer(report.keptNewer))
         context.output.set("destroyedFileVault", .bool(report.destroyedFileVault))
+        context.output.set("awaitingVerification", .bool(report.awaitingVerification))
     }
 
     private static func setReport(_ report: LogoutReport, summary: String, _ out: Output) {

@@ -78,13 +78,15 @@ package struct GitCredentialHelper: Sendable {
     /// helpers do; `capability[]`, `wwwauth[]`, `state[]` and unknown attributes
     /// are never stored.
     /// - Parameter credential: What git sends to `store`.
+    /// - Returns: Whether anything was stored (false for input that is ignored).
     /// - Throws: `LatchkeyError` when the vault cannot store it.
-    package func store(_ credential: GitCredentialMessage) throws {
+    @discardableResult
+    package func store(_ credential: GitCredentialMessage) throws -> Bool {
         guard let scope = GitCredentialScope(credential), let target = GitCredentialTarget(credential),
             let username = credential.username, let password = credential.password
-        else { return }
+        else { return false }
         // git itself approves no credential whose password_expiry_utc has passed; neither does its helper.
-        if let expiry = credential.passwordExpiry, expiry <= Date() { return }
+        if let expiry = credential.passwordExpiry, expiry <= Date() { return false }
         var index = try index(of: scope)
         let previous = index.entry(username: username, path: target.path)
         try vault.saveSession(
@@ -100,6 +102,7 @@ package struct GitCredentialHelper: Sendable {
                 username: username, path: target.path, expiry: expiry,
                 hasRefreshToken: credential.oauthRefreshToken != nil))
         try save(index, of: scope)
+        return true
     }
 
     /// Erases the credentials that match `request`, and only those: when the

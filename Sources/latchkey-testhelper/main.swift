@@ -15,10 +15,14 @@
 //       prints whether the process is dumpable (1 or 0) before, while and after it
 //       holds a secret, as "before while after", without or with the app's opt-in
 //       (MemoryProtection.forbidDumpsWhileHoldingSecrets)
-//   latchkey-testhelper migrate-crash DIR APPID STEP
+//   latchkey-testhelper migrate-crash DIR APPID STEP [MINIMUM_AGE]
 //       opens the app's Vault (default policy, so a file vault left from a
 //       fallback is migrated into the Secret Service) and SIGKILLs itself right
-//       after migration step STEP
+//       after migration step STEP; MINIMUM_AGE (seconds) replaces the age a copy must
+//       reach before a later process may destroy the file vault (10 s)
+//   latchkey-testhelper migrate-open DIR APPID [MINIMUM_AGE]
+//       opens the app's Vault as migrate-crash does and prints what opening migrated:
+//       "moved=N keptNewer=N destroyed=0|1 awaiting=0|1"
 //
 // After each write returns, it prints the write's number and a newline on stdout
 // (one unbuffered write), so the parent knows which writes were acknowledged.
@@ -98,15 +102,33 @@ do {
             for: ItemKey(kind: .session, account: "alice", name: "access"))
         try backend.write(
             StoredItem(value: SecretBytes([0, 1, 255]), created: created), for: ItemKey(kind: .key, name: "pseudonym"))
-    case "migrate-crash" where arguments.count == 5:
+    case "migrate-crash" where arguments.count == 5 || arguments.count == 6:
         #if LATCHKEY_TEST_SEAMS
             guard let step = Int(arguments[4]) else { fail("STEP must be a number") }
+            let minimumAge = arguments.count == 6 ? Double(arguments[5]) : nil
             let observer: @Sendable (Int) -> Void = { if $0 == step { kill(getpid(), SIGKILL) } }
-            try Vault.$migrationStepObserver.withValue(observer) {
-                _ = try Vault.open(appID: appID, storeDirectory: arguments[2])
+            try Vault.$migrationMinimumAgeForTests.withValue(minimumAge) {
+                try Vault.$migrationStepObserver.withValue(observer) {
+                    _ = try Vault.open(appID: appID, storeDirectory: arguments[2])
+                }
             }
         #else
             fail("migrate-crash needs a debug build, whose library has its test seams")
+        #endif
+    case "migrate-open" where arguments.count == 4 || arguments.count == 5:
+        #if LATCHKEY_TEST_SEAMS
+            let minimumAge = arguments.count == 5 ? Double(arguments[4]) : nil
+            let vault = try Vault.$migrationMinimumAgeForTests.withValue(minimumAge) {
+                try Vault.open(appID: appID, storeDirectory: arguments[2])
+            }
+            let report = vault.openReport.migration
+            func flag(_ value: Bool?) -> Int { value == true ? 1 : 0 }
+            FileHandle.standardOutput.write(
+                Data(
+                    "moved=\(report?.moved ?? 0) keptNewer=\(report?.keptNewer ?? 0) destroyed=\(flag(report?.destroyedFileVault)) awaiting=\(flag(report?.awaitingVerification))\n"
+                        .utf8))
+        #else
+            fail("migrate-open needs a debug build, whose library has its test seams")
         #endif
     default:
         fail("unknown command or wrong number of arguments")

@@ -130,11 +130,17 @@ struct CLICommandTests {
         let file = try Store("file")
         try file.run(["session", "put", "access"], input: "moved-token")
         let service = ["--backend", "secret-service", "--store-dir", file.storeDirectory, "--app", file.app]
-        // Opening with the default policy migrates at once; `migrate` then finds nothing left.
+        // Opening with the default policy copies at once; the file is kept until a later open,
+        // in another process at least 10 s after the copy, reads every item back.
         let status = try latchkey(["--json"] + service + ["status"])
-        #expect(try status.json()["leftoverFileVault"] as? Bool == false)
+        #expect(try status.json()["leftoverFileVault"] as? Bool == true)
+        #expect(try status.json()["migrationAwaitingVerification"] as? Bool == true)
+        #expect(try latchkey(service + ["status"]).text.contains("(migrated; kept until a later open"))
         #expect(try latchkey(service + ["session", "get", "access"]).text == "moved-token\n")
-        #expect(try latchkey(["--json"] + service + ["migrate"]).json()["moved"] as? Int == 0)
+        let migrate = try latchkey(["--json"] + service + ["migrate"]).json()
+        #expect(migrate["moved"] as? Int == 0)
+        #expect(migrate["destroyedFileVault"] as? Bool == false)
+        #expect(migrate["awaitingVerification"] as? Bool == true)
     }
 
     @Test("audit show and verify", arguments: backends)

@@ -33,6 +33,31 @@ struct CLIDockerCredentialTests {
         #expect(try docker.list() == ["https://index.docker.io/v1/": "bob"])
     }
 
+    @Test("a store that fell back to the encrypted file says where it went on stderr, every time; stdout stays empty")
+    func visibleFallback() throws {
+        let store = try Store("auto", reachesService: false)
+        let docker = try DockerHelper(store)
+        let noBus: [String: String?] = [
+            "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "LATCHKEY_AGENT": "off",
+        ]
+        for attempt in 1...2 {
+            let run = try docker.run(
+                "store", input: #"{"ServerURL":"registry.example","Username":"alice","Secret":"s-\#(attempt)"}"#,
+                environment: noBus)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.isEmpty, "\(run.text)")
+            #expect(
+                run.stderr.contains(
+                    "latchkey: the docker credential was written to the encrypted file \(store.vaultPath), not the Secret Service: "
+                ), "\(run.stderr)")
+            #expect(!run.stderr.contains("s-\(attempt)"))
+            #expect(!run.stderr.contains("alice"))
+        }
+        let get = try docker.run("get", input: "registry.example\n", environment: noBus)
+        #expect(get.status == 0)
+        #expect(get.stderr.isEmpty, "\(get.stderr)")
+    }
+
     @Test("a server URL whose authority Go's net/url refuses neither returns nor erases another registry's credential")
     func authorityNotReinterpreted() throws {
         let docker = try DockerHelper(try Store("file"))

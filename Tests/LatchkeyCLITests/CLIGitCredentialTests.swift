@@ -10,6 +10,7 @@ struct CLIGitCredentialTests {
         let helper: String
         var extraConfig: [String] = []
         var path: String?
+        var environment: [String: String?] = [:]
 
         func run(_ action: String, _ attributes: [String]) throws -> Run {
             var arguments = ["-c", "credential.helper=", "-c", "credential.helper=\(helper)"]
@@ -19,6 +20,7 @@ struct CLIGitCredentialTests {
                 "GIT_ASKPASS": nil, "SSH_ASKPASS": nil,
             ]
             if let path { environment["PATH"] = path }
+            environment.merge(self.environment) { $1 }
             let input = attributes.joined(separator: "\n") + "\n\n"
             return try Child("/usr/bin/env", ["git"] + arguments + ["credential", action], environment: environment)
                 .finish(writing: Data(input.utf8))
@@ -65,6 +67,30 @@ struct CLIGitCredentialTests {
         #expect(try git.fill(["protocol=http", "host=git.example.com", "username=bob"]) == nil)
         try git.approve(host + ["username=bob", "password=bob-new"])
         #expect(try git.fill(host + ["username=bob"])?["password"] == "bob-new")
+    }
+
+    @Test("a store that fell back to the encrypted file says where it went on git's stderr, every time")
+    func visibleFallback() throws {
+        let store = try Store("auto", reachesService: false)
+        var git = try git(store)
+        git.environment = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "LATCHKEY_AGENT": "off"]
+        let host = ["protocol=https", "host=git.example.com"]
+        for attempt in 1...2 {
+            let approve = try git.run("approve", host + ["username=bob", "password=pass-\(attempt)"])
+            #expect(approve.status == 0, "\(approve.stderr)")
+            #expect(
+                approve.stderr.contains(
+                    "latchkey: the git credential was written to the encrypted file \(store.vaultPath), not the Secret Service: "
+                ), "\(approve.stderr)")
+            #expect(!approve.stderr.contains("pass-\(attempt)"))
+            #expect(!approve.stderr.contains("bob"))
+        }
+        // A fill reads and says nothing of it; a store git skips (no password) writes nothing, so says nothing.
+        let fill = try git.run("fill", host + ["username=bob"])
+        #expect(fill.status == 0)
+        #expect(fill.stderr.isEmpty, "\(fill.stderr)")
+        let skipped = try git.run("approve", host + ["username=bob"])
+        #expect(skipped.stderr.isEmpty, "\(skipped.stderr)")
     }
 
     @Test("credential.useHttpPath: a credential per path", arguments: backends)

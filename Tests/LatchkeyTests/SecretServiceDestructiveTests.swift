@@ -50,6 +50,47 @@ struct SecretServiceDestructiveTests {
         try SecretServiceBackend(appID: appID).deleteAll()
     }
 
+    @Test(
+        "a Secret Service with no default collection is unavailable unless unlock is prompt: auto falls back visibly, a required one is 69, prompt asks the provider to create one"
+    )
+    func noDefaultCollection() throws {
+        let appID = try SecretServiceTestSupport.freshAppID("nodefault")
+        let directory = try freshDirectory() + "/store"
+        // gnome-keyring with no keyring at all: no login collection, the default alias unset
+        // (as KWallet with no wallet). Unsetting the alias of a running one does not do: its
+        // ReadAlias("default") answers "login" whatever SetAlias said.
+        try Daemon.restartWithoutKeyrings(dataHome: try freshDirectory() + "/empty-data")
+        defer { try? Daemon.restartUnlocked() }
+
+        let fellBack = try Vault.open(appID: appID, storeDirectory: directory, backend: .auto, unlock: .never)
+        #expect(fellBack.openReport.backend == .file)
+        let reason = try #require(fellBack.openReport.secretServiceUnavailable)
+        #expect(reason.contains("no default collection"), "\(reason)")
+        try fellBack.saveSession(SecretBytes(utf8: "tok"), name: "access", account: "alice")
+        #expect(try fellBack.status().backend == .file)
+
+        let required = SecretServiceTestSupport.failure {
+            _ = try Vault.open(appID: appID, storeDirectory: directory, backend: .secretService, unlock: .never)
+        }
+        #expect(required.error?.code == .unavailable, "\(String(describing: required.error))")
+        #expect(required.error?.message.contains("no default collection") == true)
+
+        // With prompt the provider is asked to create it; its prompter has no display here.
+        let prompted = SecretServiceTestSupport.failure {
+            _ = try Vault.open(appID: appID, storeDirectory: directory, backend: .auto, unlock: .prompt)
+        }
+        #expect(
+            prompted.error?.code == .locked, "\(String(describing: prompted.error)) \(prompted.error?.message ?? "")")
+        #expect(prompted.error?.message.contains("create") == true, "\(String(describing: prompted.error))")
+        #expect(try Daemon.defaultAlias() == "/")
+
+        try Daemon.restartUnlocked()
+        let back = try Vault.open(appID: appID, storeDirectory: directory, backend: .auto, unlock: .never)
+        #expect(back.openReport.backend == .secretService)
+        #expect(try back.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "tok"))
+        try back.wipe()
+    }
+
     @Test("a locked collection gives locked within the deadline for every operation, and no prompt is awaited")
     func lockedCollection() throws {
         let (backend, key, item) = try Self.backendWithItem("locked")

@@ -258,7 +258,7 @@ struct VaultTests {
     }
 
     @Test(
-        "migration moves every item into the Secret Service and then destroys the file vault and its key",
+        "migration copies every item into the Secret Service and destroys the file vault only when a later process, at least 10 s later, reads them all back",
         .needsSecretService)
     func migration() throws {
         let appID = try SecretServiceTestSupport.freshAppID("migration")
@@ -270,29 +270,96 @@ struct VaultTests {
         try offline.rememberUsername("alice")
         for i in 0..<5 { try offline.saveSession(SecretBytes(utf8: "token-\(i)"), name: "t\(i)", account: "alice") }
         let file = try #require(offline.fileVault)
-        #expect(try POSIX.status(of: file.vaultPath) != nil && POSIX.status(of: file.keyFilePath) != nil)
+        func fileVaultExists() throws -> Bool {
+            try POSIX.status(of: file.vaultPath) != nil && POSIX.status(of: file.keyFilePath) != nil
+        }
+        #expect(try fileVaultExists())
 
         let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
         #expect(online.backend.kind == .secretService)
         #expect(online.openReport.backend == .secretService && online.openReport.fallback == nil)
         #expect(online.openReport.migration?.moved == 6)
-        #expect(online.openReport.migration?.destroyedFileVault == true)
-        #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
+        #expect(online.openReport.migration?.destroyedFileVault == false)
+        #expect(online.openReport.migration?.awaitingVerification == true)
+        #expect(try fileVaultExists(), "the file vault went on the strength of one acknowledgement")
         #expect(try online.lastUsername() == "alice")
         for i in 0..<5 {
             #expect(try online.session(named: "t\(i)", account: "alice")?.value == SecretBytes(utf8: "token-\(i)"))
         }
         let migrate = try #require(try online.auditEntries().first { $0.event == .migrate })
         #expect(migrate.detail?.contains("moved 6 items") == true, "\(migrate.detail ?? "")")
-        #expect(try online.verifyAudit().allSatisfy { $0.verification.isIntact })
+
+        // The same process, however late, never counts as the later open.
+        let again = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
+        #expect(again.openReport.migration?.destroyedFileVault == false)
+        #expect(again.openReport.migration?.moved == 0)
+        #expect(try fileVaultExists())
+        // A user's deletion meanwhile reaches the file copy too, so it cannot come back.
+        #expect(try again.deleteSession(named: "t4", account: "alice"))
+
+        // Another process at once: too soon (kwalletd5 saves 5 s after the last change).
+        #expect(try Self.openInAnotherProcess(appID, directory) == "moved=0 keptNewer=0 destroyed=0 awaiting=1")
+        #expect(try fileVaultExists())
+        // Another process once the minimum age has passed (the test seam makes it 0 s): destroyed.
+        #expect(
+            try Self.openInAnotherProcess(appID, directory, minimumAge: 0)
+                == "moved=0 keptNewer=0 destroyed=1 awaiting=0")
+        #expect(try !fileVaultExists())
+        let after = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
+        #expect(after.openReport.migration == nil)
+        #expect(try after.session(named: "t0", account: "alice")?.value == SecretBytes(utf8: "token-0"))
+        #expect(try after.session(named: "t4", account: "alice") == nil)
+        #expect(try after.verifyAudit().allSatisfy { $0.verification.isIntact })
+        try after.wipe()
+        try SecretServiceBackend(appID: appID).deleteAll()
+    }
+
+    @Test(
+        "an item the Secret Service lost between the copy and the later open is copied again from the file, and the file kept until a later open reads it",
+        .needsSecretService)
+    func migrationCopiesAgainWhatWasLost() throws {
+        let appID = try SecretServiceTestSupport.freshAppID("migrationlost")
+        let directory = try freshDirectory() + "/store"
+        let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+        try offline.saveSession(SecretBytes(utf8: "kept"), name: "access", account: "alice")
+        try offline.saveSession(SecretBytes(utf8: "lost"), name: "refresh", account: "alice")
+        let file = try #require(offline.fileVault)
+        #expect(try Self.openInAnotherProcess(appID, directory) == "moved=2 keptNewer=0 destroyed=0 awaiting=1")
+        // The provider loses one item it acknowledged (as kwalletd5 stopped within 5 s does).
+        try SecretServiceBackend(appID: appID).delete(ItemKey(kind: .session, account: "alice", name: "refresh"))
+        #expect(
+            try Self.openInAnotherProcess(appID, directory, minimumAge: 0)
+                == "moved=1 keptNewer=0 destroyed=0 awaiting=1")
+        #expect(try POSIX.status(of: file.vaultPath) != nil)
+        #expect(
+            try Self.openInAnotherProcess(appID, directory, minimumAge: 0)
+                == "moved=0 keptNewer=0 destroyed=1 awaiting=0")
+        let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
+        #expect(try online.session(named: "refresh", account: "alice")?.value == SecretBytes(utf8: "lost"))
+        #expect(try online.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "kept"))
         try online.wipe()
         try SecretServiceBackend(appID: appID).deleteAll()
+    }
+
+    /// Opens the vault in `latchkey-testhelper migrate-open` (another process) and returns
+    /// its line: what opening migrated.
+    static func openInAnotherProcess(_ appID: AppID, _ directory: String, minimumAge: Int? = nil) throws -> String {
+        let helper = Process()
+        helper.executableURL = URL(fileURLWithPath: try testHelperPath())
+        helper.arguments = ["migrate-open", directory, appID.rawValue] + (minimumAge.map { [String($0)] } ?? [])
+        let output = Pipe()
+        helper.standardOutput = output
+        try helper.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        helper.waitUntilExit()
+        #expect(helper.terminationStatus == 0, "\(text)")
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
 
 @Suite("Vault migration under SIGKILL", .serialized, .sandboxed, .needsSecretService)
 struct VaultMigrationCrashTests {
-    @Test("killing the process at each step of migration loses nothing")
+    @Test("killing the process at each step of migration, the later open's included, loses nothing")
     func killedAtEveryStep() throws {
         let appID = try SecretServiceTestSupport.freshAppID("migrationcrash")
         let directory = try freshDirectory() + "/store"
@@ -316,22 +383,28 @@ struct VaultMigrationCrashTests {
                 #expect(try value(ItemKey(kind: .session, account: "alice", name: "t\(i)")) == SecretBytes(utf8: token))
             }
         }
-
-        // Six items, then the file vault's destruction: seven steps.
-        for step in 1...7 {
+        func killed(at step: Int) throws {
             let helper = Process()
             helper.executableURL = URL(fileURLWithPath: try testHelperPath())
-            helper.arguments = ["migrate-crash", directory, appID.rawValue, String(step)]
+            // Minimum age 0 s (a test seam): every later process may verify and destroy.
+            helper.arguments = ["migrate-crash", directory, appID.rawValue, String(step), "0"]
             try helper.run()
             helper.waitUntilExit()
             #expect(helper.terminationReason == .uncaughtSignal && helper.terminationStatus == SIGKILL, "step \(step)")
             try nothingLost()
-            #expect(
-                try POSIX.status(of: file.vaultPath) != nil || step == 7,
-                "the file vault went before every item was verified")
         }
-        let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
+
+        // Six items copied, then the record of what was copied: seven steps, each in a new process.
+        for step in 1...7 {
+            try killed(at: step)
+            #expect(
+                try POSIX.status(of: file.vaultPath) != nil, "the file vault went before a later open read every item")
+        }
+        // A later process reads the six back (steps 1 to 6) and destroys the file vault (step 7).
+        try killed(at: 7)
         #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
+        let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
+        #expect(online.openReport.migration == nil)
         try nothingLost()
         try online.wipe()
         try service.deleteAll()

@@ -75,10 +75,46 @@ public enum KeyringDaemon {
         throw TestSupportError("the restarted gnome-keyring-daemon did not come up unlocked")
     }
 
+    /// The D-Bus path the `default` alias names (`ReadAlias`); `/` when there is no default collection.
+    public static func defaultAlias() throws -> String {
+        let reply = try send([
+            "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.ReadAlias",
+            "string:default",
+        ])
+        guard let path = reply.split(separator: "\"").dropFirst().first else {
+            throw TestSupportError("no object path in: \(reply)")
+        }
+        return String(path)
+    }
+
+    /// Replaces the daemon with one whose data directory (`XDG_DATA_HOME`) is `dataHome`, which
+    /// holds no keyring: it has only its in-memory `session` collection and no default
+    /// collection (what KWallet with no wallet offers, too). ``restartUnlocked()`` brings the
+    /// test keyring back.
+    public static func restartWithoutKeyrings(dataHome: String) throws {
+        guard let sandbox = ProcessInfo.processInfo.environment["LATCHKEY_TEST_SANDBOX"] else {
+            throw TestSupportError("not inside .ci/with-keyring: LATCHKEY_TEST_SANDBOX is not set")
+        }
+        try FileManager.default.createDirectory(atPath: dataHome, withIntermediateDirectories: true)
+        let pid = try spawn(
+            ["gnome-keyring-daemon", "--replace", "--foreground", "--components=secrets"], input: "/dev/null",
+            log: sandbox + "/gnome-keyring-without-keyrings.log", environment: ["XDG_DATA_HOME": dataHome])
+        let clock = ContinuousClock()
+        let start = clock.now
+        while clock.now - start < .seconds(10) {
+            if (try? KeyringDaemon.pid()) == pid, (try? defaultAlias()) == "/" { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw TestSupportError("the gnome-keyring-daemon without keyrings did not come up")
+    }
+
     /// Starts a program with `posix_spawnp`, stdin from a file, no signal
     /// blocked or ignored. (Foundation's Process passes on the test runner's
     /// blocked signals, and a daemon that never sees SIGTERM cannot be replaced.)
-    static func spawn(_ arguments: [String], input: String, log: String) throws -> pid_t {
+    /// `environment` replaces those variables of the process's own environment.
+    static func spawn(_ arguments: [String], input: String, log: String, environment: [String: String] = [:]) throws
+        -> pid_t
+    {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         var none = sigset_t()
@@ -94,9 +130,12 @@ public enum KeyringDaemon {
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         let argv = arguments.map { strdup($0) } + [nil]
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { $1 }
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
         var pid: pid_t = 0
-        let result = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, environ)
-        for pointer in argv { free(pointer) }
+        let result = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+        for pointer in argv + envp { free(pointer) }
         posix_spawn_file_actions_destroy(&actions)
         posix_spawnattr_destroy(&attributes)
         guard result == 0 else { throw TestSupportError("posix_spawnp \(arguments[0]) failed: \(result)") }

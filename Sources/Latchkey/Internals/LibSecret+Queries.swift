@@ -173,18 +173,61 @@ extension LibSecret {
             try defaultCollection()?.locked ?? false
         }
 
-        /// The D-Bus path of the default collection when it is locked; nil when it is
-        /// not locked or there is none. Asked under the call deadline, before an unlock
-        /// prompt's longer one, so a hung service fails here as every other call does.
-        func lockedDefaultCollection() throws -> String? {
-            guard let collection = try defaultCollection(), collection.locked else { return nil }
-            return collection.path
+        /// Whether the Secret Service has a default collection: the `default` alias
+        /// names one (`secret_service_read_alias_dbus_path_sync`, one call).
+        func hasDefaultCollection() throws -> Bool {
+            try defaultCollectionPath() != nil
+        }
+
+        /// Creates the default collection (`secret_service_create_collection_dbus_path_sync`
+        /// with the alias `default` and libsecret's own label, "Default keyring"), which
+        /// runs the provider's own prompt: gnome-keyring asks for the new keyring's
+        /// password, KWallet for a new wallet's.
+        /// - Throws: `.locked` when the prompt was dismissed or could not be shown;
+        ///   `.timedOut` (with a C function) when nobody answered it before the deadline.
+        func createDefaultCollection() throws {
+            let properties = CollectionPropertyTable(label: "Default keyring")
+            let dismissed = LatchkeyError(
+                .locked,
+                "the Secret Service has no default collection, and the provider's prompt to create one was dismissed (or the provider could not show one)",
+                cFunction: "secret_service_create_collection_dbus_path_sync")
+            let path: UnsafeMutablePointer<CChar>?
+            do {
+                path = try check("secret_service_create_collection_dbus_path_sync", cancellation) {
+                    lk_secret_service_create_collection_dbus_path_sync(
+                        service.pointer, properties.pointer, "default", LK_SECRET_COLLECTION_CREATE_NONE,
+                        cancellation.pointer, $0)
+                }
+            } catch let error as LatchkeyError where error.code != .timedOut {
+                // gnome-keyring answers a prompt it cannot show (no display) with an error.
+                throw LatchkeyError(.locked, dismissed.message + ": " + error.message, cFunction: error.cFunction)
+            }
+            lk_g_free(path)
+            // A dismissed prompt gives no path, or "/"; only the alias itself says it worked.
+            guard try hasDefaultCollection() else { throw dismissed }
+        }
+
+        /// What an unlock prompt would have to do: `.missing` when there is no default
+        /// collection, the D-Bus path of the default collection when it is locked, nil
+        /// when it is there and unlocked. Asked under the call deadline, before a prompt's
+        /// longer one, so a hung service fails here as every other call does.
+        func defaultCollectionNeedingPrompt() throws -> CollectionPrompt? {
+            guard let collection = try defaultCollection() else { return .missing }
+            return collection.locked ? .locked(path: collection.path) : nil
+        }
+
+        /// What the provider's prompt is asked for (``defaultCollectionNeedingPrompt()``).
+        enum CollectionPrompt {
+            /// Creating the default collection: there is none.
+            case missing
+            /// Unlocking the default collection, at this D-Bus path.
+            case locked(path: String)
         }
 
         /// Unlocks the collection at `path` through the provider's own prompt
         /// (`secret_service_unlock_dbus_paths_sync`, which runs the prompt the provider
         /// asks for and waits for its answer, or for the cancellation).
-        /// - Parameter path: The collection's D-Bus path (``lockedDefaultCollection()``).
+        /// - Parameter path: The collection's D-Bus path (``defaultCollectionNeedingPrompt()``).
         /// - Throws: `.locked` when the prompt was dismissed; `.timedOut` (with a C
         ///   function) when nobody answered it before the deadline.
         func unlockCollection(at path: String) throws {
@@ -211,13 +254,7 @@ extension LibSecret {
         /// `g_dbus_connection_call_sync`), without building a collection proxy;
         /// nil when there is no default collection.
         private func defaultCollection() throws -> (path: String, locked: Bool)? {
-            let alias = try check("secret_service_read_alias_dbus_path_sync", cancellation) {
-                lk_secret_service_read_alias_dbus_path_sync(service.pointer, "default", cancellation.pointer, $0)
-            }
-            guard let alias else { return nil }
-            let path = String(cString: alias)
-            lk_g_free(alias)
-            guard path != "/" else { return nil }
+            guard let path = try defaultCollectionPath() else { return nil }
             var arguments: [OpaquePointer?] = [
                 lk_g_variant_new_string("org.freedesktop.Secret.Collection"), lk_g_variant_new_string("Locked"),
             ]
@@ -246,6 +283,18 @@ extension LibSecret {
             }
             defer { lk_g_variant_unref(locked) }
             return (path, lk_g_variant_get_boolean(locked) != 0)
+        }
+
+        /// The D-Bus path the `default` alias names (`secret_service_read_alias_dbus_path_sync`);
+        /// nil when it names none (`/`).
+        private func defaultCollectionPath() throws -> String? {
+            let alias = try check("secret_service_read_alias_dbus_path_sync", cancellation) {
+                lk_secret_service_read_alias_dbus_path_sync(service.pointer, "default", cancellation.pointer, $0)
+            }
+            guard let alias else { return nil }
+            let path = String(cString: alias)
+            lk_g_free(alias)
+            return path == "/" ? nil : path
         }
 
         /// Deletes one item found by ``search(_:_:loadSecrets:)`` with `secret_item_delete_sync`.

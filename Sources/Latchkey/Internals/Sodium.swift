@@ -307,6 +307,21 @@ enum Sodium {
         return digest
     }
 
+    /// An unkeyed BLAKE2b digest of a secret's bytes from `crypto_generichash`, read
+    /// in place (no copy of the secret outside its zeroing memory).
+    /// - Parameter length: 16 to 64 bytes.
+    static func hash(_ secret: SecretBytes, length: Int) -> [UInt8] {
+        _ = initialized
+        precondition((Int(crypto_generichash_BYTES_MIN)...Int(crypto_generichash_BYTES_MAX)).contains(length))
+        var digest = [UInt8](repeating: 0, count: length)
+        let result = secret.withUnsafeBytes { m in
+            crypto_generichash(
+                &digest, length, m.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(m.count), nil, 0)
+        }
+        precondition(result == 0, "crypto_generichash failed")
+        return digest
+    }
+
     /// A keyed BLAKE2b digest from `crypto_generichash`, written straight into
     /// zeroing memory, for deriving a subkey from a key.
     /// - Parameter length: 16 to 64 bytes.

@@ -42,8 +42,7 @@ extension Vault {
         return try perform(.secretRead, detail: name) { changes in
             guard let item = try backend.read(key) else { return .unrecorded(nil) }
             if item.isExpired(at: clock.now()) {
-                try changes.willChange(key, in: backend)
-                try backend.delete(key)
+                try deleteEverywhere(key, changes: changes)
                 return OperationOutcome(nil, event: .secretExpired)
             }
             return OperationOutcome(
@@ -61,8 +60,7 @@ extension Vault {
             guard let item = try backend.read(key) else { continue }
             if item.isExpired(at: clock.now()) {
                 _ = try perform(.secretExpired, detail: key.name) { changes in
-                    try changes.willChange(key, in: backend)
-                    try backend.delete(key)
+                    try deleteEverywhere(key, changes: changes)
                     return OperationOutcome(())
                 }
                 continue
@@ -81,8 +79,7 @@ extension Vault {
         let key = try Vault.secretKey(name)
         return try perform(.secretDeleted, detail: name) { changes in
             let existed = try backend.read(key) != nil
-            try changes.willChange(key, in: backend)
-            try backend.delete(key)
+            try deleteEverywhere(key, changes: changes)
             return OperationOutcome(existed, existed ? .ok : .skipped)
         }
     }

@@ -53,8 +53,7 @@ extension Vault {
         return try perform(.sessionRead, account: account, detail: name) { changes in
             guard let item = try backend.read(key) else { return .unrecorded(nil) }
             if item.isExpired(at: clock.now()) {
-                try changes.willChange(key, in: backend)
-                try backend.delete(key)
+                try deleteEverywhere(key, changes: changes)
                 return OperationOutcome(nil, event: .sessionExpired)
             }
             guard GrantRecord.isGrant(item.value) else { return OperationOutcome(Session(key, item)) }
@@ -123,8 +122,7 @@ extension Vault {
         try key.requireNameLengths()
         return try perform(.sessionDeleted, account: account, detail: name) { changes in
             let existed = try backend.read(key) != nil
-            try changes.willChange(key, in: backend)
-            try backend.delete(key)
+            try deleteEverywhere(key, changes: changes)
             return OperationOutcome(existed, existed ? .ok : .skipped)
         }
     }
@@ -134,8 +132,7 @@ extension Vault {
     private func expire(_ item: StoredItem, key: ItemKey) throws -> Bool {
         guard item.isExpired(at: clock.now()) else { return false }
         return try perform(.sessionExpired, account: key.account, detail: key.name) { changes in
-            try changes.willChange(key, in: backend)
-            try backend.delete(key)
+            try deleteEverywhere(key, changes: changes)
             return OperationOutcome(true)
         }
     }

@@ -44,8 +44,7 @@ extension Vault {
     public func forgetUsername() throws {
         try perform(.usernameForgotten) { changes in
             let previous = try lastUsername()
-            try changes.willChange(Vault.usernameItem, in: backend)
-            try backend.delete(Vault.usernameItem)
+            try deleteEverywhere(Vault.usernameItem, changes: changes)
             return OperationOutcome((), account: previous)
         }
     }
@@ -76,8 +75,7 @@ extension Vault {
             try backend.write(
                 StoredItem(value: SecretBytes(utf8: allowed ? "on" : "off")), for: Vault.rememberSetting)
             if !allowed {
-                try changes.willChange(Vault.usernameItem, in: backend)
-                try backend.delete(Vault.usernameItem)
+                try deleteEverywhere(Vault.usernameItem, changes: changes)
             }
             return OperationOutcome((), detail: allowed ? nil : "remembered username erased")
         }

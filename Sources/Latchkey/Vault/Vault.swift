@@ -195,7 +195,8 @@ public final class Vault: Sendable {
             ?? Vault.defaultStoreDirectory()
         let file = Vault.fileBackend(appID: appID, policy: policy, directory: directory, passphrase: passphrase)
         let selection = try Vault.select(
-            choice ?? policy.backend, policy: policy, appID: appID, file: file, secretService: secretService)
+            choice ?? policy.backend, policy: policy, appID: appID, file: file, unlock: unlock,
+            secretService: secretService)
         if unlock == .prompt, let service = selection.backend as? SecretServiceBackend {
             try service.unlockDefaultCollection(
                 timeout: .milliseconds(Int64(policy.secretServiceUnlockTimeout * 1000)))
@@ -302,10 +303,17 @@ public final class Vault: Sendable {
         var fallbackFrom: String?
     }
 
+    /// Chooses the store. A Secret Service without a default collection counts as
+    /// unavailable unless `unlock` is `prompt`, under which opening asks the provider to create one.
     private static func select(
         _ choice: Policy.BackendChoice, policy: Policy, appID: AppID, file: EncryptedFileBackend?,
-        secretService: () -> SecretServiceBackend
+        unlock: Policy.SecretServiceUnlock, secretService: () -> SecretServiceBackend
     ) throws -> Selection {
+        /// Checks that the Secret Service can be used as it is.
+        func check(_ service: SecretServiceBackend) throws {
+            try service.checkAvailability()
+            if unlock == .never { try service.checkDefaultCollection() }
+        }
         /// The file vault, when the file is to be used.
         func fileBackend() throws -> EncryptedFileBackend {
             guard let file else {
@@ -328,7 +336,7 @@ public final class Vault: Sendable {
         case .secretService:
             let service = secretService()
             do {
-                try service.checkAvailability()
+                try check(service)
             } catch let error as LatchkeyError where error.code == .unavailable || error.code == .timedOut {
                 let rule =
                     policy.backend == .secretService
@@ -340,7 +348,7 @@ public final class Vault: Sendable {
         case .auto:
             let service = secretService()
             do {
-                try service.checkAvailability()
+                try check(service)
                 return Selection(backend: service, reason: "the Secret Service answered")
             } catch let error as LatchkeyError where error.code == .unavailable {
                 // Only "there is none" falls back; a bus or daemon that does not

@@ -124,29 +124,52 @@ package final class SecretServiceBackend: CredentialBackend {
         reachable.withLock { $0 = true }
     }
 
+    /// Checks that the Secret Service has a default collection (where items are
+    /// stored): one that has none (KWallet with no wallet, gnome-keyring with no
+    /// keyring) is unavailable unless the provider may be asked to create one
+    /// (``unlockDefaultCollection(timeout:)`` under `secretService.unlock` `prompt`).
+    /// - Throws: `LatchkeyError` `.unavailable` naming the provider when there is
+    ///   none; what a call of this backend throws otherwise.
+    package func checkDefaultCollection() throws {
+        guard try !run({ try $0.hasDefaultCollection() }) else { return }
+        let provider = Self.provider().map { " of \($0)" } ?? ""
+        throw LatchkeyError(
+            .unavailable,
+            "the Secret Service\(provider) has no default collection (no keyring or wallet is set up); under secretService.unlock \"prompt\" it is asked to create one",
+            cFunction: "secret_service_read_alias_dbus_path_sync")
+    }
+
     /// Unlocks the default collection when it is locked, through the provider's
-    /// own prompt (libsecret's unlock call); Latchkey draws no dialog. Whether it is
-    /// locked is asked within ``deadline``, as every call is (so a hung service fails
-    /// here at the call deadline); the prompt has a deadline of its own, `timeout`,
-    /// long enough for a person.
+    /// own prompt (libsecret's unlock call), or asks the provider to create one when
+    /// there is none; Latchkey draws no dialog. Which of the two is needed is asked
+    /// within ``deadline``, as every call is (so a hung service fails here at the call
+    /// deadline); the prompt has a deadline of its own, `timeout`, long enough for a person.
     /// - Throws: `.locked` when the prompt was dismissed or not answered within
     ///   `timeout`, saying which; what a call of this backend throws otherwise.
     package func unlockDefaultCollection(timeout: Duration) throws {
-        // Whether it is locked is asked like every other call, within the deadline (a hung
+        // Whether it is missing or locked is asked like every other call, within the deadline (a hung
         // service fails here, as without a prompt); only the prompt itself waits `timeout`.
-        guard let locked = try run({ try $0.lockedDefaultCollection() }) else { return }
+        guard let needed = try run({ try $0.defaultCollectionNeedingPrompt() }) else { return }
         do {
             try whileAnswering {
-                try LibSecret.withConnection(deadline: timeout) { try $0.unlockCollection(at: locked) }
+                try LibSecret.withConnection(deadline: timeout) { connection in
+                    switch needed {
+                    case .missing: try connection.createDefaultCollection()
+                    case .locked(let path): try connection.unlockCollection(at: path)
+                    }
+                }
             }
         } catch let error as LatchkeyError
-            where error.code == .timedOut && error.cFunction == "secret_service_unlock_dbus_paths_sync"
+            where error.code == .timedOut
+            && (error.cFunction == "secret_service_unlock_dbus_paths_sync"
+                || error.cFunction == "secret_service_create_collection_dbus_path_sync")
         {
             silentUntil.withLock { $0 = nil } // a person not answering is not a hung service
-            throw LatchkeyError(
-                .locked,
-                "the Secret Service's default collection is locked and its unlock prompt got no answer within \(timeout)",
-                cFunction: "secret_service_unlock_dbus_paths_sync")
+            let what =
+                error.cFunction == "secret_service_unlock_dbus_paths_sync"
+                ? "the Secret Service's default collection is locked and its unlock prompt"
+                : "the Secret Service has no default collection and the provider's prompt to create one"
+            throw LatchkeyError(.locked, "\(what) got no answer within \(timeout)", cFunction: error.cFunction)
         }
     }
 
