@@ -100,4 +100,22 @@ struct CLIGrantLogoutTests {
             #expect(read.status == 1 && read.text.isEmpty, "\(read.text)")
         }
     }
+
+    @Test(
+        "a logout that cannot take the commit lock within 30 s exits 75, saying why, and deletes nothing",
+        arguments: ["logout", "wipe"])
+    func commitLockHeld(command: String) throws {
+        let store = try Store("file")
+        let put = try store.run(["session", "put", "s"], input: "token\n", environment: ["LATCHKEY_AGENT": "off"])
+        #expect(put.status == 0, "\(put.stderr)")
+        // Another process holds the lock, as a refresh stopped (SIGSTOP) while it saves would.
+        let held = try HeldLock(store.namespaceFile("commit.lock"))
+        let ended = try store.run(
+            command == "wipe" ? ["wipe", "--yes"] : [command], environment: ["LATCHKEY_AGENT": "off"])
+        try held.release()
+        #expect(ended.status == 75, "\(ended.status): \(ended.stderr)")
+        #expect(ended.stderr.contains("saving or deleting") && ended.stderr.contains("nothing was changed"))
+        let read = try store.run(["session", "get", "s"], environment: ["LATCHKEY_AGENT": "off"])
+        #expect(read.status == 0 && read.text == "token\n", "the session was deleted: \(read.stderr)")
+    }
 }
