@@ -8,6 +8,20 @@ import Synchronization
 #endif
 
 extension Vault {
+    #if LATCHKEY_TEST_SEAMS
+        /// A test seam (debug builds only): called when a refresh has read the session again
+        /// to settle its outcome, just before it writes or ends it, so a test can put another
+        /// caller's change in that window.
+        @TaskLocal package static var conditionalWriteObserver: (@Sendable () -> Void)?
+    #endif
+
+    /// Tells the test seam, in debug builds, that a refresh read the session again to settle it.
+    private static func conditionalWriteChecked() {
+        #if LATCHKEY_TEST_SEAMS
+            conditionalWriteObserver?()
+        #endif
+    }
+
     /// The one place the grant code reads the time.
     func grantClock() -> Date { clock.now() }
 
@@ -191,14 +205,17 @@ extension Vault {
 
     /// Saves, ends or keeps the grant after a refresh, under the refresh lock,
     /// recorded as `session.refreshed`. The write is conditional: only a session
-    /// still holding the grant the refresh used is replaced or ended.
+    /// still holding the grant the refresh used is replaced or ended. The second
+    /// read and the write run under the commit lock, which every deletion of
+    /// sessions takes too, so a logout cannot land between them.
     private func settle(_ outcome: RefreshOutcome, of previous: Grant, key: ItemKey) throws -> Grant? {
-        try perform(.sessionRefreshed, account: key.account, detail: key.name) { changes in
+        try performCommitting(.sessionRefreshed, account: key.account, detail: key.name) { changes in
             let stored = try backend.read(key)
             let storedGrant = try stored.flatMap {
                 GrantRecord.isGrant($0.value) ? try GrantRecord.decode($0.value) : nil
             }
             let unchanged = storedGrant != nil && storedGrant?.refreshToken == previous.refreshToken
+            Vault.conditionalWriteChecked()
             switch outcome {
             case .refreshed(let response):
                 guard unchanged else {
@@ -272,9 +289,27 @@ extension Vault {
     /// under the namespace directory's lock file (every thread, process and agent), or,
     /// for a vault kept in memory, under the vault's own gate.
     func withRefreshLock<R>(deadline: Duration, _ body: () throws -> R) throws -> R {
-        guard let storeDirectory else { return try RefreshLock.withLock(refreshGate, deadline: deadline, body) }
+        try withLock(.refresh, gate: refreshGate, deadline: deadline, body)
+    }
+
+    /// How long a deletion of sessions, or a refresh about to settle, waits for the commit
+    /// lock: its holder runs no app code, only a few store calls, each under its own deadline.
+    static let commitDeadline = Duration.seconds(30)
+
+    /// Runs `body` under the namespace's commit lock (``RefreshLock/Kind/commit``): a
+    /// refresh settling, or a change to sessions that a refresh settling must not cross.
+    /// - Throws: `LatchkeyError` `.timedOut` when another holder kept it for longer than
+    ///   ``commitDeadline`` (nothing was changed); what `body` throws.
+    func withCommitLock<R>(_ body: () throws -> R) throws -> R {
+        try withLock(.commit, gate: commitGate, deadline: Vault.commitDeadline, body)
+    }
+
+    private func withLock<R>(
+        _ kind: RefreshLock.Kind, gate: DispatchSemaphore, deadline: Duration, _ body: () throws -> R
+    ) throws -> R {
+        guard let storeDirectory else { return try RefreshLock.withLock(kind, gate, deadline: deadline, body) }
         return try RefreshLock.withLock(
-            in: NamespaceDirectory(appID: appID, storeDirectory: storeDirectory), deadline: deadline, body)
+            kind, in: NamespaceDirectory(appID: appID, storeDirectory: storeDirectory), deadline: deadline, body)
     }
 
     /// Runs an async refresher from a thread that may block, and waits for it.

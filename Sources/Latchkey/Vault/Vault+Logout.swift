@@ -5,11 +5,12 @@ extension Vault {
     /// store in use and in a leftover file vault from an earlier fallback.
     /// - Parameter account: The account logging out; all accounts when nil.
     /// - Returns: What was wiped and what was kept.
-    /// - Throws: `LatchkeyError` when a store cannot answer; nothing is reported
-    ///   as wiped that was not.
+    /// - Throws: `LatchkeyError` when a store cannot answer, nothing being reported
+    ///   as wiped that was not; `.timedOut` when a refresh of the namespace kept
+    ///   settling for longer than 30 s (`docs/ROTATION.md`; nothing was deleted).
     @discardableResult
     public func logout(account: String? = nil) throws -> LogoutReport {
-        try perform(.logout, account: account) { changes in
+        try performCommitting(.logout, account: account) { changes in
             var report = LogoutReport()
             for store in try storesHoldingCredentials {
                 let sessions = try store.list(kind: .session).filter { account == nil || $0.account == account }
@@ -40,10 +41,11 @@ extension Vault {
     /// vault and key are destroyed too and a new one keeps only the user's
     /// opt-out setting, which always stays. Idempotent.
     /// - Returns: What was wiped.
-    /// - Throws: `LatchkeyError` when a store cannot answer.
+    /// - Throws: `LatchkeyError` `.timedOut` when a refresh of the namespace kept
+    ///   settling for longer than 30 s (nothing was wiped); when a store cannot answer.
     @discardableResult
     public func wipe() throws -> LogoutReport {
-        try perform(.wipe) { changes in
+        try performCommitting(.wipe) { changes in
             var report = LogoutReport()
             if backend.kind == .file, let fileVault {
                 // One change: the sessions and the username go in the same atomic
@@ -79,11 +81,12 @@ extension Vault {
     /// Under a policy that wipes on exit (a shared device), every session is
     /// deleted; otherwise nothing happens.
     /// - Returns: What was wiped.
-    /// - Throws: `LatchkeyError` when the store cannot answer.
+    /// - Throws: `LatchkeyError` `.timedOut` when a refresh of the namespace kept
+    ///   settling for longer than 30 s (nothing was wiped); when the store cannot answer.
     @discardableResult
     public func applyExitPolicy() throws -> LogoutReport {
         guard policy.wipesSessionsOnExit else { return LogoutReport() }
-        return try perform(.wipe, detail: "app exit") { changes in
+        return try performCommitting(.wipe, detail: "app exit") { changes in
             var report = LogoutReport()
             for store in try storesHoldingCredentials {
                 for key in try store.list(kind: .session) {

@@ -150,6 +150,18 @@ extension Vault {
         }
     }
 
+    /// ``perform(_:account:detail:_:)`` under the namespace's commit lock
+    /// (``RefreshLock/Kind/commit``), taken before the trail's: a refresh settling, or a
+    /// change to sessions that a refresh settling must not cross (a deletion, a plain
+    /// session saved). A change whose commit lock stays held past ``Vault/commitDeadline``
+    /// is not made.
+    func performCommitting<Value>(
+        _ event: AuditEvent, account: String? = nil, detail: String? = nil,
+        _ act: (ChangeLog) throws -> OperationOutcome<Value>
+    ) throws -> Value {
+        try withCommitLock { try perform(event, account: account, detail: detail, act) }
+    }
+
     /// Deals with an entry that could not be written after its change was made:
     /// under `fail` undoes the change and throws, saying so; under `warn` keeps the warning.
     private func settle(_ error: LatchkeyError, of event: AuditEvent, undoing changes: ChangeLog?) throws {

@@ -16,7 +16,8 @@ extension Vault {
     /// - Throws: `LatchkeyError` `.invalidInput` for an empty name, a name or
     ///   account longer than 255 UTF-8 bytes, or an expiry that is not in the future
     ///   (a token that has already expired is refused rather than stored dead), or a
-    ///   token that begins with the marker of a grant record; store and audit errors.
+    ///   token that begins with the marker of a grant record; `.timedOut` when a refresh
+    ///   of the namespace kept settling for longer than 30 s; store and audit errors.
     @discardableResult
     public func saveSession(_ token: SecretBytes, name: String, account: String, expires: Date? = nil) throws -> Date {
         guard !name.isEmpty else { throw LatchkeyError(.invalidInput, "the session name is empty") }
@@ -31,7 +32,7 @@ extension Vault {
         let expiry = policy.sessionExpiry(requested: expires, created: now)
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
-        return try perform(.sessionSaved, account: account, detail: name) { changes in
+        return try performCommitting(.sessionSaved, account: account, detail: name) { changes in
             try changes.willChange(key, in: backend)
             try backend.write(StoredItem(value: token, created: now, expires: expiry), for: key)
             return OperationOutcome(expiry)
@@ -115,12 +116,13 @@ extension Vault {
     ///   - name: The token's name.
     ///   - account: The account.
     /// - Returns: Whether a session was there.
-    /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for a name or account over 255 bytes.
+    /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for a name or account over 255 bytes;
+    ///   `.timedOut` when a refresh of the namespace kept settling for longer than 30 s (nothing was deleted).
     @discardableResult
     public func deleteSession(named name: String, account: String) throws -> Bool {
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
-        return try perform(.sessionDeleted, account: account, detail: name) { changes in
+        return try performCommitting(.sessionDeleted, account: account, detail: name) { changes in
             let existed = try backend.read(key) != nil
             try deleteEverywhere(key, changes: changes)
             return OperationOutcome(existed, existed ? .ok : .skipped)

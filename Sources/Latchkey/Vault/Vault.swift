@@ -51,6 +51,8 @@ public final class Vault: Sendable {
     let fileVault: EncryptedFileBackend?
     /// The refresh lock of a vault kept in memory (one with a directory locks a file in it).
     let refreshGate = DispatchSemaphore(value: 1)
+    /// The commit lock of a vault kept in memory (``RefreshLock/Kind/commit``).
+    let commitGate = DispatchSemaphore(value: 1)
     /// The audit trail of the store in use (in memory for a vault kept in memory),
     /// or nil when the policy disables auditing.
     let audit: (any AuditLog)?

@@ -157,13 +157,22 @@ enum Spawn {
     /// `count` timed runs of each of several commands that must exit 0, taken
     /// in turn (one run of each, then the next round), after 3 untimed rounds:
     /// a change in the machine's load during the runs then moves every
-    /// figure alike instead of only the ones measured while it lasted.
+    /// figure alike instead of only the ones measured while it lasted. Each
+    /// round starts one command further on, so no command always runs right after
+    /// the same one: a command that leaves work behind it would otherwise slow the
+    /// same neighbour in every run. (With a fixed order, `session get --refresh-command`
+    /// on the Secret Service, always run after the file backend's `session get`,
+    /// measured 1.1-1.2x the plain `session get` run after `latchkey --version`, with
+    /// the same instructions, D-Bus calls and CPU time in client and daemon;
+    /// BENCHMARKS.md, "Rotation".)
     /// - Returns: One summary per command, in order.
     static func timeInTurn(_ count: Int, _ commands: [Command]) throws -> [Summary] {
         let prepared = commands.map { Prepared($0.arguments, stdin: $0.stdin, environment: $0.environment) }
         var samples = [[Double]](repeating: [], count: commands.count)
         for round in 0..<(count + 3) {
-            for (index, command) in prepared.enumerated() {
+            for step in prepared.indices {
+                let index = (round + step) % prepared.count
+                let command = prepared[index]
                 let (status, elapsed) = try Stopwatch.timed { try command.run() }
                 guard status == 0 else {
                     throw Failure(
