@@ -1,5 +1,8 @@
 # Latchkey: every target installs what is missing first (Debian packages through apt-get).
 SWIFT ?= swift
+# Every debug build here has the library's test seams, which the tests use (Package.swift);
+# release builds never do, and neither does an app's build, which does not set this.
+export LATCHKEY_TEST_SEAMS = 1
 PREFIX ?= /usr/local
 
 # The Swift files the formatter keeps (.swift-format; CONTRIBUTING.md says why these settings).

@@ -1,9 +1,15 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The library's test seams (task-local observers and failure injection) exist in
-// debug builds only, which `make test` uses; release builds carry none of them.
-let testSeams: [SwiftSetting] = [.define("LATCHKEY_TEST_SEAMS", .when(configuration: .debug))]
+// The library's test seams (task-local observers and failure injection) are compiled only
+// into a debug build made with LATCHKEY_TEST_SEAMS=1 in its environment, as `make test` makes
+// it: an app that depends on Latchkey, a plain `swift build` and every release build carry none.
+let testSeams: [SwiftSetting] =
+    Context.environment["LATCHKEY_TEST_SEAMS"] == "1"
+    ? [.define("LATCHKEY_TEST_SEAMS", .when(configuration: .debug))] : []
+let testSeamsInC: [CSetting] =
+    Context.environment["LATCHKEY_TEST_SEAMS"] == "1"
+    ? [.define("LATCHKEY_TEST_SEAMS", .when(configuration: .debug))] : []
 
 let package = Package(
     name: "Latchkey",
@@ -25,6 +31,7 @@ let package = Package(
         .target(
             name: "CLatchkeySecret",
             exclude: ["functions.h"],
+            cSettings: testSeamsInC,
             linkerSettings: [.linkedLibrary("dl")]
         ),
         // Linux calls Swift cannot make directly (prctl is variadic): static inline C in a header.
@@ -66,11 +73,13 @@ let package = Package(
         // locator, the process runner and the canary scan.
         .target(
             name: "LatchkeyTestSupport",
-            path: "Tests/Support"
+            path: "Tests/Support",
+            swiftSettings: testSeams
         ),
         .testTarget(
             name: "LatchkeyTests",
-            dependencies: ["Latchkey", "LatchkeyTesting", "LatchkeyCredentialHelpers", "LatchkeyTestSupport"]
+            dependencies: ["Latchkey", "LatchkeyTesting", "LatchkeyCredentialHelpers", "LatchkeyTestSupport"],
+            swiftSettings: testSeams
         ),
         .target(
             name: "LatchkeyLoginFlow",

@@ -101,7 +101,7 @@ public struct SecretBytes: Sendable {
     }
 
     #if LATCHKEY_TEST_SEAMS
-        /// A test seam (debug builds only): when set for the current task, it is
+        /// A test seam (only in a build with LATCHKEY_TEST_SEAMS=1, as `make test` makes): when set for the current task, it is
         /// called as every secret buffer is released, with whether the memory read
         /// as all zeros after zeroing and the buffer's length.
         @TaskLocal static var releaseObserver: (@Sendable (_ zeroed: Bool, _ count: Int) -> Void)?

@@ -113,7 +113,7 @@ do {
                 }
             }
         #else
-            fail("migrate-crash needs a debug build, whose library has its test seams")
+            fail("migrate-crash needs the library's test seams: a debug build with LATCHKEY_TEST_SEAMS=1 (make test)")
         #endif
     case "migrate-open" where arguments.count == 4 || arguments.count == 5:
         #if LATCHKEY_TEST_SEAMS
@@ -128,7 +128,7 @@ do {
                     "moved=\(report?.moved ?? 0) keptNewer=\(report?.keptNewer ?? 0) destroyed=\(flag(report?.destroyedFileVault)) awaiting=\(flag(report?.awaitingVerification))\n"
                         .utf8))
         #else
-            fail("migrate-open needs a debug build, whose library has its test seams")
+            fail("migrate-open needs the library's test seams: a debug build with LATCHKEY_TEST_SEAMS=1 (make test)")
         #endif
     default:
         fail("unknown command or wrong number of arguments")

@@ -154,7 +154,10 @@ struct CLIGrantTests {
                 environment: ["LATCHKEY_AGENT": "off"])
             try child.input.fileHandleForWriting.write(contentsOf: Data(response(round).utf8))
             try child.input.fileHandleForWriting.close()
-            Thread.sleep(forTimeInterval: Double.random(in: 0...0.08))
+            // From at once (before the write starts) to well after it (a file put ends within
+            // milliseconds on a quiet machine), so some kills land before, during and after the write.
+            Thread.sleep(
+                forTimeInterval: [0, 0.002, 0.005, 0.01, 0.02, 0.04, 0.08][round % 7] * Double.random(in: 0.5...1.5))
             kill(child.process.processIdentifier, SIGKILL)
             child.process.waitUntilExit()
             let number = try stored()

@@ -88,7 +88,7 @@ struct CLILibSecretLoadingTests {
             "libsecret was not loaded: \(put.loaded)")
     }
 
-    @Test("without libsecret, auto falls back to the file and status says why", .needsSecretService)
+    @Test("without libsecret, auto falls back to the file and status says why", .needsSecretService, .needsTestSeams)
     func missingLibraryFallsBack() throws {
         let store = try Store("auto")
         let environment: [String: String?] = Self.inProcess.merging(["LATCHKEY_LIBSECRET_PATH": Self.missingLibrary]) {
@@ -110,7 +110,7 @@ struct CLILibSecretLoadingTests {
         #expect(json["backend"] as? String == "file")
     }
 
-    @Test("without libsecret, --backend secret-service exits 69 saying so")
+    @Test("without libsecret, --backend secret-service exits 69 saying so", .needsTestSeams)
     func missingLibraryRequired() throws {
         let store = try Store("secret-service")
         let environment: [String: String?] = Self.inProcess.merging(["LATCHKEY_LIBSECRET_PATH": Self.missingLibrary]) {
@@ -125,7 +125,7 @@ struct CLILibSecretLoadingTests {
         #expect(try json.errorCode() == "unavailable")
     }
 
-    @Test("a library that lacks a function libsecret has is refused, not called", .needsSecretService)
+    @Test("a library that lacks a function libsecret has is refused, not called", .needsSecretService, .needsTestSeams)
     func incompleteLibrary() throws {
         let store = try Store("auto")
         let sodium = ["/usr/lib/x86_64-linux-gnu/libsodium.so.23", "/usr/lib/aarch64-linux-gnu/libsodium.so.23"]

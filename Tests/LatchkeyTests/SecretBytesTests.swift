@@ -8,36 +8,42 @@ import Testing
 struct SecretBytesTests {
     static let canary = "canary-7f3a-SECRET-value"
 
-    @Test("released memory is zeroed before it is freed")
+    @Test("released memory is zeroed before it is freed", .needsTestSeams)
     func zeroedOnRelease() {
-        let seen = Mutex<[(zeroed: Bool, count: Int)]>([])
-        let observer: @Sendable (Bool, Int) -> Void = { zeroed, count in seen.withLock { $0.append((zeroed, count)) } }
-        SecretBytes.$releaseObserver.withValue(observer) {
-            do {
-                let secret = SecretBytes(utf8: Self.canary)
-                let copy = secret
-                #expect(copy.count == Self.canary.utf8.count)
+        #if LATCHKEY_TEST_SEAMS
+            let seen = Mutex<[(zeroed: Bool, count: Int)]>([])
+            let observer: @Sendable (Bool, Int) -> Void = { zeroed, count in
+                seen.withLock { $0.append((zeroed, count)) }
             }
-            do {
-                _ = SecretBytes.random(count: 32)
+            SecretBytes.$releaseObserver.withValue(observer) {
+                do {
+                    let secret = SecretBytes(utf8: Self.canary)
+                    let copy = secret
+                    #expect(copy.count == Self.canary.utf8.count)
+                }
+                do {
+                    _ = SecretBytes.random(count: 32)
+                }
             }
-        }
-        let releases = seen.withLock { $0 }
-        #expect(releases.map(\.count).sorted() == [32, Self.canary.utf8.count].sorted())
-        #expect(releases.allSatisfy { $0.zeroed })
+            let releases = seen.withLock { $0 }
+            #expect(releases.map(\.count).sorted() == [32, Self.canary.utf8.count].sorted())
+            #expect(releases.allSatisfy { $0.zeroed })
+        #endif
     }
 
-    @Test("a copy keeps the bytes alive until the last owner lets go")
+    @Test("a copy keeps the bytes alive until the last owner lets go", .needsTestSeams)
     func copiesShareStorage() {
-        let released = Mutex(0)
-        var survivor: SecretBytes?
-        let observer: @Sendable (Bool, Int) -> Void = { _, _ in released.withLock { $0 += 1 } }
-        SecretBytes.$releaseObserver.withValue(observer) {
-            let secret = SecretBytes(utf8: Self.canary)
-            survivor = secret
-        }
-        #expect(released.withLock { $0 } == 0)
-        #expect(survivor?.utf8String() == Self.canary)
+        #if LATCHKEY_TEST_SEAMS
+            let released = Mutex(0)
+            var survivor: SecretBytes?
+            let observer: @Sendable (Bool, Int) -> Void = { _, _ in released.withLock { $0 += 1 } }
+            SecretBytes.$releaseObserver.withValue(observer) {
+                let secret = SecretBytes(utf8: Self.canary)
+                survivor = secret
+            }
+            #expect(released.withLock { $0 } == 0)
+            #expect(survivor?.utf8String() == Self.canary)
+        #endif
     }
 
     @Test("description, interpolation, debugDescription and dump never show the secret")

@@ -259,86 +259,90 @@ struct VaultTests {
 
     @Test(
         "migration copies every item into the Secret Service and destroys the file vault only when a later process, at least 10 s later, reads them all back",
-        .needsSecretService)
+        .needsSecretService, .needsTestSeams)
     func migration() throws {
-        let appID = try SecretServiceTestSupport.freshAppID("migration")
-        let directory = try freshDirectory() + "/store"
-        let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
-        #expect(offline.openReport.backend == .file)
-        #expect(offline.openReport.fallback != nil)
-        #expect(offline.openReport.migration == nil)
-        try offline.rememberUsername("alice")
-        for i in 0..<5 { try offline.saveSession(SecretBytes(utf8: "token-\(i)"), name: "t\(i)", account: "alice") }
-        let file = try #require(offline.fileVault)
-        func fileVaultExists() throws -> Bool {
-            try POSIX.status(of: file.vaultPath) != nil && POSIX.status(of: file.keyFilePath) != nil
-        }
-        #expect(try fileVaultExists())
+        #if LATCHKEY_TEST_SEAMS
+            let appID = try SecretServiceTestSupport.freshAppID("migration")
+            let directory = try freshDirectory() + "/store"
+            let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+            #expect(offline.openReport.backend == .file)
+            #expect(offline.openReport.fallback != nil)
+            #expect(offline.openReport.migration == nil)
+            try offline.rememberUsername("alice")
+            for i in 0..<5 { try offline.saveSession(SecretBytes(utf8: "token-\(i)"), name: "t\(i)", account: "alice") }
+            let file = try #require(offline.fileVault)
+            func fileVaultExists() throws -> Bool {
+                try POSIX.status(of: file.vaultPath) != nil && POSIX.status(of: file.keyFilePath) != nil
+            }
+            #expect(try fileVaultExists())
 
-        let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
-        #expect(online.backend.kind == .secretService)
-        #expect(online.openReport.backend == .secretService && online.openReport.fallback == nil)
-        #expect(online.openReport.migration?.moved == 6)
-        #expect(online.openReport.migration?.destroyedFileVault == false)
-        #expect(online.openReport.migration?.awaitingVerification == true)
-        #expect(try fileVaultExists(), "the file vault went on the strength of one acknowledgement")
-        #expect(try online.lastUsername() == "alice")
-        for i in 0..<5 {
-            #expect(try online.session(named: "t\(i)", account: "alice")?.value == SecretBytes(utf8: "token-\(i)"))
-        }
-        let migrate = try #require(try online.auditEntries().first { $0.event == .migrate })
-        #expect(migrate.detail?.contains("moved 6 items") == true, "\(migrate.detail ?? "")")
+            let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
+            #expect(online.backend.kind == .secretService)
+            #expect(online.openReport.backend == .secretService && online.openReport.fallback == nil)
+            #expect(online.openReport.migration?.moved == 6)
+            #expect(online.openReport.migration?.destroyedFileVault == false)
+            #expect(online.openReport.migration?.awaitingVerification == true)
+            #expect(try fileVaultExists(), "the file vault went on the strength of one acknowledgement")
+            #expect(try online.lastUsername() == "alice")
+            for i in 0..<5 {
+                #expect(try online.session(named: "t\(i)", account: "alice")?.value == SecretBytes(utf8: "token-\(i)"))
+            }
+            let migrate = try #require(try online.auditEntries().first { $0.event == .migrate })
+            #expect(migrate.detail?.contains("moved 6 items") == true, "\(migrate.detail ?? "")")
 
-        // The same process, however late, never counts as the later open.
-        let again = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
-        #expect(again.openReport.migration?.destroyedFileVault == false)
-        #expect(again.openReport.migration?.moved == 0)
-        #expect(try fileVaultExists())
-        // A user's deletion meanwhile reaches the file copy too, so it cannot come back.
-        #expect(try again.deleteSession(named: "t4", account: "alice"))
+            // The same process, however late, never counts as the later open.
+            let again = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
+            #expect(again.openReport.migration?.destroyedFileVault == false)
+            #expect(again.openReport.migration?.moved == 0)
+            #expect(try fileVaultExists())
+            // A user's deletion meanwhile reaches the file copy too, so it cannot come back.
+            #expect(try again.deleteSession(named: "t4", account: "alice"))
 
-        // Another process at once: too soon (kwalletd5 saves 5 s after the last change).
-        #expect(try Self.openInAnotherProcess(appID, directory) == "moved=0 keptNewer=0 destroyed=0 awaiting=1")
-        #expect(try fileVaultExists())
-        // Another process once the minimum age has passed (the test seam makes it 0 s): destroyed.
-        #expect(
-            try Self.openInAnotherProcess(appID, directory, minimumAge: 0)
-                == "moved=0 keptNewer=0 destroyed=1 awaiting=0")
-        #expect(try !fileVaultExists())
-        let after = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
-        #expect(after.openReport.migration == nil)
-        #expect(try after.session(named: "t0", account: "alice")?.value == SecretBytes(utf8: "token-0"))
-        #expect(try after.session(named: "t4", account: "alice") == nil)
-        #expect(try after.verifyAudit().allSatisfy { $0.verification.isIntact })
-        try after.wipe()
-        try SecretServiceBackend(appID: appID).deleteAll()
+            // Another process at once: too soon (kwalletd5 saves 5 s after the last change).
+            #expect(try Self.openInAnotherProcess(appID, directory) == "moved=0 keptNewer=0 destroyed=0 awaiting=1")
+            #expect(try fileVaultExists())
+            // Another process once the minimum age has passed (the test seam makes it 0 s): destroyed.
+            #expect(
+                try Self.openInAnotherProcess(appID, directory, minimumAge: 0)
+                    == "moved=0 keptNewer=0 destroyed=1 awaiting=0")
+            #expect(try !fileVaultExists())
+            let after = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
+            #expect(after.openReport.migration == nil)
+            #expect(try after.session(named: "t0", account: "alice")?.value == SecretBytes(utf8: "token-0"))
+            #expect(try after.session(named: "t4", account: "alice") == nil)
+            #expect(try after.verifyAudit().allSatisfy { $0.verification.isIntact })
+            try after.wipe()
+            try SecretServiceBackend(appID: appID).deleteAll()
+        #endif
     }
 
     @Test(
         "an item the Secret Service lost between the copy and the later open is copied again from the file, and the file kept until a later open reads it",
-        .needsSecretService)
+        .needsSecretService, .needsTestSeams)
     func migrationCopiesAgainWhatWasLost() throws {
-        let appID = try SecretServiceTestSupport.freshAppID("migrationlost")
-        let directory = try freshDirectory() + "/store"
-        let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
-        try offline.saveSession(SecretBytes(utf8: "kept"), name: "access", account: "alice")
-        try offline.saveSession(SecretBytes(utf8: "lost"), name: "refresh", account: "alice")
-        let file = try #require(offline.fileVault)
-        #expect(try Self.openInAnotherProcess(appID, directory) == "moved=2 keptNewer=0 destroyed=0 awaiting=1")
-        // The provider loses one item it acknowledged (as kwalletd5 stopped within 5 s does).
-        try SecretServiceBackend(appID: appID).delete(ItemKey(kind: .session, account: "alice", name: "refresh"))
-        #expect(
-            try Self.openInAnotherProcess(appID, directory, minimumAge: 0)
-                == "moved=1 keptNewer=0 destroyed=0 awaiting=1")
-        #expect(try POSIX.status(of: file.vaultPath) != nil)
-        #expect(
-            try Self.openInAnotherProcess(appID, directory, minimumAge: 0)
-                == "moved=0 keptNewer=0 destroyed=1 awaiting=0")
-        let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
-        #expect(try online.session(named: "refresh", account: "alice")?.value == SecretBytes(utf8: "lost"))
-        #expect(try online.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "kept"))
-        try online.wipe()
-        try SecretServiceBackend(appID: appID).deleteAll()
+        #if LATCHKEY_TEST_SEAMS
+            let appID = try SecretServiceTestSupport.freshAppID("migrationlost")
+            let directory = try freshDirectory() + "/store"
+            let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+            try offline.saveSession(SecretBytes(utf8: "kept"), name: "access", account: "alice")
+            try offline.saveSession(SecretBytes(utf8: "lost"), name: "refresh", account: "alice")
+            let file = try #require(offline.fileVault)
+            #expect(try Self.openInAnotherProcess(appID, directory) == "moved=2 keptNewer=0 destroyed=0 awaiting=1")
+            // The provider loses one item it acknowledged (as kwalletd5 stopped within 5 s does).
+            try SecretServiceBackend(appID: appID).delete(ItemKey(kind: .session, account: "alice", name: "refresh"))
+            #expect(
+                try Self.openInAnotherProcess(appID, directory, minimumAge: 0)
+                    == "moved=1 keptNewer=0 destroyed=0 awaiting=1")
+            #expect(try POSIX.status(of: file.vaultPath) != nil)
+            #expect(
+                try Self.openInAnotherProcess(appID, directory, minimumAge: 0)
+                    == "moved=0 keptNewer=0 destroyed=1 awaiting=0")
+            let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
+            #expect(try online.session(named: "refresh", account: "alice")?.value == SecretBytes(utf8: "lost"))
+            #expect(try online.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "kept"))
+            try online.wipe()
+            try SecretServiceBackend(appID: appID).deleteAll()
+        #endif
     }
 
     /// Opens the vault in `latchkey-testhelper migrate-open` (another process) and returns
@@ -359,55 +363,60 @@ struct VaultTests {
 
 @Suite("Vault migration under SIGKILL", .serialized, .sandboxed, .needsSecretService)
 struct VaultMigrationCrashTests {
-    @Test("killing the process at each step of migration, the later open's included, loses nothing")
+    @Test("killing the process at each step of migration, the later open's included, loses nothing", .needsTestSeams)
     func killedAtEveryStep() throws {
-        let appID = try SecretServiceTestSupport.freshAppID("migrationcrash")
-        let directory = try freshDirectory() + "/store"
-        let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
-        try offline.rememberUsername("alice")
-        let tokens = (0..<5).map { "token-\($0)-\(UInt32.random(in: 0...UInt32.max))" }
-        for (i, token) in tokens.enumerated() {
-            try offline.saveSession(SecretBytes(utf8: token), name: "t\(i)", account: "alice")
-        }
-        let file = try #require(offline.fileVault)
-        let service = SecretServiceBackend(appID: appID)
-
-        /// Every item is in the Secret Service or in the file vault (or both), with its value.
-        func nothingLost() throws {
-            func value(_ key: ItemKey) throws -> SecretBytes? {
-                let fileItem = try POSIX.status(of: file.vaultPath) == nil ? nil : try file.read(key)
-                return try service.read(key)?.value ?? fileItem?.value
-            }
-            #expect(try value(Vault.usernameItem) == SecretBytes(utf8: "alice"))
+        #if LATCHKEY_TEST_SEAMS
+            let appID = try SecretServiceTestSupport.freshAppID("migrationcrash")
+            let directory = try freshDirectory() + "/store"
+            let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+            try offline.rememberUsername("alice")
+            let tokens = (0..<5).map { "token-\($0)-\(UInt32.random(in: 0...UInt32.max))" }
             for (i, token) in tokens.enumerated() {
-                #expect(try value(ItemKey(kind: .session, account: "alice", name: "t\(i)")) == SecretBytes(utf8: token))
+                try offline.saveSession(SecretBytes(utf8: token), name: "t\(i)", account: "alice")
             }
-        }
-        func killed(at step: Int) throws {
-            let helper = Process()
-            helper.executableURL = URL(fileURLWithPath: try testHelperPath())
-            // Minimum age 0 s (a test seam): every later process may verify and destroy.
-            helper.arguments = ["migrate-crash", directory, appID.rawValue, String(step), "0"]
-            try helper.run()
-            helper.waitUntilExit()
-            #expect(helper.terminationReason == .uncaughtSignal && helper.terminationStatus == SIGKILL, "step \(step)")
-            try nothingLost()
-        }
+            let file = try #require(offline.fileVault)
+            let service = SecretServiceBackend(appID: appID)
 
-        // Six items copied, then the record of what was copied: seven steps, each in a new process.
-        for step in 1...7 {
-            try killed(at: step)
-            #expect(
-                try POSIX.status(of: file.vaultPath) != nil, "the file vault went before a later open read every item")
-        }
-        // A later process reads the six back (steps 1 to 6) and destroys the file vault (step 7).
-        try killed(at: 7)
-        #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
-        let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
-        #expect(online.openReport.migration == nil)
-        try nothingLost()
-        try online.wipe()
-        try service.deleteAll()
+            /// Every item is in the Secret Service or in the file vault (or both), with its value.
+            func nothingLost() throws {
+                func value(_ key: ItemKey) throws -> SecretBytes? {
+                    let fileItem = try POSIX.status(of: file.vaultPath) == nil ? nil : try file.read(key)
+                    return try service.read(key)?.value ?? fileItem?.value
+                }
+                #expect(try value(Vault.usernameItem) == SecretBytes(utf8: "alice"))
+                for (i, token) in tokens.enumerated() {
+                    #expect(
+                        try value(ItemKey(kind: .session, account: "alice", name: "t\(i)")) == SecretBytes(utf8: token))
+                }
+            }
+            func killed(at step: Int) throws {
+                let helper = Process()
+                helper.executableURL = URL(fileURLWithPath: try testHelperPath())
+                // Minimum age 0 s (a test seam): every later process may verify and destroy.
+                helper.arguments = ["migrate-crash", directory, appID.rawValue, String(step), "0"]
+                try helper.run()
+                helper.waitUntilExit()
+                #expect(
+                    helper.terminationReason == .uncaughtSignal && helper.terminationStatus == SIGKILL, "step \(step)")
+                try nothingLost()
+            }
+
+            // Six items copied, then the record of what was copied: seven steps, each in a new process.
+            for step in 1...7 {
+                try killed(at: step)
+                #expect(
+                    try POSIX.status(of: file.vaultPath) != nil,
+                    "the file vault went before a later open read every item")
+            }
+            // A later process reads the six back (steps 1 to 6) and destroys the file vault (step 7).
+            try killed(at: 7)
+            #expect(try POSIX.status(of: file.vaultPath) == nil && POSIX.status(of: file.keyFilePath) == nil)
+            let online = try Vault.open(appID: appID, policy: .default, storeDirectory: directory)
+            #expect(online.openReport.migration == nil)
+            try nothingLost()
+            try online.wipe()
+            try service.deleteAll()
+        #endif
     }
 }
 
@@ -534,43 +543,45 @@ struct VaultAuditFailureTests {
     }
 
     @Test(
-        "under 'fail', a change whose entry cannot be written is undone and the error keeps its cause; under 'warn' it stands"
-    )
+        "under 'fail', a change whose entry cannot be written is undone and the error keeps its cause; under 'warn' it stands",
+        .needsTestSeams)
     func failedAppendUndoes() throws {
-        for mode in [Policy.AuditFailureMode.fail, .warn] {
-            var policy = Policy.default
-            policy.audit.failureMode = mode
-            let vault = try TestedStore.keyFile.open(policy: policy)
-            try vault.rememberUsername("alice")
-            try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
-            try vault.saveSession(SecretBytes(utf8: "r"), name: "refresh", account: "alice")
-            let before = try vault.auditEntries().count
-            let diskFull: @Sendable () throws -> Void = { throw LatchkeyError(.io, "no space left on device") }
-            try AuditTrail.$appendFailure.withValue(diskFull) {
-                if mode == .fail {
-                    let saved = #expect(throws: LatchkeyError.self) {
+        #if LATCHKEY_TEST_SEAMS
+            for mode in [Policy.AuditFailureMode.fail, .warn] {
+                var policy = Policy.default
+                policy.audit.failureMode = mode
+                let vault = try TestedStore.keyFile.open(policy: policy)
+                try vault.rememberUsername("alice")
+                try vault.saveSession(SecretBytes(utf8: "t"), name: "access", account: "alice")
+                try vault.saveSession(SecretBytes(utf8: "r"), name: "refresh", account: "alice")
+                let before = try vault.auditEntries().count
+                let diskFull: @Sendable () throws -> Void = { throw LatchkeyError(.io, "no space left on device") }
+                try AuditTrail.$appendFailure.withValue(diskFull) {
+                    if mode == .fail {
+                        let saved = #expect(throws: LatchkeyError.self) {
+                            try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "alice")
+                        }
+                        #expect(saved?.code == .io && saved?.message.contains("the change was undone") == true)
+                        let logout = #expect(throws: LatchkeyError.self) { try vault.logout(account: "alice") }
+                        #expect(logout?.code == .io)
+                        let optOut = #expect(throws: LatchkeyError.self) { try vault.setUsernameMemoryAllowed(false) }
+                        #expect(optOut?.code == .io)
+                    } else {
                         try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "alice")
+                        try vault.logout(account: "alice")
                     }
-                    #expect(saved?.code == .io && saved?.message.contains("the change was undone") == true)
-                    let logout = #expect(throws: LatchkeyError.self) { try vault.logout(account: "alice") }
-                    #expect(logout?.code == .io)
-                    let optOut = #expect(throws: LatchkeyError.self) { try vault.setUsernameMemoryAllowed(false) }
-                    #expect(optOut?.code == .io)
-                } else {
-                    try vault.saveSession(SecretBytes(utf8: "u"), name: "access", account: "alice")
-                    try vault.logout(account: "alice")
                 }
+                if mode == .fail {
+                    #expect(try vault.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "t"))
+                    #expect(try vault.session(named: "refresh", account: "alice")?.value == SecretBytes(utf8: "r"))
+                    #expect(try vault.lastUsername() == "alice" && vault.isUsernameMemoryAllowed())
+                } else {
+                    #expect(try vault.sessions(account: "alice").isEmpty)
+                    #expect(vault.auditWarnings.count == 2 && vault.auditWarnings.allSatisfy { $0.code == .io })
+                }
+                #expect(try vault.auditEntries().count >= before)
+                #expect(try vault.verifyAudit().allSatisfy { $0.verification.isIntact })
             }
-            if mode == .fail {
-                #expect(try vault.session(named: "access", account: "alice")?.value == SecretBytes(utf8: "t"))
-                #expect(try vault.session(named: "refresh", account: "alice")?.value == SecretBytes(utf8: "r"))
-                #expect(try vault.lastUsername() == "alice" && vault.isUsernameMemoryAllowed())
-            } else {
-                #expect(try vault.sessions(account: "alice").isEmpty)
-                #expect(vault.auditWarnings.count == 2 && vault.auditWarnings.allSatisfy { $0.code == .io })
-            }
-            #expect(try vault.auditEntries().count >= before)
-            #expect(try vault.verifyAudit().allSatisfy { $0.verification.isIntact })
-        }
+        #endif
     }
 }

@@ -133,7 +133,8 @@ typedef struct LKSecretValue LKSecretValue;
  * function below (dlsym), the first time it is called in the process; later
  * calls, from any thread, return the first call's result.
  *
- * Test seam, for tests only: when the environment variable
+ * Test seam, compiled only into a debug build made with LATCHKEY_TEST_SEAMS=1
+ * in its environment (as make test builds): when the environment variable
  * LATCHKEY_LIBSECRET_PATH is set and not empty (and the process is not
  * set-user-ID: it is read with secure_getenv), that file is opened instead, so
  * a test can name a missing file to play a host without libsecret.

@@ -151,7 +151,7 @@ package final class AuditTrail: Sendable {
     }
 
     #if LATCHKEY_TEST_SEAMS
-        /// A test seam (debug builds only): when set for the current task, every
+        /// A test seam (only in a build with LATCHKEY_TEST_SEAMS=1, as `make test` makes): when set for the current task, every
         /// append calls it just before writing, and a throw stands for a write that failed.
         @TaskLocal static var appendFailure: (@Sendable () throws -> Void)?
     #endif

@@ -9,13 +9,13 @@ import Synchronization
 
 extension Vault {
     #if LATCHKEY_TEST_SEAMS
-        /// A test seam (debug builds only): called when a refresh has read the session again
+        /// A test seam (only in a build with LATCHKEY_TEST_SEAMS=1, as `make test` makes): called when a refresh has read the session again
         /// to settle its outcome, just before it writes or ends it, so a test can put another
         /// caller's change in that window.
         @TaskLocal package static var conditionalWriteObserver: (@Sendable () -> Void)?
     #endif
 
-    /// Tells the test seam, in debug builds, that a refresh read the session again to settle it.
+    /// Tells the test seam, where it is compiled, that a refresh read the session again to settle it.
     private static func conditionalWriteChecked() {
         #if LATCHKEY_TEST_SEAMS
             conditionalWriteObserver?()

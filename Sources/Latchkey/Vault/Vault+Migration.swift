@@ -6,11 +6,11 @@
 
 extension Vault {
     #if LATCHKEY_TEST_SEAMS
-        /// A test seam (debug builds only): called after each migration step with the
+        /// A test seam (only in a build with LATCHKEY_TEST_SEAMS=1, as `make test` makes): called after each migration step with the
         /// step's number (1 for the first item copied and verified, then one per item,
         /// then the file vault's destruction), so tests can kill the process at every step.
         @TaskLocal package static var migrationStepObserver: (@Sendable (Int) -> Void)?
-        /// A test seam (debug builds only): replaces ``migrationMinimumAge`` when set.
+        /// A test seam (only in a build with LATCHKEY_TEST_SEAMS=1, as `make test` makes): replaces ``migrationMinimumAge`` when set.
         @TaskLocal package static var migrationMinimumAgeForTests: Double?
     #endif
 
@@ -20,7 +20,7 @@ extension Vault {
     /// it acknowledged can still be lost within 5 s; twice that leaves room for a loaded machine.
     public static let migrationMinimumAge: Double = 10
 
-    /// Tells the test seam, in debug builds, that migration step `step` is done.
+    /// Tells the test seam, where it is compiled, that migration step `step` is done.
     private static func migrationStepDone(_ step: Int) {
         #if LATCHKEY_TEST_SEAMS
             migrationStepObserver?(step)
@@ -124,7 +124,7 @@ extension Vault {
     /// A random identity of this process, for the migration rule "a later open, in another process".
     static let migrationProcess = Hex.encode(Sodium.randomBytes(count: 16))
 
-    /// ``migrationMinimumAge``, or the test seam's value in debug builds.
+    /// ``migrationMinimumAge``, or the test seam's value where it is compiled.
     private static var minimumMigrationAge: Double {
         #if LATCHKEY_TEST_SEAMS
             if let age = migrationMinimumAgeForTests { return age }
