@@ -20,8 +20,9 @@ build: deps
 # libgcc linked in statically (quicker start-up, no toolchain needed at run time;
 # scripts/release-link-flags); libsodium stays the system's shared library, so it gets
 # Debian's security updates, and libsecret (with GIO and GLib) is opened with dlopen
-# only when the Secret Service is used.
-RELEASE_FLAGS ?= -c release --static-swift-stdlib $(shell scripts/release-link-flags $(CURDIR)/.build/static-c++)
+# only when the Secret Service is used. No $ORIGIN run path: the binary loads its shared
+# libraries (libc, libsodium) from the system's directories only, never from beside itself.
+RELEASE_FLAGS ?= -c release --static-swift-stdlib --disable-local-rpath $(shell scripts/release-link-flags $(CURDIR)/.build/static-c++)
 
 demo: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey

@@ -51,17 +51,21 @@ package struct AgentJobOutcome: Sendable {
     package var missedDeadline: (failure: LatchkeyError, deadline: Duration)?
     /// Whether it failed fast (``AgentJobRunner/run(_:unlocked:failingFastWith:)``) without asking the service.
     package var failedFast: Bool
+    /// The audit appends whose `fsync` and anchor move wait for the answer to be sent.
+    package var auditSync: AuditSyncDeferral?
 
     /// An outcome of these parts.
     package init(
         status: Int32, output: [(stream: AgentOutputStream, bytes: SecretBytes)], needsPassphrase: Bool,
-        missedDeadline: (failure: LatchkeyError, deadline: Duration)?, failedFast: Bool
+        missedDeadline: (failure: LatchkeyError, deadline: Duration)?, failedFast: Bool,
+        auditSync: AuditSyncDeferral? = nil
     ) {
         self.status = status
         self.output = output
         self.needsPassphrase = needsPassphrase
         self.missedDeadline = missedDeadline
         self.failedFast = failedFast
+        self.auditSync = auditSync
     }
 }
 

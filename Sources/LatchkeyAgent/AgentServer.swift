@@ -395,6 +395,15 @@ package final class AgentServer: Sendable {
             return nil
         }
         guard let outcome else { return }
+        // What the command appended to its audit trails is written; it is made durable (and
+        // anchored) once the client has its answer, so the client does not wait for the disk.
+        // The agent counts the command as running until then, so it never stops in between.
+        defer {
+            for (path, error) in outcome.auditSync?.settle() ?? [] {
+                log("an audit entry written to \(path) was not made durable after the answer: \(error)")
+            }
+            activity.withLock { $0.running -= 1 }
+        }
         if outcome.needsPassphrase {
             try connection.send(AgentMessage(.needsPassphrase), before: .now + Self.answerDeadline)
             return
@@ -495,13 +504,12 @@ package final class AgentServer: Sendable {
                 standardInput: request.value(.standardInput), passphrase: request.value(.passphrase)))
     }
 
-    /// Runs a command for a client; the agent counts it as running until it returns.
-    /// Within the silence window after a command of its namespace missed the Secret
+    /// Runs a command for a client (counted as running from ``startable(_:deadline:)`` until
+    /// its answer is sent and its audit appends are settled). Within the silence window after a command of its namespace missed the Secret
     /// Service deadline, it fails fast with that miss's error instead of waiting a
     /// deadline of its own (a command that does not use the Secret Service still runs);
     /// a miss opens the window, for as long as the deadline that was missed.
     private func execute(_ job: AgentJob, in lane: Lane) -> AgentJobOutcome {
-        defer { activity.withLock { $0.running -= 1 } }
         let silent = lane.silence.withLock { silence -> LatchkeyError? in
             guard let window = silence, ContinuousClock.now < window.until else {
                 silence = nil

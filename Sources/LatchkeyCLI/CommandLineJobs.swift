@@ -24,9 +24,11 @@ struct CommandLineJobs: AgentJobRunner {
 
     func run(_ job: AgentJob, unlocked: UnlockCache, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome {
         let capture = Execution.Capture()
+        let auditSync = AuditSyncDeferral()
         let execution = Execution(
             input: job.standardInput.map { .success($0) }, inputIsTerminal: job.inputIsTerminal,
-            passphrase: job.passphrase, capture: capture, unlocked: unlocked, failingFastWith: failure)
+            passphrase: job.passphrase, capture: capture, unlocked: unlocked, failingFastWith: failure,
+            auditSync: auditSync)
         let status = runTool(
             job.arguments, invokedAs: job.invokedAs, environment: Environment(job.environment), execution: execution,
             viaAgent: false)
@@ -36,7 +38,7 @@ struct CommandLineJobs: AgentJobRunner {
         }
         return AgentJobOutcome(
             status: status, output: capture.take(), needsPassphrase: execution.passphraseNeeded.withLock { $0 } != nil,
-            missedDeadline: missed, failedFast: report.failedFast)
+            missedDeadline: missed, failedFast: report.failedFast, auditSync: auditSync)
     }
 
     /// The words of a command line as the tool reads them: the name it was invoked as

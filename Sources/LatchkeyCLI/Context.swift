@@ -188,7 +188,7 @@ struct Context {
         func open(_ passphrase: SecretBytes?) throws -> Vault {
             try Vault.open(
                 appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
-                unlock: unlockMode(policy).mode)
+                unlock: unlockMode(policy).mode, deferringAuditSyncTo: execution.auditSync)
         }
         do {
             let vault = try open(given ?? cached?.passphrase)

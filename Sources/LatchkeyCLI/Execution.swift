@@ -33,6 +33,9 @@ final class Execution: Sendable {
     let capture: Capture?
     /// What the agent knows of unlocked vaults; nil outside the agent.
     let unlocked: UnlockCache?
+    /// Inside the agent: where the vaults' audit appends leave their `fsync` and anchor
+    /// move, settled once the answer is sent; nil: each append is durable before it returns.
+    let auditSync: AuditSyncDeferral?
     /// The prompt to show when the command needed a passphrase the agent does not hold.
     let passphraseNeeded = Mutex<String?>(nil)
     /// Inside the agent, just after a command of the namespace missed the Secret Service
@@ -50,9 +53,11 @@ final class Execution: Sendable {
     ///   - capture: Where the output goes (the agent); nil: the process's own streams.
     ///   - unlocked: The agent's unlock cache; nil outside the agent.
     ///   - failFast: The error to fail with at once instead of asking the Secret Service (the agent's silence window).
+    ///   - auditSync: Where audit appends leave their `fsync` (the agent); nil: none is deferred.
     init(
         input: Result<SecretBytes, LatchkeyError>?, inputIsTerminal: Bool, passphrase: SecretBytes?,
-        capture: Capture?, unlocked: UnlockCache?, failingFastWith failFast: LatchkeyError? = nil
+        capture: Capture?, unlocked: UnlockCache?, failingFastWith failFast: LatchkeyError? = nil,
+        auditSync: AuditSyncDeferral? = nil
     ) {
         self.input = Mutex(input)
         self.inputIsTerminal = inputIsTerminal
@@ -60,6 +65,7 @@ final class Execution: Sendable {
         self.capture = capture
         self.unlocked = unlocked
         self.failFast = failFast
+        self.auditSync = auditSync
     }
 
     /// The process's own streams and input, nothing read yet.

@@ -128,6 +128,33 @@ struct CLIAgentTests {
         #expect(shown.components(separatedBy: "session.read").count - 1 == 2, "\(shown)")
     }
 
+    @Test(
+        "a command through the agent has its audit entry in the trail before its answer, made durable and anchored right after it"
+    )
+    func auditSettledAfterAnswer() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.startAgent()
+        #expect(try sandbox.run(["session", "put", "api"], input: "token-one\n").status == 0)
+        let appID = try AppID(sandbox.store.app)
+        let trail = AuditTrail(
+            appID: appID, directory: sandbox.store.storeDirectory,
+            backend: EncryptedFileBackend.auditKeys(appID: appID, directory: sandbox.store.storeDirectory))
+        for _ in 0..<3 {
+            let get = try sandbox.run(["session", "get", "api"])
+            #expect(get.status == 0, "\(get.stderr)")
+            let last = try #require(try trail.entries().last)
+            #expect(last.event == .sessionRead, "written before the answer came")
+            let key = try #require(try trail.storedKey())
+            #expect(
+                try sandbox.eventually(10) { try trail.readAnchor(key: key).value?.sequence == last.sequence },
+                "anchored once the answer was sent")
+        }
+        let count = try trail.entries().count
+        #expect(try trail.verify() == .intact(entryCount: count, lastSequence: UInt64(count)))
+        let log = try String(contentsOfFile: sandbox.log, encoding: .utf8)
+        #expect(!log.contains("was not made durable"), "\(log)")
+    }
+
     /// How this test process runs a command as user nobody: setpriv as root, else
     /// through `sudo -n` when it needs no password; nil when neither can.
     static let asNobody: [String]? = {

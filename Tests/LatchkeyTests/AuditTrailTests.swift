@@ -222,6 +222,49 @@ struct AuditTrailTests {
     }
 
     @Test(
+        "an append deferred to the agent's settle is in the file at once and one past its anchor; the next append of any trail anchors it first"
+    )
+    func deferredAppends() throws {
+        let directory = try freshDirectory()
+        let backend = InMemoryBackend()
+        let deferral = AuditSyncDeferral()
+        let deferred = AuditTrail(
+            appID: appID, directory: directory, backend: backend, retention: .unbounded, clock: { Date() },
+            deferral: deferral)
+        func anchored() throws -> UInt64? {
+            try deferred.readAnchor(key: #require(try deferred.storedKey())).value?.sequence
+        }
+        try deferred.record(.sessionSaved, outcome: .ok, backend: .memory)
+        #expect(try deferred.entries().map(\.sequence) == [1], "written before the append returns")
+        #expect(try anchored() == 0, "the anchor moves only when it is settled")
+        #expect(try deferred.verify() == .intact(entryCount: 1, lastSequence: 1))
+        // Two appends under one lock (an operation's `.started` entry, then its own): the first
+        // is anchored before the second is written, so the trail is never two past its anchor.
+        try deferred.withAppender { appender in
+            try appender.append(.sessionRead, outcome: .ok, backend: .memory)
+            try appender.append(.sessionRead, outcome: .ok, backend: .memory)
+        }
+        #expect(try anchored() == 2)
+        #expect(try deferred.verify() == .intact(entryCount: 3, lastSequence: 3))
+        #expect(deferral.settle().isEmpty)
+        #expect(try anchored() == 3)
+        // Another process appending before the settle anchors the deferred entry, then its own.
+        try deferred.record(.sessionRead, outcome: .ok, backend: .memory)
+        #expect(try anchored() == 3)
+        let other = AuditTrail(appID: appID, directory: directory, backend: backend)
+        try other.record(.logout, outcome: .ok, backend: .memory)
+        #expect(try anchored() == 5)
+        #expect(deferral.settle().isEmpty, "nothing is left to do, and the anchor never moves back")
+        #expect(try anchored() == 5)
+        // A process killed before its settle leaves its entry written and one past the anchor.
+        try deferred.record(.sessionRead, outcome: .ok, backend: .memory)
+        #expect(try other.verify() == .intact(entryCount: 6, lastSequence: 6))
+        try other.record(.wipe, outcome: .ok, backend: .memory)
+        #expect(try anchored() == 7)
+        #expect(try other.verify() == .intact(entryCount: 7, lastSequence: 7))
+    }
+
+    @Test(
         "a failed audit write throws: backend failure, insecure directory, malformed event; a long detail is shortened instead"
     )
     func failuresThrow() throws {

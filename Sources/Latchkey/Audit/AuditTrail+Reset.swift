@@ -57,11 +57,11 @@ extension AuditTrail {
             // A kept segment's lines are not vouched for: a forged number may push the count on (visibly),
             // never past what the next appends can still count up from.
             highest = min(highest, UInt64(Int64.max))
-            // The entry first, then a new anchor file naming it (nil: no anchor yet), as every append.
+            // The entry first, then a new anchor file naming it (nil: no anchor yet), never deferred: the trail has no anchor until then.
             let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
             let appender = Appender(
                 trail: self, file: file, key: key, lastSequence: highest, previous: AuditEntry.genesisMAC,
-                anchorCounter: nil)
+                anchored: highest, anchorCounter: nil, deferral: nil)
             try appender.append(.auditReset, outcome: .ok, backend: backend.kind, detail: report.detail)
             return report
         }

@@ -36,6 +36,9 @@ package final class AuditTrail: Sendable {
     package let retention: AuditRetention
     /// The clock entries are stamped with (a seam for retention tests).
     let clock: @Sendable () -> Date
+    /// Where an append leaves the `fsync` and the anchor's move, to be done once the
+    /// command's answer is sent (the agent); nil: done before the append returns.
+    let deferral: AuditSyncDeferral?
 
     /// The backend item holding the 32-byte MAC and pseudonym key.
     ///
@@ -59,12 +62,16 @@ package final class AuditTrail: Sendable {
     package convenience init(
         appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention = .unbounded
     ) {
-        self.init(appID: appID, directory: directory, backend: backend, retention: retention, clock: { Date() })
+        self.init(
+            appID: appID, directory: directory, backend: backend, retention: retention, clock: { Date() },
+            deferral: nil)
     }
 
+    /// - Parameter deferral: Where appends leave the making durable of what they wrote
+    ///   (``AuditSyncDeferral``); nil: each append is durable before it returns.
     init(
         appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention,
-        clock: @escaping @Sendable () -> Date
+        clock: @escaping @Sendable () -> Date, deferral: AuditSyncDeferral? = nil
     ) {
         let namespace = NamespaceDirectory(appID: appID, storeDirectory: directory)
         self.appID = appID
@@ -77,6 +84,7 @@ package final class AuditTrail: Sendable {
         self.backend = backend
         self.retention = retention
         self.clock = clock
+        self.deferral = deferral
     }
 
     /// Appends one entry, durably, and moves the anchor to it; trims the trail
@@ -139,15 +147,24 @@ package final class AuditTrail: Sendable {
                 key = try keyCreatingIfFresh(trailSize: status.size)
                 (anchor, lastSequence, previous) = try chainHead()
             }
+            let anchored = anchor.value?.sequence ?? lastSequence
             let appender = Appender(
                 trail: self, file: file, key: key, lastSequence: lastSequence, previous: previous,
-                anchorCounter: anchor.counter)
+                anchored: anchored, anchorCounter: anchor.counter, deferral: deferral)
             let result = try body(appender)
-            if appender.lastSequence > lastSequence {
+            if appender.anchoredSequence > anchored && appender.anchoredSequence == appender.lastSequence {
                 try trimIfNeeded(file: file, key: key, lastSequence: appender.lastSequence, now: clock())
             }
             return result
         }
+    }
+
+    /// Makes the entries an append left to the ``deferral`` durable and moves the
+    /// anchor to the last of them, under the lock (nothing to do when another
+    /// append already did); trims the trail when it has outgrown ``retention``.
+    /// - Throws: As ``withAppender(_:)``.
+    func settleDeferredAppends() throws {
+        try withAppender { try $0.anchorLast() }
     }
 
     #if LATCHKEY_TEST_SEAMS
@@ -164,21 +181,32 @@ package final class AuditTrail: Sendable {
         /// The last entry's sequence number.
         private(set) var lastSequence: UInt64
         private var previous: [UInt8]
+        /// The sequence number the anchor names: the last entry's, or the one before it
+        /// when that entry's append was deferred (or a crash came before its anchor moved).
+        private(set) var anchoredSequence: UInt64
         private var anchorCounter: UInt64?
+        private let deferral: AuditSyncDeferral?
 
         init(
             trail: AuditTrail, file: POSIX.File, key: SecretBytes, lastSequence: UInt64, previous: [UInt8],
-            anchorCounter: UInt64?
+            anchored: UInt64, anchorCounter: UInt64?, deferral: AuditSyncDeferral?
         ) {
+            self.deferral = deferral
             self.trail = trail
             self.file = file
             self.key = key
             self.lastSequence = lastSequence
             self.previous = previous
+            self.anchoredSequence = anchored
             self.anchorCounter = anchorCounter
         }
 
         /// Appends one entry durably (`write`, `fsync`), then moves the anchor to it.
+        /// Under a deferral (``AuditSyncDeferral``) the entry is written and the rest left to it:
+        /// until then the trail is one entry past its anchor, as a crash between the two
+        /// steps leaves it, which every reader accepts. The entry past the anchor that
+        /// such an append (or a crash) left is anchored first, so the trail is never
+        /// more than one entry ahead of its anchor, on disk or in memory.
         /// - Throws: `.invalidInput` for a malformed event or an overlong
         ///   detail (nothing written); file errors.
         @discardableResult
@@ -186,6 +214,7 @@ package final class AuditTrail: Sendable {
             _ event: AuditEvent, outcome: AuditOutcome, backend: BackendKind, account: String? = nil,
             detail: String? = nil
         ) throws -> AuditEntry {
+            try anchorLast()
             let entry = try AuditEntry.chained(
                 event, outcome: outcome, backend: backend, account: account, detail: detail,
                 after: (lastSequence, previous), at: trail.clock(), key: key, appID: trail.appID)
@@ -193,12 +222,25 @@ package final class AuditTrail: Sendable {
                 try AuditTrail.appendFailure?()
             #endif
             try file.writeAll(Array((entry.jsonLine + "\n").utf8))
-            try file.sync()
             lastSequence = entry.sequence
             previous = entry.chainValue
-            anchorCounter = try trail.anchorFile.write(
-                AuditAnchor(sequence: entry.sequence, mac: entry.chainValue), after: anchorCounter, key: key)
+            if let deferral {
+                deferral.add(trail)
+            } else {
+                try anchorLast()
+            }
             return entry
+        }
+
+        /// Makes the last entry durable (`fsync`) and moves the anchor to it, when the
+        /// anchor is not there yet.
+        /// - Throws: file errors.
+        func anchorLast() throws {
+            guard lastSequence > anchoredSequence else { return }
+            try file.sync()
+            anchorCounter = try trail.anchorFile.write(
+                AuditAnchor(sequence: lastSequence, mac: previous), after: anchorCounter, key: key)
+            anchoredSequence = lastSequence
         }
     }
 

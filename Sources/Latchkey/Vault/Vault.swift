@@ -112,8 +112,21 @@ public final class Vault: Sendable {
     ) throws -> Vault {
         try open(
             appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
+            unlock: unlock, deferringAuditSyncTo: nil)
+    }
+
+    /// ``open(appID:policy:storeDirectory:backend:passphrase:unlock:)-42bn``, with the
+    /// `fsync` and anchor move of its audit appends left to `deferral` when one is given
+    /// (the agent's, settled once a command's answer is sent).
+    package static func open(
+        appID: AppID, policy: Policy, storeDirectory: String?, backend: Policy.BackendChoice?,
+        passphrase: SecretBytes?, unlock: Policy.SecretServiceUnlock?, deferringAuditSyncTo deferral: AuditSyncDeferral?
+    ) throws -> Vault {
+        try open(
+            appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
             unlock: unlock ?? policy.secretServiceUnlock
                 ?? .sessionDefault(environment: ProcessInfo.processInfo.environment),
+            auditSync: deferral,
             secretService: {
                 let deadline = Duration.milliseconds(Int64(policy.secretServiceTimeout * 1000))
                 return BackendReuse.shared.secretService(appID, deadline: deadline) {
@@ -190,6 +203,7 @@ public final class Vault: Sendable {
         passphrase: SecretBytes?,
         unlock: Policy.SecretServiceUnlock = .never,
         clock: WallClock = .system,
+        auditSync: AuditSyncDeferral? = nil,
         secretService: () -> SecretServiceBackend
     ) throws -> Vault {
         let directory =
@@ -207,7 +221,8 @@ public final class Vault: Sendable {
             try Vault.check(header, against: policy.kdf ?? .standard, policyName: policy.name)
         }
         let vault = Vault(
-            appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file, clock: clock)
+            appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file, clock: clock,
+            auditSync: auditSync)
         try vault.recordStoreChange(fallback: selection.fallbackFrom)
         if selection.backend.kind == .file, let file {
             do {
@@ -229,7 +244,7 @@ public final class Vault: Sendable {
 
     private init(
         appID: AppID, policy: Policy, directory: String, selection: Selection, fileVault file: EncryptedFileBackend?,
-        clock: WallClock
+        clock: WallClock, auditSync: AuditSyncDeferral?
     ) {
         let auditKeys = EncryptedFileBackend.auditKeys(appID: appID, directory: directory)
         self.appID = appID
@@ -244,13 +259,13 @@ public final class Vault: Sendable {
             let usesFile = selection.backend.kind == .file
             audit = AuditTrail(
                 appID: appID, directory: directory, backend: usesFile ? auditKeys : selection.backend,
-                retention: policy.audit.retention, clock: clock.now)
+                retention: policy.audit.retention, clock: clock.now, deferral: auditSync)
             fileAudit =
                 usesFile
                 ? nil
                 : AuditTrail(
                     appID: appID, directory: directory, backend: auditKeys, retention: policy.audit.retention,
-                    clock: clock.now)
+                    clock: clock.now, deferral: auditSync)
         } else {
             audit = nil
             fileAudit = nil
