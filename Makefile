@@ -114,6 +114,7 @@ GIT_LIBSECRET_SOURCE ?= /usr/share/doc/git/contrib/credential/libsecret/git-cred
 bench: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey-bench
 	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey
+	$(SWIFT) build $(RELEASE_FLAGS) --product latchkey-floor
 	@mkdir -p .build/bench-tools
 	@if [ -f $(GIT_LIBSECRET_SOURCE) ] && [ ! -x .build/bench-tools/git-credential-libsecret ]; then \
 	  cc -O2 -o .build/bench-tools/git-credential-libsecret $(GIT_LIBSECRET_SOURCE) \

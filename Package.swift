@@ -99,6 +99,9 @@ let package = Package(
             name: "latchkey-bench",
             dependencies: ["Latchkey", "LatchkeyCredentialHelpers"]
         ),
+        // A Swift program that prints one line: the start-up floor the benchmarks hold
+        // `latchkey --version` against (make bench); never installed.
+        .executableTarget(name: "latchkey-floor"),
     ],
     swiftLanguageModes: [.v6]
 )

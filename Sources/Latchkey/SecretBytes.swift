@@ -33,6 +33,16 @@ public struct SecretBytes: Sendable {
         }
     }
 
+    /// Creates a secret holding a copy of `bytes`: the generic initializer for an array,
+    /// without its generic entry point, whose first call from another module costs a
+    /// command-line process about 170,000 instructions of type lookups (the agent client's path).
+    /// - Parameter bytes: The secret's bytes.
+    package init(_ bytes: [UInt8]) {
+        self.init(count: bytes.count) { out in
+            bytes.withUnsafeBytes { out.copyMemory(from: $0) }
+        }
+    }
+
     /// Creates a secret holding the UTF-8 encoding of `string`.
     /// - Parameter string: The secret text, such as a token.
     public init(utf8 string: String) {

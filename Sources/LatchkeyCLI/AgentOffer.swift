@@ -63,9 +63,7 @@ enum AgentOffer {
         request.append(.toolVersion, Tool.version)
         request.append(.invokedAs, invokedAs)
         for argument in line { request.append(.argument, argument) }
-        for (name, value) in context.environment.subset(Environment.forwarded).sorted(by: { $0.key < $1.key }) {
-            request.append(.environment, "\(name)=\(value)")
-        }
+        for assignment in context.environment.forwardedAssignments { request.append(.environment, assignment) }
         request.fields.append((.flags, SecretBytes([inputIsTerminal ? 1 : 0])))
         if readsInput { request.fields.append((.standardInput, inputBytes)) }
 

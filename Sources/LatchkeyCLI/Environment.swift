@@ -45,6 +45,14 @@ struct Environment: Sendable {
         throw Invocation.notUTF8("the environment variable \(name)")
     }
 
+    /// The variables a client sends to the agent (``forwarded``) that are set, as
+    /// `NAME=value`, in the order of their names.
+    var forwardedAssignments: [String] {
+        Self.forwardedInOrder.compactMap { name in self[name].map { name + "=" + $0 } }
+    }
+
+    private static let forwardedInOrder = forwarded.sorted()
+
     /// The variables among `names` that are set.
     func subset(_ names: [String]) -> [String: String] {
         var result: [String: String] = [:]

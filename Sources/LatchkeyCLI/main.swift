@@ -96,8 +96,11 @@ SecretServiceBackend.whenACallNeverReturns {
     )
     POSIX.exitImmediately(LatchkeyError.Code.timedOut.exitStatus)
 }
+// Alive until the process exits: releasing it first would only build the type metadata its
+// deinitialisation needs (about 190,000 instructions, an eighth of a command through the agent).
+let execution = Execution.process()
 POSIX.exitProcess(
     runTool(
-        commandLine.dropFirst().map(\.text), invokedAs: invokedAs, environment: .process, execution: .process(),
+        commandLine.dropFirst().map(\.text), invokedAs: invokedAs, environment: .process, execution: execution,
         viaAgent: true, notUTF8: Set(commandLine.indices.dropFirst().filter { !commandLine[$0].isUTF8 }.map { $0 - 1 }))
 )

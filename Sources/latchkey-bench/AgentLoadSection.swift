@@ -73,8 +73,10 @@ struct AgentLoadSection {
         let count = max(runs * 4, 200)
         // Unloaded: the same three clients at once, the Secret Service running and nothing queued.
         var unloaded: [String: Double] = [:]
+        var unloadedP99: [String: Double] = [:]
         for (app, samples) in concurrentGets(files, count) where !samples.isEmpty {
             unloaded[app] = Summary(samples).median
+            unloadedP99[app] = Self.p99(samples)
         }
         if secretServiceRunning, let keyring = KeyringProcess.find() {
             let stalled = arguments("agent-load-a", "secret-service", ["session", "get", "access"])
@@ -108,7 +110,7 @@ struct AgentLoadSection {
                 let ratio = Self.p99(samples) / base
                 met = met && ratio <= 2
                 print(
-                    "agent load: \(app) (file) session get with 40 calls queued on a stopped Secret Service: p99 \(Self.milliseconds(Self.p99(samples))), unloaded median \(Self.milliseconds(base)), \(String(format: "%.2f", ratio))x (target <= 2x) \(ratio <= 2 ? "ok" : "MISSED")"
+                    "agent load: \(app) (file) session get with 40 calls queued on a stopped Secret Service: median \(Self.milliseconds(Summary(samples).median)), p99 \(Self.milliseconds(Self.p99(samples))) of \(samples.count), unloaded median \(Self.milliseconds(base)) (p99 \(Self.milliseconds(unloadedP99[app] ?? 0))), \(String(format: "%.2f", ratio))x (target <= 2x) \(ratio <= 2 ? "ok" : "MISSED")"
                 )
             }
         } else {

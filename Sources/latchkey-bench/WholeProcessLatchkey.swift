@@ -9,6 +9,8 @@ struct WholeProcessLatchkey {
     let gitHelperDirectory: String
 
     static let sessionName = "access"
+    /// The floor under every Swift binary's start-up (`latchkey-floor`, linked as `latchkey` is).
+    static let floorName = "a Swift program that prints one line (latchkey-floor, the start-up floor)"
     static let gitName = "git credential fill, git-credential-latchkey"
 
     /// The `latchkey` command lines used here. Each backend has a namespace of its
@@ -80,6 +82,18 @@ struct WholeProcessLatchkey {
         let built = FileManager.default.isExecutableFile(atPath: latchkey)
         let notBuilt = (!built, "\(latchkey) is not built (make bench builds it with -c release)")
         var commands: [TimedCommand] = []
+        let floor = binDirectory + "/latchkey-floor"
+        TimedCommand.prepare(
+            Self.floorName, in: section,
+            unless: [
+                (
+                    !FileManager.default.isExecutableFile(atPath: floor),
+                    "\(floor) is not built (make bench builds it with -c release)"
+                )
+            ], into: &commands, &report
+        ) {
+            Spawn.Command(arguments: [floor], stdin: nil)
+        }
         TimedCommand.prepare(
             "latchkey --version (start-up alone)", in: section, unless: [notBuilt], into: &commands, &report
         ) {

@@ -262,6 +262,18 @@ struct AuditTrailTests {
         try other.record(.wipe, outcome: .ok, backend: .memory)
         #expect(try anchored() == 7)
         #expect(try other.verify() == .intact(entryCount: 7, lastSequence: 7))
+        // A settle anchors what its own append wrote: an entry altered in place before it
+        // (same size, same file) is then found by verify, never vouched for.
+        try deferred.record(.sessionRead, outcome: .ok, backend: .memory, detail: "aaaa")
+        let text = String(decoding: try fileBytes(deferred.path), as: UTF8.self)
+        try overwrite(deferred.path, with: Array(text.replacingOccurrences(of: "\"aaaa\"", with: "\"bbbb\"").utf8))
+        #expect(deferral.settle().isEmpty)
+        #expect(try anchored() == 8)
+        guard case .broken(let sequence, _) = try other.verify() else {
+            Issue.record("an entry altered before its settle verified")
+            return
+        }
+        #expect(sequence == 8)
     }
 
     @Test(

@@ -262,9 +262,7 @@ struct VaultTests {
         .needsSecretService, .needsTestSeams)
     func migration() throws {
         #if LATCHKEY_TEST_SEAMS
-            let appID = try SecretServiceTestSupport.freshAppID("migration")
-            let directory = try freshDirectory() + "/store"
-            let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+            let (appID, directory, offline) = try Vault.offlineNamespace("migration")
             #expect(offline.openReport.backend == .file)
             #expect(offline.openReport.fallback != nil)
             #expect(offline.openReport.migration == nil)
@@ -321,9 +319,7 @@ struct VaultTests {
         .needsSecretService, .needsTestSeams)
     func migrationCopiesAgainWhatWasLost() throws {
         #if LATCHKEY_TEST_SEAMS
-            let appID = try SecretServiceTestSupport.freshAppID("migrationlost")
-            let directory = try freshDirectory() + "/store"
-            let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+            let (appID, directory, offline) = try Vault.offlineNamespace("migrationlost")
             try offline.saveSession(SecretBytes(utf8: "kept"), name: "access", account: "alice")
             try offline.saveSession(SecretBytes(utf8: "lost"), name: "refresh", account: "alice")
             let file = try #require(offline.fileVault)
@@ -366,9 +362,7 @@ struct VaultMigrationCrashTests {
     @Test("killing the process at each step of migration, the later open's included, loses nothing", .needsTestSeams)
     func killedAtEveryStep() throws {
         #if LATCHKEY_TEST_SEAMS
-            let appID = try SecretServiceTestSupport.freshAppID("migrationcrash")
-            let directory = try freshDirectory() + "/store"
-            let offline = try Vault.withoutSecretService(appID: appID, policy: .default, storeDirectory: directory)
+            let (appID, directory, offline) = try Vault.offlineNamespace("migrationcrash")
             try offline.rememberUsername("alice")
             let tokens = (0..<5).map { "token-\($0)-\(UInt32.random(in: 0...UInt32.max))" }
             for (i, token) in tokens.enumerated() {

@@ -13,15 +13,18 @@ import Synchronization
 /// one (`Vault.open(appID:policy:storeDirectory:backend:passphrase:unlock:deferringAuditSyncTo:)`);
 /// the library's own vaults never defer.
 package final class AuditSyncDeferral: Sendable {
-    private let trails = Mutex<[AuditTrail]>([])
+    /// The last deferred append of each trail (an earlier one of the same trail was
+    /// anchored when the later one was made).
+    private let pending = Mutex<[AuditTrail.DeferredAppend]>([])
 
     /// A deferral with nothing left to settle.
     package init() {}
 
-    /// Notes that `trail` has an entry written and not yet made durable.
-    func add(_ trail: AuditTrail) {
-        trails.withLock { trails in
-            if !trails.contains(where: { $0 === trail }) { trails.append(trail) }
+    /// Notes an entry written and not yet made durable.
+    func add(_ append: AuditTrail.DeferredAppend) {
+        pending.withLock { pending in
+            pending.removeAll { $0.trail === append.trail }
+            pending.append(append)
         }
     }
 
@@ -30,18 +33,18 @@ package final class AuditSyncDeferral: Sendable {
     /// - Returns: What failed, by trail, for the agent's log (the entries are written,
     ///   and the next append to a trail anchors them).
     package func settle() -> [(path: String, error: LatchkeyError)] {
-        let pending = trails.withLock { trails in
-            defer { trails.removeAll() }
-            return trails
+        let appends = pending.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
         }
-        return pending.compactMap { trail in
+        return appends.compactMap { append in
             do {
-                try trail.settleDeferredAppends()
+                try append.trail.settle(append)
                 return nil
             } catch let error as LatchkeyError {
-                return (trail.path, error)
+                return (append.trail.path, error)
             } catch {
-                return (trail.path, LatchkeyError(.io, "\(error)"))
+                return (append.trail.path, LatchkeyError(.io, "\(error)"))
             }
         }
     }

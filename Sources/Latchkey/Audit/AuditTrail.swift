@@ -159,12 +159,45 @@ package final class AuditTrail: Sendable {
         }
     }
 
-    /// Makes the entries an append left to the ``deferral`` durable and moves the
-    /// anchor to the last of them, under the lock (nothing to do when another
-    /// append already did); trims the trail when it has outgrown ``retention``.
+    /// Makes the entry an append left to the ``deferral`` durable and moves the anchor
+    /// to it, under the lock; trims the trail when it has outgrown ``retention``. When
+    /// nothing touched the trail since (the same file, of the size the append left, and
+    /// the anchor file at the write the append saw), that is done from what the append
+    /// knew; otherwise as every append begins, checking the trail's end against its
+    /// anchor first (nothing is left to do when another append already anchored the entry).
+    /// - Parameter append: What the append left.
     /// - Throws: As ``withAppender(_:)``.
-    func settleDeferredAppends() throws {
-        try withAppender { try $0.anchorLast() }
+    func settle(_ append: DeferredAppend) throws {
+        try namespace.prepare()
+        let settled = try PrivateFiles.withExclusiveLock(lockPath) { () throws -> Bool in
+            let written = try append.file.status()
+            guard let current = try POSIX.status(of: path), current.device == written.device,
+                current.inode == written.inode, written.size == append.size,
+                case .anchor(let anchor, let counter) = try anchorFile.read(key: append.key),
+                counter == append.anchorCounter, anchor.sequence == append.anchored
+            else { return false }
+            try append.file.sync()
+            try anchorFile.write(append.entry, after: counter, key: append.key)
+            try trimIfNeeded(file: append.file, key: append.key, lastSequence: append.entry.sequence, now: clock())
+            return true
+        }
+        if !settled { try withAppender { try $0.anchorLast() } }
+    }
+
+    /// What an append left to a ``deferral``: the entry to anchor and what the trail was
+    /// when it was written.
+    struct DeferredAppend {
+        let trail: AuditTrail
+        /// The trail file the entry was written to, kept open until it is settled.
+        let file: POSIX.File
+        let key: SecretBytes
+        /// The entry, as the anchor will name it.
+        let entry: AuditAnchor
+        /// The sequence number the anchor named, and the anchor file's write counter, then.
+        let anchored: UInt64
+        let anchorCounter: UInt64?
+        /// The file's size once the entry was written.
+        let size: Int
     }
 
     #if LATCHKEY_TEST_SEAMS
@@ -225,7 +258,10 @@ package final class AuditTrail: Sendable {
             lastSequence = entry.sequence
             previous = entry.chainValue
             if let deferral {
-                deferral.add(trail)
+                deferral.add(
+                    DeferredAppend(
+                        trail: trail, file: file, key: key, entry: AuditAnchor(sequence: lastSequence, mac: previous),
+                        anchored: anchoredSequence, anchorCounter: anchorCounter, size: try file.status().size))
             } else {
                 try anchorLast()
             }

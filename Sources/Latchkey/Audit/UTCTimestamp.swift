@@ -8,9 +8,27 @@ enum UTCTimestamp {
         let days = Int(seconds / 86_400)
         let secondOfDay = Int(seconds % 86_400)
         let (year, month, day) = civil(fromDays: days)
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-            + pad(secondOfDay / 3_600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-            + "." + pad(millis, 3) + "Z"
+        var text: [UInt8] = []
+        text.reserveCapacity(24)
+        // `value` in decimal, zero-padded to `width` digits, then `separator`.
+        func put(_ value: Int, _ width: Int, then separator: Unicode.Scalar) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            while value / divisor >= 10 { divisor *= 10 }
+            while divisor > 0 {
+                text.append(UInt8(48 + value / divisor % 10))
+                divisor /= 10
+            }
+            text.append(UInt8(ascii: separator))
+        }
+        put(year, 4, then: "-")
+        put(month, 2, then: "-")
+        put(day, 2, then: "T")
+        put(secondOfDay / 3_600, 2, then: ":")
+        put(secondOfDay / 60 % 60, 2, then: ":")
+        put(secondOfDay % 60, 2, then: ".")
+        put(millis, 3, then: "Z")
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The milliseconds since the epoch of text in exactly the form ``format(milliseconds:)``
@@ -34,11 +52,6 @@ enum UTCTimestamp {
             value = value * 10 + Int(digit - 48)
         }
         return value
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let text = String(value)
-        return String(repeating: "0", count: max(0, width - text.count)) + text
     }
 
     // Howard Hinnant's days-from-civil and civil-from-days algorithms.

@@ -7,15 +7,28 @@ package enum JSONText {
     /// - Parameter string: The text.
     /// - Returns: The literal, quotes included.
     package static func quoted(_ string: String) -> String {
-        var out = "\""
-        for scalar in string.unicodeScalars {
-            if let escape = escape(scalar.value) {
-                out += escape
-            } else {
-                out.unicodeScalars.append(scalar)
+        var contiguous = string
+        return contiguous.withUTF8 { bytes in
+            // Most text needs no escape: then it is copied whole, not scalar by scalar.
+            guard bytes.contains(where: needsEscape) else { return "\"" + string + "\"" }
+            var out: [UInt8] = [UInt8(ascii: "\"")]
+            out.reserveCapacity(bytes.count + 8)
+            for byte in bytes {
+                if needsEscape(byte), let escape = escape(UInt32(byte)) {
+                    out += escape.utf8
+                } else {
+                    out.append(byte)
+                }
             }
+            out.append(UInt8(ascii: "\""))
+            return String(decoding: out, as: UTF8.self)
         }
-        return out + "\""
+    }
+
+    /// Whether a UTF-8 byte of a string needs an escape (``escape(_:)``); no byte of a
+    /// multi-byte sequence does.
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F
     }
 
     /// A secret as a JSON string literal, escaped as ``quoted(_:)`` does, in

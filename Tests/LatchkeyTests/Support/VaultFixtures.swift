@@ -80,4 +80,15 @@ extension Vault {
             appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: nil,
             secretService: { SecretServiceBackend(appID: appID, deadline: .seconds(1), environment: noBus) })
     }
+
+    /// A namespace of its own for a migration test: a fresh app id (``SecretServiceTestSupport/freshAppID(_:)``),
+    /// a store directory, and the vault opened there while no Secret Service runs, so on the file.
+    /// - Parameter purpose: What the app id is for, as `freshAppID` takes it.
+    static func offlineNamespace(_ purpose: String, label: String = #function) throws -> (
+        appID: AppID, directory: String, vault: Vault
+    ) {
+        let appID = try SecretServiceTestSupport.freshAppID(purpose)
+        let directory = try freshDirectory(label) + "/store"
+        return (appID, directory, try withoutSecretService(appID: appID, policy: .default, storeDirectory: directory))
+    }
 }
