@@ -277,6 +277,35 @@ struct AuditTrailTests {
     }
 
     @Test(
+        "a deferred append trims like any other, anchoring first, and its settle creates nothing once the namespace is gone"
+    )
+    func deferredAppendsTrimAndNeverRecreate() throws {
+        let directory = try freshDirectory()
+        let backend = InMemoryBackend()
+        let deferral = AuditSyncDeferral()
+        let trail = AuditTrail(
+            appID: appID, directory: directory, backend: backend,
+            retention: AuditRetention(maxEntries: 20, maxAge: nil),
+            clock: { Date() }, deferral: deferral)
+        for index in 1...60 {
+            try trail.record(.sessionRead, outcome: .ok, backend: .memory)
+            #expect(try trail.entries().count <= 20, "\(index)")
+            if index % 7 == 0 { #expect(deferral.settle().isEmpty) }
+        }
+        #expect(deferral.settle().isEmpty)
+        let entries = try trail.entries()
+        #expect(entries.first?.event == .checkpoint && entries.last?.sequence == 60)
+        #expect(try trail.readAnchor(key: #require(try trail.storedKey())).value?.sequence == 60)
+        #expect(try trail.verify() == .intact(entryCount: entries.count, lastSequence: 60))
+
+        // The store removed after the answer: the settle neither fails nor brings anything back.
+        try trail.record(.sessionRead, outcome: .ok, backend: .memory)
+        try FileManager.default.removeItem(atPath: trail.namespace.path)
+        #expect(deferral.settle().isEmpty)
+        #expect(try POSIX.status(of: trail.namespace.path) == nil)
+    }
+
+    @Test(
         "a failed audit write throws: backend failure, insecure directory, malformed event; a long detail is shortened instead"
     )
     func failuresThrow() throws {

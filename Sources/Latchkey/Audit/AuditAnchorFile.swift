@@ -89,7 +89,8 @@ struct AuditAnchorFile {
 
     /// Writes `anchor` into the slot after the one holding `previousCounter`, or
     /// makes the file anew with `anchor` in both slots (counters 0 and 1) when
-    /// that is nil, durably (`pwrite`, `fdatasync`). Call it while holding the trail's lock.
+    /// that is nil, durably (`pwrite`, `fdatasync`). A file that continues is never created:
+    /// one gone since its counter was read is `.notFound`. Call it while holding the trail's lock.
     /// - Parameters:
     ///   - anchor: The trail's new last sequence number and MAC.
     ///   - previousCounter: The counter of the newest valid slot, or nil for a new file.
@@ -98,7 +99,7 @@ struct AuditAnchorFile {
     /// - Throws: file errors.
     @discardableResult
     func write(_ anchor: AuditAnchor, after previousCounter: UInt64?, key: SecretBytes) throws -> UInt64 {
-        let file = try POSIX.File.open(path, .readWriteCreate(permissions: 0o600))
+        let file = try POSIX.File.open(path, previousCounter == nil ? .readWriteCreate(permissions: 0o600) : .readWrite)
         try PrivateFiles.requirePrivate(file.status(), path: path, directory: false)
         guard let previousCounter else {
             // A new file: both slots, so that an invalid slot is never one not written yet.

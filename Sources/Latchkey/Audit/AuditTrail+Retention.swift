@@ -14,10 +14,13 @@ extension AuditTrail {
     /// `maxEntries` (trimmed to 90 % of it), or a first entry older than `maxAge`.
     /// The file is verified first (a broken trail is never trimmed, so no
     /// evidence is lost) and then replaced atomically by a checkpoint entry
-    /// followed by the kept entries. Call it while holding the lock, after the
-    /// anchor has moved to `lastSequence`.
+    /// followed by the kept entries. Call it while holding the lock; `anchorFirst` runs
+    /// just before a trim (which rewrites the file, so an append deferred to after the
+    /// command's answer is anchored then instead), and must leave the anchor at `lastSequence`.
     /// - Throws: `.tampered` when the trail does not verify; file errors.
-    func trimIfNeeded(file: POSIX.File, key: SecretBytes, lastSequence: UInt64, now: Date) throws {
+    func trimIfNeeded(
+        file: POSIX.File, key: SecretBytes, lastSequence: UInt64, now: Date, anchorFirst: () throws -> Void
+    ) throws {
         guard retention.maxEntries != nil || retention.maxAge != nil else { return }
         // Only the start of the first two lines is read (``AuditEntry/head(of:)``); a line
         // that does not start as Latchkey writes it is parsed whole, which says what is wrong.
@@ -34,6 +37,7 @@ extension AuditTrail {
         let tooMany = retention.maxEntries.map { lastSequence - first.sequence + 1 > UInt64($0) } ?? false
         let tooOld = cutoff.map { cutoff in oldest.map { $0.milliseconds < cutoff } ?? false } ?? false
         guard tooMany || tooOld else { return }
+        try anchorFirst()
 
         let (verdict, lines) = AuditChain(appID: appID, path: path, key: key, keyStore: backend.kind).check(
             try file.readAll(limit: Self.maximumFileLength, what: "an audit trail"),

@@ -13,8 +13,10 @@ import Synchronization
 /// small file beside the trail, authenticated with the key (``AuditAnchorFile``).
 /// The format is specified in `docs/AUDIT-TRAIL.md`.
 ///
-/// Appends are locked (`flock` on `audit.<backend kind>.lock` beside it) and durable (`fsync`),
-/// so writers in several threads or processes never interleave partial lines.
+/// Appends are locked (`flock` on `audit.<backend kind>.lock` beside it) and durable (`fsync`)
+/// before they return, so writers in several threads or processes never interleave partial
+/// lines; under an ``AuditSyncDeferral`` (the agent's) the `fsync` and the anchor's move come
+/// right after the command's answer instead.
 /// ``verify()`` is read-only. No secret is ever written: the account appears
 /// only as a keyed pseudonym and the detail is non-secret text.
 ///
@@ -152,36 +154,39 @@ package final class AuditTrail: Sendable {
                 trail: self, file: file, key: key, lastSequence: lastSequence, previous: previous,
                 anchored: anchored, anchorCounter: anchor.counter, deferral: deferral)
             let result = try body(appender)
-            if appender.anchoredSequence > anchored && appender.anchoredSequence == appender.lastSequence {
-                try trimIfNeeded(file: file, key: key, lastSequence: appender.lastSequence, now: clock())
+            if appender.lastSequence > lastSequence {
+                try trimIfNeeded(file: file, key: key, lastSequence: appender.lastSequence, now: clock()) {
+                    try appender.anchorLast()
+                }
             }
             return result
         }
     }
 
     /// Makes the entry an append left to the ``deferral`` durable and moves the anchor
-    /// to it, under the lock; trims the trail when it has outgrown ``retention``. When
-    /// nothing touched the trail since (the same file, of the size the append left, and
-    /// the anchor file at the write the append saw), that is done from what the append
-    /// knew; otherwise as every append begins, checking the trail's end against its
-    /// anchor first (nothing is left to do when another append already anchored the entry).
+    /// to it, under the lock, when nothing touched the trail since: the same file, of the
+    /// size the append left, and the anchor file at the write the append saw. Otherwise
+    /// there is nothing to do: another append anchored the entry first (every append
+    /// anchors an entry left past the anchor before its own), a trim or reset rewrote the
+    /// file, or the namespace was removed. It creates nothing (no directory, lock, trail
+    /// or anchor file), so a store deleted once the command answered stays deleted.
     /// - Parameter append: What the append left.
-    /// - Throws: As ``withAppender(_:)``.
+    /// - Throws: File errors.
     func settle(_ append: DeferredAppend) throws {
-        try namespace.prepare()
-        let settled = try PrivateFiles.withExclusiveLock(lockPath) { () throws -> Bool in
-            let written = try append.file.status()
-            guard let current = try POSIX.status(of: path), current.device == written.device,
-                current.inode == written.inode, written.size == append.size,
-                case .anchor(let anchor, let counter) = try anchorFile.read(key: append.key),
-                counter == append.anchorCounter, anchor.sequence == append.anchored
-            else { return false }
-            try append.file.sync()
-            try anchorFile.write(append.entry, after: counter, key: append.key)
-            try trimIfNeeded(file: append.file, key: append.key, lastSequence: append.entry.sequence, now: clock())
-            return true
+        do {
+            try PrivateFiles.withExclusiveLockIfExists(lockPath) {
+                let written = try append.file.status()
+                guard let current = try POSIX.status(of: path), current.device == written.device,
+                    current.inode == written.inode, written.size == append.size,
+                    case .anchor(let anchor, let counter) = try anchorFile.read(key: append.key),
+                    counter == append.anchorCounter, anchor.sequence == append.anchored
+                else { return }
+                try append.file.sync()
+                try anchorFile.write(append.entry, after: counter, key: append.key)
+            }
+        } catch let error as LatchkeyError where error.code == .notFound {
+            // The namespace went while this settled (its anchor file, say): nothing is left to anchor.
         }
-        if !settled { try withAppender { try $0.anchorLast() } }
     }
 
     /// What an append left to a ``deferral``: the entry to anchor and what the trail was

@@ -112,6 +112,20 @@ package enum PrivateFiles {
         return try withExtendedLifetime(lock) { try body() }
     }
 
+    /// ``withExclusiveLock(_:_:)`` on a lock file that exists, creating nothing.
+    /// - Returns: What `body` returns; nil, without running it, when there is no lock file.
+    static func withExclusiveLockIfExists<R>(_ lockPath: String, _ body: () throws -> R) throws -> R? {
+        let lock: POSIX.File
+        do {
+            lock = try POSIX.File.open(lockPath, .readWrite)
+        } catch let error as LatchkeyError where error.code == .notFound {
+            return nil
+        }
+        try requirePrivate(lock.status(), path: lockPath, directory: false)
+        try lock.lockExclusively()
+        return try withExtendedLifetime(lock) { try body() }
+    }
+
     /// The name prefix of temporary files, so leftovers of a crashed writer can be found.
     static let temporaryPrefix = ".latchkey-tmp-"
 

@@ -19,6 +19,8 @@ extension POSIX {
         package enum Mode {
             /// Read only; the file must exist.
             case read
+            /// Read and write; the file must exist.
+            case readWrite
             /// Read and write, creating it with `permissions` when absent.
             case readWriteCreate(permissions: UInt32)
             /// Write only, failing when the file exists (`O_EXCL`).
@@ -41,6 +43,8 @@ extension POSIX {
             switch mode {
             case .read:
                 flags |= O_RDONLY
+            case .readWrite:
+                flags |= O_RDWR
             case .readWriteCreate(let p):
                 flags |= O_RDWR | O_CREAT
                 permissions = mode_t(p)
