@@ -221,16 +221,24 @@ struct AuditTrailTests {
         #expect(try trail.verify() == .intact(entryCount: 3, lastSequence: 3))
     }
 
+    /// A trail in `directory` whose appends leave their `fsync` and anchor move to the returned deferral, as the agent's do.
+    private func deferredTrail(
+        _ directory: String, _ backend: InMemoryBackend, retention: AuditRetention = .unbounded
+    ) -> (AuditTrail, AuditSyncDeferral) {
+        let deferral = AuditSyncDeferral()
+        let trail = AuditTrail(
+            appID: appID, directory: directory, backend: backend, retention: retention, clock: { Date() },
+            deferral: deferral)
+        return (trail, deferral)
+    }
+
     @Test(
         "an append deferred to the agent's settle is in the file at once and one past its anchor; the next append of any trail anchors it first"
     )
     func deferredAppends() throws {
         let directory = try freshDirectory()
         let backend = InMemoryBackend()
-        let deferral = AuditSyncDeferral()
-        let deferred = AuditTrail(
-            appID: appID, directory: directory, backend: backend, retention: .unbounded, clock: { Date() },
-            deferral: deferral)
+        let (deferred, deferral) = deferredTrail(directory, backend)
         func anchored() throws -> UInt64? {
             try deferred.readAnchor(key: #require(try deferred.storedKey())).value?.sequence
         }
@@ -280,13 +288,8 @@ struct AuditTrailTests {
         "a deferred append trims like any other, anchoring first, and its settle creates nothing once the namespace is gone"
     )
     func deferredAppendsTrimAndNeverRecreate() throws {
-        let directory = try freshDirectory()
-        let backend = InMemoryBackend()
-        let deferral = AuditSyncDeferral()
-        let trail = AuditTrail(
-            appID: appID, directory: directory, backend: backend,
-            retention: AuditRetention(maxEntries: 20, maxAge: nil),
-            clock: { Date() }, deferral: deferral)
+        let (trail, deferral) = deferredTrail(
+            try freshDirectory(), InMemoryBackend(), retention: AuditRetention(maxEntries: 20, maxAge: nil))
         for index in 1...60 {
             try trail.record(.sessionRead, outcome: .ok, backend: .memory)
             #expect(try trail.entries().count <= 20, "\(index)")
