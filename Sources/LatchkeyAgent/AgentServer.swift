@@ -505,10 +505,11 @@ package final class AgentServer: Sendable {
     }
 
     /// Runs a command for a client (counted as running from ``startable(_:deadline:)`` until
-    /// its answer is sent and its audit appends are settled). Within the silence window after a command of its namespace missed the Secret
-    /// Service deadline, it fails fast with that miss's error instead of waiting a
-    /// deadline of its own (a command that does not use the Secret Service still runs);
-    /// a miss opens the window, for as long as the deadline that was missed.
+    /// its answer is sent and its audit appends are settled). Within the silence window
+    /// after a command of its namespace missed the Secret Service deadline, it fails fast
+    /// with that miss's error instead of waiting a deadline of its own (a command that does
+    /// not use the Secret Service still runs); a miss opens the window, for as long as the
+    /// deadline that was missed.
     private func execute(_ job: AgentJob, in lane: Lane) -> AgentJobOutcome {
         let silent = lane.silence.withLock { silence -> LatchkeyError? in
             guard let window = silence, ContinuousClock.now < window.until else {
