@@ -49,3 +49,46 @@ package final class AuditSyncDeferral: Sendable {
         }
     }
 }
+
+extension AuditTrail {
+    /// What an append left to a ``deferral``: the entry to anchor and what the trail was
+    /// when it was written.
+    struct DeferredAppend {
+        let trail: AuditTrail
+        /// The trail file the entry was written to, kept open until it is settled.
+        let file: POSIX.File
+        let key: SecretBytes
+        /// The entry, as the anchor will name it.
+        let entry: AuditAnchor
+        /// The anchor file's write counter when the entry was written (it names the entry before).
+        let anchorCounter: UInt64?
+        /// The file's size once the entry was written.
+        let size: Int
+    }
+
+    /// Makes the entry an append left to the ``deferral`` durable and moves the anchor
+    /// to it, under the lock, when nothing touched the trail since: the same file, of the
+    /// size the append left, and the anchor file at the write the append saw. Otherwise
+    /// there is nothing to do: another append anchored the entry first (every append
+    /// anchors an entry left past the anchor before its own), a trim or reset rewrote the
+    /// file, or the namespace was removed. It creates nothing (no directory, lock, trail
+    /// or anchor file), so a store deleted once the command answered stays deleted.
+    /// - Parameter append: What the append left.
+    /// - Throws: File errors.
+    func settle(_ append: DeferredAppend) throws {
+        do {
+            try PrivateFiles.withExclusiveLockIfExists(lockPath) {
+                let written = try append.file.status()
+                guard let current = try POSIX.status(of: path), current.device == written.device,
+                    current.inode == written.inode, written.size == append.size,
+                    case .anchor(_, let counter) = try anchorFile.read(key: append.key),
+                    counter == append.anchorCounter
+                else { return }
+                try append.file.sync()
+                try anchorFile.write(append.entry, after: counter, key: append.key)
+            }
+        } catch let error as LatchkeyError where error.code == .notFound {
+            // The namespace went while this settled (its anchor file, say): nothing is left to anchor.
+        }
+    }
+}

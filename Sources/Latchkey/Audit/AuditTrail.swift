@@ -163,48 +163,6 @@ package final class AuditTrail: Sendable {
         }
     }
 
-    /// Makes the entry an append left to the ``deferral`` durable and moves the anchor
-    /// to it, under the lock, when nothing touched the trail since: the same file, of the
-    /// size the append left, and the anchor file at the write the append saw. Otherwise
-    /// there is nothing to do: another append anchored the entry first (every append
-    /// anchors an entry left past the anchor before its own), a trim or reset rewrote the
-    /// file, or the namespace was removed. It creates nothing (no directory, lock, trail
-    /// or anchor file), so a store deleted once the command answered stays deleted.
-    /// - Parameter append: What the append left.
-    /// - Throws: File errors.
-    func settle(_ append: DeferredAppend) throws {
-        do {
-            try PrivateFiles.withExclusiveLockIfExists(lockPath) {
-                let written = try append.file.status()
-                guard let current = try POSIX.status(of: path), current.device == written.device,
-                    current.inode == written.inode, written.size == append.size,
-                    case .anchor(let anchor, let counter) = try anchorFile.read(key: append.key),
-                    counter == append.anchorCounter, anchor.sequence == append.anchored
-                else { return }
-                try append.file.sync()
-                try anchorFile.write(append.entry, after: counter, key: append.key)
-            }
-        } catch let error as LatchkeyError where error.code == .notFound {
-            // The namespace went while this settled (its anchor file, say): nothing is left to anchor.
-        }
-    }
-
-    /// What an append left to a ``deferral``: the entry to anchor and what the trail was
-    /// when it was written.
-    struct DeferredAppend {
-        let trail: AuditTrail
-        /// The trail file the entry was written to, kept open until it is settled.
-        let file: POSIX.File
-        let key: SecretBytes
-        /// The entry, as the anchor will name it.
-        let entry: AuditAnchor
-        /// The sequence number the anchor named, and the anchor file's write counter, then.
-        let anchored: UInt64
-        let anchorCounter: UInt64?
-        /// The file's size once the entry was written.
-        let size: Int
-    }
-
     #if LATCHKEY_TEST_SEAMS
         /// A test seam (only in a build with LATCHKEY_TEST_SEAMS=1, as `make test` makes): when set for the current task, every
         /// append calls it just before writing, and a throw stands for a write that failed.
@@ -266,7 +224,7 @@ package final class AuditTrail: Sendable {
                 deferral.add(
                     DeferredAppend(
                         trail: trail, file: file, key: key, entry: AuditAnchor(sequence: lastSequence, mac: previous),
-                        anchored: anchoredSequence, anchorCounter: anchorCounter, size: try file.status().size))
+                        anchorCounter: anchorCounter, size: try file.status().size))
             } else {
                 try anchorLast()
             }

@@ -106,10 +106,7 @@ package enum PrivateFiles {
     /// Runs `body` while holding an exclusive `flock` on `lockPath` (created 0600).
     /// The lock is released when `body` returns or throws, and when the process dies.
     static func withExclusiveLock<R>(_ lockPath: String, _ body: () throws -> R) throws -> R {
-        let lock = try POSIX.File.open(lockPath, .readWriteCreate(permissions: 0o600))
-        try requirePrivate(lock.status(), path: lockPath, directory: false)
-        try lock.lockExclusively()
-        return try withExtendedLifetime(lock) { try body() }
+        try holding(POSIX.File.open(lockPath, .readWriteCreate(permissions: 0o600)), body)
     }
 
     /// ``withExclusiveLock(_:_:)`` on a lock file that exists, creating nothing.
@@ -121,7 +118,12 @@ package enum PrivateFiles {
         } catch let error as LatchkeyError where error.code == .notFound {
             return nil
         }
-        try requirePrivate(lock.status(), path: lockPath, directory: false)
+        return try holding(lock, body)
+    }
+
+    /// Runs `body` holding `lock`, an open lock file that must be private, exclusively.
+    private static func holding<R>(_ lock: POSIX.File, _ body: () throws -> R) throws -> R {
+        try requirePrivate(lock.status(), path: lock.path, directory: false)
         try lock.lockExclusively()
         return try withExtendedLifetime(lock) { try body() }
     }
