@@ -1,8 +1,14 @@
 /// Process-wide protection of the secrets a process holds: whether a core dump,
 /// a debugger or another process of the same user can reach them.
 ///
-/// The library changes no process-wide state by itself. A ``SecretBytes`` is
-/// always kept in locked memory and zeroed when released, but the process stays
+/// The library changes no process-wide state by itself. Every ``SecretBytes`` is
+/// zeroed when released. The keys the library derives or reads (a vault's key, the
+/// audit trail's key) and ``SecretBytes/random(count:)`` live in locked memory
+/// (`sodium_malloc`: `mlock`, guard pages, left out of core dumps); the secrets an
+/// app makes from its own bytes (``SecretBytes/init(_:)``, ``SecretBytes/init(utf8:)``)
+/// and the values read from a store live on the ordinary heap, where the kernel may
+/// swap them out: locked memory is limited (`RLIMIT_MEMLOCK`, often 8 MiB), and an
+/// app may hold many secrets. The process stays
 /// dumpable (core dumps, `gdb` and profilers attach as usual) until the app
 /// chooses otherwise here, once, early in its life, as it would choose a logging
 /// back end. The `latchkey` command line opts in with

@@ -5,7 +5,9 @@
 /// string interpolation, `debugDescription` nor `dump` shows the bytes. The bytes
 /// are reached only inside ``withUnsafeBytes(_:)``.
 ///
-/// `SecretBytes` is immutable; copies share one zeroing buffer.
+/// `SecretBytes` is immutable; copies share one zeroing buffer. It lives on the
+/// ordinary heap, which is not locked (see ``MemoryProtection``), except the
+/// secrets from ``random(count:)`` and the keys the library derives.
 public struct SecretBytes: Sendable {
     let buffer: Sodium.Buffer
 

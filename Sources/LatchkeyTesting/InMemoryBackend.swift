@@ -49,6 +49,10 @@ public final class InMemoryBackend: CredentialBackend {
     /// Creates an empty backend.
     public init() {}
 
+    /// The refresh and commit locks that every vault made on this store shares, as
+    /// processes on one store share its lock files.
+    let vaultLocks = MemoryStoreLocks()
+
     /// Always `memory`.
     public var kind: BackendKind { .memory }
 

@@ -10,6 +10,11 @@ extension Vault {
     /// A failure injected into `store` (``InMemoryBackend/fail(_:kind:account:name:with:)``)
     /// surfaces as that store's error, never as an audit-trail error, since the
     /// trail keeps its key outside the store.
+    ///
+    /// Vaults made on one `store` stand for processes of the app sharing one store:
+    /// they share its items and its refresh and commit locks, so their token refreshes
+    /// are single-flight across them as across processes (each keeps its own audit
+    /// trail in memory). See <doc:TestingAnAppAgainstLatchkey>.
     /// - Parameters:
     ///   - appID: The app namespace.
     ///   - policy: The policy.
@@ -20,7 +25,7 @@ extension Vault {
         appID: AppID, policy: Policy = .default, store: InMemoryBackend = InMemoryBackend(), clock: TestClock? = nil
     ) -> Vault {
         Vault(
-            appID: appID, policy: policy, inMemory: store,
+            appID: appID, policy: policy, inMemory: store, locks: store.vaultLocks,
             clock: clock.map { clock in WallClock { clock.now } } ?? .system)
     }
 }

@@ -92,6 +92,33 @@ struct SecretBytesTests {
     }
 }
 
+@Suite("Which secrets are in locked memory, as MemoryProtection's documentation says", .sandboxed)
+struct LockedMemoryTests {
+    /// The process's locked memory (`VmLck` in `/proc/self/status`), in kB.
+    private func lockedKilobytes() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmLck:") })
+        return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+    }
+
+    @Test("an app's own secrets are on the ordinary heap, random and derived keys are locked")
+    func lockedOnlyWhereDocumented() throws {
+        let before = try lockedKilobytes()
+        let appSecrets = (0..<20).map { _ in SecretBytes([UInt8](repeating: 0x5A, count: 1 << 20)) }
+        let afterAppSecrets = try lockedKilobytes()
+        #expect(afterAppSecrets - before < 1024, "20 MiB of app secrets locked \(afterAppSecrets - before) kB")
+        let key = SecretBytes(count: 64 * 1024, guarded: true) { $0.initializeMemory(as: UInt8.self, repeating: 1) }
+        // sodium_malloc locks where RLIMIT_MEMLOCK allows (as root, or a limit of 8 MiB); below that it cannot.
+        let limits = try String(contentsOfFile: "/proc/self/limits", encoding: .utf8)
+        let memlock = limits.split(separator: "\n").first { $0.hasPrefix("Max locked memory") }
+        let soft = memlock?.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first
+        if soft == "unlimited" || (soft.flatMap { Int($0) } ?? 0) >= 8 << 20 {
+            #expect(try lockedKilobytes() - afterAppSecrets >= 64, "a guarded 64 KiB key is not locked")
+        }
+        #expect(appSecrets.count == 20 && key.count == 64 * 1024)
+    }
+}
+
 @Suite("Guarded blocks kept for reuse", .sandboxed)
 struct GuardedBlocksTests {
     @Test("a block given back is handed out again, and no more than `kept` are kept")

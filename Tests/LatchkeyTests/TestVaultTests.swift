@@ -31,6 +31,30 @@ struct TestVaultTests {
         #expect(status.storeDirectory == nil && status.auditTrails == verdicts.map(\.path))
     }
 
+    @Test("two vaults on one InMemoryBackend are two processes on one store: one refresh between them, no reuse")
+    func singleFlightAcrossProcesses() async throws {
+        // The app's own test of its single-flight, as docs/ROTATION.md and the LatchkeyTesting
+        // article "Testing token refresh" show it: two "processes" share one store.
+        let store = InMemoryBackend()
+        let first = Vault.makeInMemory(appID: appID, store: store)
+        let second = Vault.makeInMemory(appID: appID, store: store)
+        try await first.saveGrant(expiredGrant(), name: "s", account: "alice")
+        let refresher = CountingRefresher.rotating(pause: .milliseconds(200))
+        let tokens = try await withThrowingTaskGroup(of: SecretBytes?.self) { group in
+            for index in 0..<8 {
+                let vault = index.isMultiple(of: 2) ? first : second
+                group.addTask {
+                    try await vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(
+            refresher.calls == 1 && refresher.usedTokens == ["r0"], "refresh tokens presented: \(refresher.usedTokens)")
+        #expect(tokens.count == 8 && tokens.allSatisfy { $0 == SecretBytes(utf8: "a1") })
+        #expect(try await second.grant(named: "s", account: "alice")?.refreshToken == SecretBytes(utf8: "r1"))
+    }
+
     @Test("under a test clock, a session with a 1 h life is live at 59 min and gone at 61 min, without sleeping")
     func clock() throws {
         let clock = TestClock()

@@ -66,11 +66,13 @@ enum RefreshLock {
         return try withExtendedLifetime(file) { try body() }
     }
 
-    /// Runs `body` holding `gate`, lock `kind` of a vault kept in memory (no directory,
-    /// so no other process can reach its grants), waiting at most `deadline` for it.
+    /// Runs `body` holding lock `kind` of a store kept in memory (no directory: the
+    /// vaults on that store, which stand for processes sharing it, share its locks),
+    /// waiting at most `deadline` for it.
     static func withLock<R>(
-        _ kind: Kind, _ gate: DispatchSemaphore, deadline: Duration, _ body: () throws -> R
+        _ kind: Kind, of locks: MemoryStoreLocks, deadline: Duration, _ body: () throws -> R
     ) throws -> R {
+        let gate = locks.gate(kind)
         guard gate.wait(timeout: .now() + .nanoseconds(Int(max(0, deadline / .nanoseconds(1))))) == .success else {
             throw busy(kind, deadline)
         }
@@ -83,5 +85,24 @@ enum RefreshLock {
             .timedOut,
             "another process \(kind.holding) for longer than \(deadline.components.seconds) s; nothing was changed"
         )
+    }
+}
+
+/// The refresh and commit locks (``RefreshLock/Kind``) of a store kept in memory,
+/// which it shares with every vault opened on it, as processes on one store share
+/// its lock files (`LatchkeyTesting`'s `InMemoryBackend` holds one).
+package final class MemoryStoreLocks: Sendable {
+    private let refresh = DispatchSemaphore(value: 1)
+    private let commit = DispatchSemaphore(value: 1)
+
+    /// New locks, both free.
+    package init() {}
+
+    /// The semaphore that is lock `kind`.
+    fileprivate func gate(_ kind: RefreshLock.Kind) -> DispatchSemaphore {
+        switch kind {
+        case .refresh: refresh
+        case .commit: commit
+        }
     }
 }

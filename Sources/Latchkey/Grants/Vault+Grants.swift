@@ -287,9 +287,9 @@ extension Vault {
 
     /// Runs `body` as the one caller refreshing or replacing this namespace's grants:
     /// under the namespace directory's lock file (every thread, process and agent), or,
-    /// for a vault kept in memory, under the vault's own gate.
+    /// for a vault kept in memory, under its store's lock (every vault on that store).
     func withRefreshLock<R>(deadline: Duration, _ body: () throws -> R) throws -> R {
-        try withLock(.refresh, gate: refreshGate, deadline: deadline, body)
+        try withLock(.refresh, deadline: deadline, body)
     }
 
     /// How long a deletion of sessions, or a refresh about to settle, waits for the commit
@@ -301,13 +301,12 @@ extension Vault {
     /// - Throws: `LatchkeyError` `.timedOut` when another holder kept it for longer than
     ///   ``commitDeadline`` (nothing was changed); what `body` throws.
     func withCommitLock<R>(_ body: () throws -> R) throws -> R {
-        try withLock(.commit, gate: commitGate, deadline: Vault.commitDeadline, body)
+        try withLock(.commit, deadline: Vault.commitDeadline, body)
     }
 
-    private func withLock<R>(
-        _ kind: RefreshLock.Kind, gate: DispatchSemaphore, deadline: Duration, _ body: () throws -> R
-    ) throws -> R {
-        guard let storeDirectory else { return try RefreshLock.withLock(kind, gate, deadline: deadline, body) }
+    private func withLock<R>(_ kind: RefreshLock.Kind, deadline: Duration, _ body: () throws -> R) throws -> R {
+        if let memoryLocks { return try RefreshLock.withLock(kind, of: memoryLocks, deadline: deadline, body) }
+        guard let storeDirectory else { preconditionFailure("a vault has a store directory or is kept in memory") }
         return try RefreshLock.withLock(
             kind, in: NamespaceDirectory(appID: appID, storeDirectory: storeDirectory), deadline: deadline, body)
     }

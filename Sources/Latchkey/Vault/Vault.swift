@@ -49,10 +49,9 @@ public final class Vault: Sendable {
     /// The encrypted file vault of this namespace, whether or not it is the store
     /// in use (a leftover from an earlier fallback is wiped and migrated through it).
     let fileVault: EncryptedFileBackend?
-    /// The refresh lock of a vault kept in memory (one with a directory locks a file in it).
-    let refreshGate = DispatchSemaphore(value: 1)
-    /// The commit lock of a vault kept in memory (``RefreshLock/Kind/commit``).
-    let commitGate = DispatchSemaphore(value: 1)
+    /// The refresh and commit locks of a vault kept in memory, its store's (a vault
+    /// with a directory locks files in it).
+    let memoryLocks: MemoryStoreLocks?
     /// The audit trail of the store in use (in memory for a vault kept in memory),
     /// or nil when the policy disables auditing.
     let audit: (any AuditLog)?
@@ -162,6 +161,7 @@ public final class Vault: Sendable {
         self.appID = appID
         self.policy = policy
         self.storeDirectory = storeDirectory
+        self.memoryLocks = nil
         self.backend = backend
         self.clock = clock
         self.selectionReason = "the app supplied this store"
@@ -179,8 +179,14 @@ public final class Vault: Sendable {
     /// A vault kept wholly in memory on `backend`, with `clock` as its time: its
     /// audit trail is a ``MemoryAuditTrail``, and it reads and writes no file, so
     /// it needs no store directory (`LatchkeyTesting`'s test vault).
-    package init(appID: AppID, policy: Policy, inMemory backend: any CredentialBackend, clock: WallClock) {
+    /// Every vault on one store is given the store's `locks`, so that they refresh one at
+    /// a time, as processes on one store do.
+    package init(
+        appID: AppID, policy: Policy, inMemory backend: any CredentialBackend, locks: MemoryStoreLocks,
+        clock: WallClock
+    ) {
         self.appID = appID
+        self.memoryLocks = locks
         self.policy = policy
         self.storeDirectory = nil
         self.backend = backend
@@ -250,6 +256,7 @@ public final class Vault: Sendable {
         self.appID = appID
         self.policy = policy
         self.storeDirectory = directory
+        self.memoryLocks = nil
         self.backend = selection.backend
         self.selectionReason = selection.reason
         self.secretServiceUnavailable = selection.fallbackFrom
