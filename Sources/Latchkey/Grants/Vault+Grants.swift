@@ -39,8 +39,9 @@ extension Vault {
     ///   - account: The account it belongs to.
     /// - Returns: When the stored item expires.
     /// - Throws: `LatchkeyError` `.invalidInput` for an empty name or access token,
-    ///   a name or account over 255 bytes, or a grant whose refresh token (or, without
-    ///   one, access token) has already expired; `.timedOut` when a refresh holds the
+    ///   a name or account over 255 bytes, a token with a character outside RFC 6749's
+    ///   VSCHAR (%x20-7E), or a grant whose refresh token (or, without one, access token)
+    ///   has already expired; `.timedOut` when a refresh holds the
     ///   session for longer than 30 s; store and audit errors.
     @discardableResult
     public func saveGrant(_ grant: Grant, name: String, account: String) throws -> Date {
@@ -48,6 +49,7 @@ extension Vault {
         guard !grant.accessToken.isEmpty else {
             throw LatchkeyError(.invalidInput, "the grant's access token is empty; nothing was stored")
         }
+        try grant.requireVisibleTokens(what: "the grant")
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
         let now = grantClock()
@@ -101,7 +103,9 @@ extension Vault {
     /// - Throws: `LatchkeyError` `.refreshRejected` when the server refused the refresh
     ///   (the session ended: its grant is deleted, and the account's other sessions and
     ///   the remembered username as the policy's logout rules say); `.refreshUnavailable`
-    ///   when the server could not be asked (the grant is kept); `.timedOut` when another
+    ///   when the server could not be asked (the grant is kept); `.invalidInput` when the
+    ///   refreshed grant holds a token with a character outside RFC 6749's VSCHAR (%x20-7E:
+    ///   nothing is stored or returned, the old grant is kept); `.timedOut` when another
     ///   caller's refresh took longer than `deadline`; store and audit errors.
     public func accessToken(
         named name: String, account: String, deadline: Duration = .seconds(30), refresher: @escaping GrantRefresher
@@ -221,6 +225,7 @@ extension Vault {
                 guard unchanged else {
                     return OperationOutcome(storedGrant, .skipped, detail: "\(key.name): a newer grant is kept")
                 }
+                try response.requireVisibleTokens(what: "the refreshed grant of session '\(key.name)'")
                 let grant = previous.rotated(by: response)
                 let item = try grantItem(grant, name: key.name, created: grantClock())
                 try changes.willChange(key, in: backend)
