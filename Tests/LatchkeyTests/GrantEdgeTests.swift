@@ -59,4 +59,32 @@ struct GrantEdgeTests {
         let kept = try #require(try store.reopen(vault).grant(named: "s", account: "alice"))
         #expect(kept.refreshToken == SecretBytes(utf8: "r0") && kept.accessToken == SecretBytes(utf8: "a0"))
     }
+
+    @Test(
+        "an async caller cancelled during its refresh: the refresh finishes and its grant is saved",
+        arguments: TestedStore.allCases)
+    func cancelledCaller(store: TestedStore) async throws {
+        let vault = try store.withExpiredGrant()
+        let started = AsyncStream<Void>.makeStream()
+        let release = Mutex(false)
+        let sawCancellation = Mutex(false)
+        let caller = Task {
+            try await vault.accessToken(named: "s", account: "alice") { token in
+                started.continuation.yield()
+                while !release.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+                sawCancellation.withLock { $0 = Task.isCancelled }
+                return .refreshed(
+                    Grant(
+                        accessToken: SecretBytes(utf8: "a1"), accessTokenExpires: Date().addingTimeInterval(3600),
+                        refreshToken: SecretBytes(utf8: "r1"), refreshTokenExpires: Date().addingTimeInterval(86_400)))
+            }
+        }
+        for await _ in started.stream { break }
+        caller.cancel()
+        release.withLock { $0 = true }
+        let token = try await caller.value
+        #expect(token == SecretBytes(utf8: "a1") && !sawCancellation.withLock { $0 })
+        let saved = try #require(try await store.reopen(vault).grant(named: "s", account: "alice"))
+        #expect(saved.refreshToken == SecretBytes(utf8: "r1"), "the rotated grant was saved")
+    }
 }
