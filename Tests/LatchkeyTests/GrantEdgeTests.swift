@@ -87,4 +87,71 @@ struct GrantEdgeTests {
         let saved = try #require(try await store.reopen(vault).grant(named: "s", account: "alice"))
         #expect(saved.refreshToken == SecretBytes(utf8: "r1"), "the rotated grant was saved")
     }
+
+    /// A vault on a key-file store whose session writes fail as `failures` says, in order (true: fails).
+    private static func flakyVault(_ failures: [Bool], purpose: String = #function) throws -> (
+        Vault, FlakySessionWrites
+    ) {
+        let appID = try SecretServiceTestSupport.freshAppID(purpose.filter { $0.isLetter })
+        let directory = try freshDirectory(purpose) + "/store"
+        let backend = FlakySessionWrites(
+            EncryptedFileBackend(appID: appID, directory: directory, keySource: fastPassphrase()))
+        let vault = try Vault(appID: appID, policy: .default, storeDirectory: directory, store: backend, clock: .system)
+        try vault.saveGrant(expiredGrant(), name: "s", account: "alice")
+        backend.schedule(failures)
+        return (vault, backend)
+    }
+
+    @Test("a store that cannot save the grant fails before the refresh token is spent: the refresher is never called")
+    func provesSavableFirst() throws {
+        let (vault, _) = try Self.flakyVault([true])
+        let refresher = CountingRefresher.rotating()
+        #expect(throws: LatchkeyError(.io, "")) {
+            try vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+        }
+        #expect(refresher.calls == 0, "the endpoint never saw the refresh token")
+        #expect(
+            try vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+                == SecretBytes(utf8: "a1"))
+        #expect(refresher.usedTokens == ["r0"])
+    }
+
+    @Test(
+        "a save that fails after the endpoint answered: the next call saves that answer and never presents the old token"
+    )
+    func failedSaveIsRecovered() throws {
+        // The first session write (proving the grant can be saved) passes; the save of the rotated grant fails.
+        let (vault, _) = try Self.flakyVault([false, true])
+        let refresher = CountingRefresher.rotating()
+        #expect(throws: LatchkeyError(.io, "")) {
+            try vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+        }
+        #expect(refresher.calls == 1)
+        let token = try vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+        #expect(token == SecretBytes(utf8: "a1") && refresher.usedTokens == ["r0"], "\(refresher.usedTokens)")
+        let saved = try #require(try vault.grant(named: "s", account: "alice"))
+        #expect(saved.refreshToken == SecretBytes(utf8: "r1"), "the endpoint's answer was saved")
+    }
+}
+
+/// A store whose session writes fail (`.io`) as scheduled; everything else passes through.
+final class FlakySessionWrites: CredentialBackend {
+    private let base: EncryptedFileBackend
+    private let failures = Mutex<[Bool]>([])
+
+    init(_ base: EncryptedFileBackend) { self.base = base }
+
+    func schedule(_ plan: [Bool]) { failures.withLock { $0 = plan } }
+
+    var kind: BackendKind { base.kind }
+    func read(_ key: ItemKey) throws -> StoredItem? { try base.read(key) }
+    func write(_ item: StoredItem, for key: ItemKey) throws {
+        if key.kind == .session, failures.withLock({ $0.isEmpty ? false : $0.removeFirst() }) {
+            throw LatchkeyError(.io, "the test store refused a write")
+        }
+        try base.write(item, for: key)
+    }
+    func delete(_ key: ItemKey) throws { try base.delete(key) }
+    func list(kind: ItemKey.Kind?) throws -> [ItemKey] { try base.list(kind: kind) }
+    func deleteAll() throws { try base.deleteAll() }
 }
