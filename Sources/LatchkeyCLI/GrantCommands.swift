@@ -35,9 +35,17 @@ enum GrantCommands {
         _ context: Context, _ arguments: CommandArguments, name: String, account: String, command: String
     ) throws {
         let vault = try context.openVault()
-        let grant = try vault.validGrant(named: name, account: account, deadline: commandDeadline + .seconds(5)) {
-            refreshToken in
-            try refresh(with: command, refreshToken: refreshToken)
+        // In this process (not the agent's, which no terminal signals), SIGINT, SIGTERM and
+        // SIGHUP wait from the moment the refresh starts until its grant is saved, then end
+        // the command (docs/ROTATION.md, "Interrupting a refresh").
+        let deferral = SignalDeferral()
+        let deferring = !context.output.execution.isInAgent
+        let grant = try deferral.settling {
+            try vault.validGrant(named: name, account: account, deadline: commandDeadline + .seconds(5)) {
+                refreshToken in
+                if deferring { deferral.begin() }
+                return try refresh(with: command, refreshToken: refreshToken)
+            }
         }
         guard let grant else { throw SessionCommands.missing(name, account: account) }
         context.output.set(

@@ -16,7 +16,7 @@ struct RotationStress {
     let rounds: Int
     let killRounds: Int
 
-    private static let delayMilliseconds = 200
+    static let delayMilliseconds = 200
 
     func run() throws -> (passed: Int, failed: Int) {
         let latchkey = try ChildProcess.sibling("latchkey")
@@ -127,7 +127,7 @@ struct RotationStress {
     }
 
     /// The token endpoint, a child process of this one.
-    private final class Endpoint {
+    final class Endpoint {
         let process = Process()
         let port: Int
 
@@ -139,14 +139,16 @@ struct RotationStress {
             var refreshToken: String
         }
 
-        init(directory: String) throws {
+        /// Starts it; `expiresIn` is the `expires_in` of the access tokens it issues (the script's default when nil).
+        init(directory: String, expiresIn: Int? = nil) throws {
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("scripts/token-endpoint.py").path
             let portFile = directory + "/token-endpoint.port"
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [
-                "python3", script, "--port-file", portFile, "--delay-ms", String(RotationStress.delayMilliseconds),
-            ]
+            process.arguments =
+                [
+                    "python3", script, "--port-file", portFile, "--delay-ms", String(RotationStress.delayMilliseconds),
+                ] + (expiresIn.map { ["--expires-in", String($0)] } ?? [])
             try process.run()
             for _ in 0..<1000 {
                 if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text) {

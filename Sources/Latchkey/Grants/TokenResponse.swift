@@ -12,9 +12,17 @@ extension Grant {
     ///   - tokenResponse: The response's JSON body.
     ///   - received: When it was received, from which `expires_in` counts.
     /// - Throws: `LatchkeyError` `.invalidInput` naming the member that is missing
-    ///   or has the wrong type (never quoting a value), or saying the body is not
-    ///   one JSON object.
+    ///   or has the wrong type, or the token that holds a character outside RFC 6749's
+    ///   VSCHAR (%x20-7E: a newline, a NUL, a terminal escape) (never quoting a value),
+    ///   or saying the body is not one JSON object.
     public init(tokenResponse: SecretBytes, received: Date = Date()) throws {
+        try self.init(parsing: tokenResponse, received: received)
+        try requireVisibleTokens(what: "the token response")
+    }
+
+    /// Reads a token response without checking its tokens' characters: a refresh's
+    /// answer is checked when it settles, so it is refused (65), not classified as unavailable.
+    init(parsing tokenResponse: SecretBytes, received: Date) throws {
         let fields = try TokenEndpointAnswer.object(tokenResponse)
         func text(_ key: String, required: Bool) throws -> String? {
             switch fields[key] {
@@ -68,11 +76,27 @@ extension RefreshOutcome {
             return
         }
         do {
-            self = .refreshed(try Grant(tokenResponse: answer, received: received))
+            self = .refreshed(try Grant(parsing: answer, received: received))
         } catch let error as LatchkeyError {
             self = .unavailable(reason: error.message)
         } catch {
             self = .unavailable(reason: "the token endpoint's answer could not be read")
+        }
+    }
+}
+
+extension Grant {
+    /// Refuses a grant whose access or refresh token holds a character outside RFC 6749's
+    /// VSCHAR (%x20-7E, sections A.12 and A.17): such a token would be stored and printed raw,
+    /// and a newline or a terminal escape in it injects a header or controls the terminal.
+    /// - Parameter what: Where the grant came from, as the error says.
+    /// - Throws: `LatchkeyError` `.invalidInput` naming the token, never quoting it.
+    func requireVisibleTokens(what: String) throws {
+        for (name, token) in [("access_token", accessToken), ("refresh_token", refreshToken)] {
+            guard let token, !token.withUnsafeBytes({ $0.allSatisfy { (0x20...0x7E).contains($0) } }) else { continue }
+            throw LatchkeyError(
+                .invalidInput,
+                "\(what) has a \(name) with a character outside RFC 6749's VSCHAR (%x20-7E); nothing was stored")
         }
     }
 }

@@ -39,8 +39,9 @@ extension Vault {
     ///   - account: The account it belongs to.
     /// - Returns: When the stored item expires.
     /// - Throws: `LatchkeyError` `.invalidInput` for an empty name or access token,
-    ///   a name or account over 255 bytes, or a grant whose refresh token (or, without
-    ///   one, access token) has already expired; `.timedOut` when a refresh holds the
+    ///   a name or account over 255 bytes, a token with a character outside RFC 6749's
+    ///   VSCHAR (%x20-7E), or a grant whose refresh token (or, without one, access token)
+    ///   has already expired; `.timedOut` when a refresh holds the
     ///   session for longer than 30 s; store and audit errors.
     @discardableResult
     public func saveGrant(_ grant: Grant, name: String, account: String) throws -> Date {
@@ -48,6 +49,7 @@ extension Vault {
         guard !grant.accessToken.isEmpty else {
             throw LatchkeyError(.invalidInput, "the grant's access token is empty; nothing was stored")
         }
+        try grant.requireVisibleTokens(what: "the grant")
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
         let now = grantClock()
@@ -101,7 +103,9 @@ extension Vault {
     /// - Throws: `LatchkeyError` `.refreshRejected` when the server refused the refresh
     ///   (the session ended: its grant is deleted, and the account's other sessions and
     ///   the remembered username as the policy's logout rules say); `.refreshUnavailable`
-    ///   when the server could not be asked (the grant is kept); `.timedOut` when another
+    ///   when the server could not be asked (the grant is kept); `.invalidInput` when the
+    ///   refreshed grant holds a token with a character outside RFC 6749's VSCHAR (%x20-7E:
+    ///   nothing is stored or returned, the old grant is kept); `.timedOut` when another
     ///   caller's refresh took longer than `deadline`; store and audit errors.
     public func accessToken(
         named name: String, account: String, deadline: Duration = .seconds(30), refresher: @escaping GrantRefresher
@@ -194,12 +198,56 @@ extension Vault {
                 GrantRecord.isGrant(item.value)
             else { return nil }
             let current = try GrantRecord.decode(item.value)
+            // A rotation this vault received and could not save: save it now, never spend the old token again.
+            if let pending = pendingRotations.withLock({ $0[key] }) {
+                if pending.previousRefreshToken == current.refreshToken {
+                    return try settleKeeping(.refreshed(pending.response), of: current, key: key)
+                }
+                // The session changed meanwhile (a new login): the rotation is moot.
+                pendingRotations.withLock { _ = $0.removeValue(forKey: key) }
+            }
             let now = grantClock()
             if !current.isRefreshDue(at: now, issued: item.created) { return current }
             guard let used = current.refreshToken else {
                 return current.accessTokenExpires.map { $0 > now } == true ? current : nil
             }
-            return try settle(refresh(used), of: current, key: key)
+            guard try proveSavable(key, item) else { return nil }
+            return try settleKeeping(refresh(used), of: current, key: key)
+        }
+    }
+
+    /// Proves that the session's grant can be saved before its refresh token is spent: writes
+    /// the stored item back, unchanged, under the commit lock (only while the session still
+    /// holds it, so a logout is never undone). A provider that asks before a process replaces
+    /// an item (KeePassXC's access request) asks now, and a store that cannot be written fails
+    /// now, before the endpoint sees the token.
+    /// - Returns: false when the session no longer holds this item (nothing is refreshed).
+    /// - Throws: The store's error: the refresh token is not spent.
+    private func proveSavable(_ key: ItemKey, _ item: StoredItem) throws -> Bool {
+        try withCommitLock {
+            guard let stored = try backend.read(key), stored.value == item.value else { return false }
+            try backend.write(stored, for: key)
+            return true
+        }
+    }
+
+    /// ``settle(_:of:key:)``, keeping a rotated grant whose save failed in ``pendingRotations``,
+    /// so the next refresh of the session in this vault saves it instead of presenting the
+    /// spent refresh token again.
+    private func settleKeeping(_ outcome: RefreshOutcome, of previous: Grant, key: ItemKey) throws -> Grant? {
+        do {
+            let settled = try settle(outcome, of: previous, key: key)
+            pendingRotations.withLock { _ = $0.removeValue(forKey: key) }
+            return settled
+        } catch let error as LatchkeyError {
+            guard case .refreshed(let response) = outcome, error.code != .invalidInput else { throw error }
+            pendingRotations.withLock {
+                $0[key] = PendingRotation(previousRefreshToken: previous.refreshToken, response: response)
+            }
+            throw LatchkeyError(
+                error.code,
+                "the rotated grant of session '\(key.name)' could not be saved (\(error.message)); this process keeps it and saves it at the next call instead of refreshing again",
+                cFunction: error.cFunction, errnoCode: error.errnoCode)
         }
     }
 
@@ -221,6 +269,7 @@ extension Vault {
                 guard unchanged else {
                     return OperationOutcome(storedGrant, .skipped, detail: "\(key.name): a newer grant is kept")
                 }
+                try response.requireVisibleTokens(what: "the refreshed grant of session '\(key.name)'")
                 let grant = previous.rotated(by: response)
                 let item = try grantItem(grant, name: key.name, created: grantClock())
                 try changes.willChange(key, in: backend)
@@ -322,6 +371,14 @@ extension Vault {
         }
         return result.wait()
     }
+}
+
+/// A rotated grant a vault received and could not save (``Vault/pendingRotations``).
+struct PendingRotation: Sendable {
+    /// The refresh token the refresh spent: the rotation applies only while the session still holds it.
+    let previousRefreshToken: SecretBytes?
+    /// What the endpoint issued.
+    let response: Grant
 }
 
 /// Hands a refresher's outcome from its task to the thread waiting for it.

@@ -82,10 +82,16 @@ extension POSIX {
 
     /// Runs `/bin/sh -c command` (`posix_spawn`) in a process group of its own,
     /// with `input` as its whole standard input and nothing else, and reads its
-    /// standard output to the end. Standard error is this process's; no other
-    /// descriptor is inherited, nor are blocked or ignored signals. The input is
-    /// written into the pipe before the command starts (so a command that never
-    /// reads it cannot raise SIGPIPE here). Past `deadline` the whole group gets SIGKILL.
+    /// standard output until the command (the shell) has ended. Standard error is this
+    /// process's; no other descriptor is inherited, nor are blocked or ignored signals.
+    /// The input is written into the pipe before the command starts (so a command that
+    /// never reads it cannot raise SIGPIPE here).
+    ///
+    /// It never waits for end of file alone: a child the command left behind may hold
+    /// standard output open for as long as it likes. When the shell ends, what is in the
+    /// pipe is its output, and whatever is left of its process group gets SIGKILL. Past
+    /// `deadline` the whole group gets SIGKILL and the run ends at once (`timedOut`),
+    /// whoever still holds the pipe (a child that left the group with `setsid`).
     /// - Throws: `.invalidInput` when `input` does not fit in a pipe (64 KiB) or
     ///   the output exceeds `outputLimit`; `.io` naming the call that failed.
     static func runShellCommand(_ command: String, input: SecretBytes, outputLimit: Int, deadline: Duration) throws
@@ -94,6 +100,7 @@ extension POSIX {
         guard input.count <= 65_536 else {
             throw LatchkeyError(.invalidInput, "the refresh token is longer than 64 KiB")
         }
+        let giveUp = ContinuousClock.now + deadline
         var toChild: [Int32] = [-1, -1]
         var fromChild: [Int32] = [-1, -1]
         try check("pipe2", path: "a pipe") { pipe2(&toChild, O_CLOEXEC) }
@@ -126,25 +133,85 @@ extension POSIX {
         close(fromChild[1])
         fromChild[1] = -1
 
-        let expired = Mutex(false)
-        let watchdog = DispatchWorkItem {
-            expired.withLock { $0 = true }
-            kill(-child, SIGKILL)
-        }
-        DispatchQueue.global().asyncAfter(
-            deadline: .now() + .nanoseconds(Int(deadline / .nanoseconds(1))), execute: watchdog)
-        let output: SecretBytes
+        var output = CommandOutput(limit: outputLimit)
         do {
-            output = try readSecret(from: fromChild[0], limit: outputLimit, untilEnd: true).secret
+            while true {
+                let left = giveUp - ContinuousClock.now
+                guard left > .zero else {
+                    // The deadline: the whole group, and no wait for a pipe someone else may hold.
+                    kill(-child, SIGKILL)
+                    _ = waitForExit(child)
+                    return ShellCommandResult(status: nil, output: SecretBytes(), timedOut: true)
+                }
+                // Look at the shell at least every 50 ms: it may have ended while a child it left holds the pipe.
+                let milliseconds = Int32(max(1, min(left, .milliseconds(50)) / .milliseconds(1)))
+                if !output.ended, try isReadable(fromChild[0], milliseconds: milliseconds) {
+                    try output.read(from: fromChild[0])
+                    continue
+                }
+                if try hasEnded(child) { break }
+                if output.ended { POSIX.sleep(.milliseconds(10)) }
+            }
+            // Nothing of the command outlives it: what is left of its group is ended before the
+            // shell is reaped (so the group's id is still its own), then what the pipe already
+            // holds is the answer.
+            kill(-child, SIGKILL)
+            while !output.ended, try isReadable(fromChild[0], milliseconds: 0) { try output.read(from: fromChild[0]) }
         } catch {
             kill(-child, SIGKILL)
             _ = waitForExit(child)
-            watchdog.cancel()
             throw error
         }
         let status = waitForExit(child)
-        watchdog.cancel()
-        return ShellCommandResult(status: status, output: output, timedOut: expired.withLock { $0 })
+        return ShellCommandResult(status: status, output: output.secret(), timedOut: false)
+    }
+
+    /// What a command wrote to standard output, gathered in zeroing memory.
+    private struct CommandOutput {
+        let limit: Int
+        var parts: [SecretBytes] = []
+        var count = 0
+        /// Whether the pipe reached its end.
+        var ended = false
+
+        init(limit: Int) { self.limit = limit }
+
+        /// Reads what `descriptor` holds now (`read`), once.
+        mutating func read(from descriptor: Int32) throws {
+            var got = 0
+            let chunk = try SecretBytes(count: 4096) { buffer in
+                got = try POSIX.check("read", path: "the refresh command's standard output") {
+                    Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+                }
+            }
+            guard got > 0 else {
+                ended = true
+                return
+            }
+            guard count + got <= limit else {
+                throw LatchkeyError(.invalidInput, "the refresh command wrote more than \(limit) bytes")
+            }
+            count += got
+            parts.append(chunk.withUnsafeBytes { SecretBytes(UnsafeRawBufferPointer(rebasing: $0[..<got])) })
+        }
+
+        func secret() -> SecretBytes { SecretBytes(concatenating: parts) }
+    }
+
+    /// Whether `descriptor` has something to read (or its end) within `milliseconds` (`poll`).
+    private static func isReadable(_ descriptor: Int32, milliseconds: Int32) throws -> Bool {
+        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return try check("poll", path: "the refresh command's standard output") { poll(&request, 1, milliseconds) } > 0
+    }
+
+    /// Whether `child` has ended, without reaping it (`waitid` with `WNOWAIT`), so its
+    /// process group id stays its own until this process has signalled the group.
+    private static func hasEnded(_ child: pid_t) throws -> Bool {
+        var info = siginfo_t()
+        try check("waitid", path: "the refresh command") {
+            waitid(P_PID, id_t(child), &info, WEXITED | WNOHANG | WNOWAIT)
+        }
+        return info._sifields._kill.si_pid == child
     }
 
     /// Waits for `child` to end (`waitpid`, resumed after a signal).
@@ -154,5 +221,66 @@ extension POSIX {
         while waitpid(child, &status, 0) < 0 && errno == EINTR {}
         // WIFEXITED / WEXITSTATUS, which Swift cannot import as macros.
         return status & 0x7F == 0 ? (status >> 8) & 0xFF : nil
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP held back while a refresh is in flight in this process
+/// (`session get --refresh-command`, docs/ROTATION.md): once the refresh command may have
+/// spent the refresh token, the process must live until the rotated grant is saved. From
+/// ``begin()`` on, each of them that has its default action gets a handler (`sigaction`)
+/// that only notes it; ``finish()`` puts the earlier actions back and, when one came,
+/// ends the process by that signal (the shell's status 128+n). A signal this process
+/// ignores (`nohup`) stays ignored. The command line may change this process-wide state;
+/// the library never does. Only one refresh runs in a command, so one deferral is live at a time.
+final class SignalDeferral {
+    /// The signals held back.
+    static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    /// The signal that came (0: none); written by the handler, so an atomic, initialised before any handler is set.
+    private static let caught = Atomic<Int32>(0)
+    /// The actions replaced, to put back.
+    private var saved: [(signal: Int32, action: sigaction)] = []
+
+    /// Starts holding the signals back (once; later calls do nothing).
+    func begin() {
+        guard saved.isEmpty else { return }
+        SignalDeferral.caught.store(0, ordering: .sequentiallyConsistent)
+        for signal in SignalDeferral.signals {
+            var old = sigaction()
+            guard sigaction(signal, nil, &old) == 0,
+                unsafeBitCast(old.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_DFL, to: Int.self)
+            else { continue }
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = {
+                SignalDeferral.caught.store($0, ordering: .sequentiallyConsistent)
+            }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            if sigaction(signal, &action, nil) == 0 { saved.append((signal, old)) }
+        }
+    }
+
+    /// Stops holding the signals back; when one came meanwhile, ends the process by it
+    /// (its default action, so the parent sees the signal; `exit(128 + n)` should it not end it).
+    func finish() {
+        guard !saved.isEmpty else { return }
+        for (signal, action) in saved {
+            var action = action
+            sigaction(signal, &action, nil)
+        }
+        saved = []
+        let signal = SignalDeferral.caught.exchange(0, ordering: .sequentiallyConsistent)
+        guard signal != 0 else { return }
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        sigaddset(&unblocked, signal)
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
+        raise(signal)
+        exit(128 + signal)
+    }
+
+    /// Runs `body` (which calls ``begin()`` once a refresh starts), then ``finish()``, whether it returned or threw.
+    func settling<R>(_ body: () throws -> R) rethrows -> R {
+        defer { finish() }
+        return try body()
     }
 }
