@@ -70,6 +70,18 @@ struct CLIDockerCredentialTests {
         #expect(try docker.get("registry.example.com")?["Secret"] == "alice-secret", "the credential stays")
     }
 
+    @Test("a repeated key in store's input is read as docker's Go helpers read it: the last one, in any case")
+    func repeatedKeys() throws {
+        let docker = try DockerHelper(try Store("file"))
+        let run = try docker.run(
+            "store",
+            input:
+                #"{"ServerURL":"r.example","Username":"first","Secret":"first-secret","Username":"last","secret":"last-secret"}"#
+        )
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try docker.get("r.example") == ["ServerURL": "r.example", "Username": "last", "Secret": "last-secret"])
+    }
+
     @Test("the identity token docker uses (Username <token>) is kept and returned", arguments: backends)
     func identityToken(backend: String) throws {
         let docker = try DockerHelper(try Store(backend))
