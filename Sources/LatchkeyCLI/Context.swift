@@ -234,22 +234,34 @@ struct Context {
     }
 
     /// Says on standard error (and in `--json` as `storedIn`) that a write went to the
-    /// encrypted file because the Secret Service could not be used: every time, not
-    /// only at the first fallback (never a silent downgrade).
+    /// encrypted file because the Secret Service could not be used (never a silent
+    /// downgrade): every time, or for a credential helper (`quietUnlessMoved`, since git and
+    /// docker expect a helper to print nothing when it succeeds) only when the write moved
+    /// the namespace's credentials from the Secret Service to the file
+    /// (``Vault/claimMoveFromSecretService()``). `status` says where they are, every time.
     /// - Parameters:
     ///   - vault: The vault written to.
     ///   - what: What was written, such as `session access`.
-    func noteFallback(_ vault: Vault, wrote what: String) {
+    ///   - quietUnlessMoved: Whether to be quiet when the namespace was not in the Secret Service before.
+    func noteFallback(_ vault: Vault, wrote what: String, quietUnlessMoved: Bool = false) {
         guard let reason = vault.openReport.secretServiceUnavailable else { return }
-        let path = vault.fileVaultPath.map { TextEscaping.escaped($0) } ?? "the encrypted file"
-        output.message(
-            "latchkey: \(what) was written to the encrypted file \(path), not the Secret Service: \(reason)")
         output.set(
             "storedIn",
             .object([
                 ("backend", .string("file")), ("path", .string(vault.fileVaultPath)),
                 ("secretServiceUnavailable", .string(reason)),
             ]))
+        let moved: Bool
+        do {
+            moved = try vault.claimMoveFromSecretService()
+        } catch {
+            moved = true // when it cannot be told, the write is told of as a move
+        }
+        guard moved || !quietUnlessMoved else { return }
+        let path = vault.fileVaultPath.map { TextEscaping.escaped($0) } ?? "the encrypted file"
+        let before = moved ? ", where this namespace's credentials were kept until now" : ""
+        output.message(
+            "latchkey: \(what) was written to the encrypted file \(path), not the Secret Service\(before): \(reason)")
     }
 
     /// The prompt that asks for the passphrase of `appID`'s vault.
