@@ -162,8 +162,11 @@ struct Context {
     /// a no-echo prompt when standard input is a terminal and the file is the store in use.
     /// Inside the agent it is the one the client sent, else the one the agent
     /// holds unlocked; when it has none, the client is told to ask and send it.
+    /// - Parameter unlocking: Whether a locked Secret Service collection may be unlocked through
+    ///   the provider's prompt, as ``unlockMode(_:)`` says; false opens it under `never`, for a
+    ///   command that reports and never asks (`status`).
     /// - Throws: `LatchkeyError` `.wrongKey` saying how to give a passphrase when one is needed and missing.
-    func openVault() throws -> Vault {
+    func openVault(unlocking: Bool = true) throws -> Vault {
         let policy = try policy()
         let appID = try appID()
         let backend = try backendChoice()
@@ -188,7 +191,7 @@ struct Context {
         func open(_ passphrase: SecretBytes?) throws -> Vault {
             try Vault.open(
                 appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
-                unlock: unlockMode(policy).mode, deferringAuditSyncTo: execution.auditSync)
+                unlock: unlocking ? unlockMode(policy).mode : .never, deferringAuditSyncTo: execution.auditSync)
         }
         do {
             let vault = try open(given ?? cached?.passphrase)
