@@ -12,9 +12,12 @@
     X(g_cancellable_cancel) \
     X(g_cancellable_is_cancelled) \
     X(g_cancellable_new) \
+    X(g_cancellable_source_new) \
     X(g_dbus_connection_call_sync) \
     X(g_dbus_connection_close_sync) \
     X(g_dbus_connection_new_for_address_sync) \
+    X(g_dbus_connection_signal_subscribe) \
+    X(g_dbus_connection_signal_unsubscribe) \
     X(g_dbus_error_quark) \
     X(g_dbus_proxy_get_connection) \
     X(g_error_free) \
@@ -26,8 +29,17 @@
     X(g_hash_table_unref) \
     X(g_io_error_quark) \
     X(g_list_free_full) \
+    X(g_main_context_iteration) \
+    X(g_main_context_new) \
+    X(g_main_context_pop_thread_default) \
+    X(g_main_context_push_thread_default) \
+    X(g_main_context_unref) \
     X(g_object_ref) \
     X(g_object_unref) \
+    X(g_source_attach) \
+    X(g_source_destroy) \
+    X(g_source_set_callback) \
+    X(g_source_unref) \
     X(g_str_equal) \
     X(g_str_hash) \
     X(g_strdup) \
@@ -44,6 +56,7 @@
     X(g_variant_get_variant) \
     X(g_variant_n_children) \
     X(g_variant_new_dict_entry) \
+    X(g_variant_new_object_path) \
     X(g_variant_new_string) \
     X(g_variant_new_tuple) \
     X(g_variant_ref_sink) \
@@ -68,7 +81,6 @@
     X(secret_service_read_alias_dbus_path_sync) \
     X(secret_service_search_for_dbus_paths_sync) \
     X(secret_service_search_sync) \
-    X(secret_service_unlock_dbus_paths_sync) \
     X(secret_value_get) \
     X(secret_value_new) \
     X(secret_value_unref)

@@ -92,6 +92,64 @@ LKGCancellable *lk_g_cancellable_new(void) {
     return lk_table.g_cancellable_new();
 }
 
+LKGSource *lk_g_cancellable_source_new(LKGCancellable *cancellable) {
+    return lk_table.g_cancellable_source_new(cancellable);
+}
+
+unsigned int lk_g_dbus_connection_signal_subscribe(
+    LKGDBusConnection *connection, const char *sender, const char *interface_name, const char *member, const char *object_path,
+    const char *arg0, unsigned int flags,
+    void (*callback)(LKGDBusConnection *connection, const char *sender_name, const char *object_path, const char *interface_name,
+                     const char *signal_name, LKGVariant *parameters, void *user_data),
+    void *user_data, void (*user_data_free_func)(void *data)) {
+    return lk_table.g_dbus_connection_signal_subscribe(connection, sender, interface_name, member, object_path, arg0, flags, callback,
+                                                       user_data, user_data_free_func);
+}
+
+void lk_g_dbus_connection_signal_unsubscribe(LKGDBusConnection *connection, unsigned int subscription_id) {
+    lk_table.g_dbus_connection_signal_unsubscribe(connection, subscription_id);
+}
+
+int lk_g_main_context_iteration(LKGMainContext *context, int may_block) {
+    return lk_table.g_main_context_iteration(context, may_block);
+}
+
+LKGMainContext *lk_g_main_context_new(void) {
+    return lk_table.g_main_context_new();
+}
+
+void lk_g_main_context_pop_thread_default(LKGMainContext *context) {
+    lk_table.g_main_context_pop_thread_default(context);
+}
+
+void lk_g_main_context_push_thread_default(LKGMainContext *context) {
+    lk_table.g_main_context_push_thread_default(context);
+}
+
+void lk_g_main_context_unref(LKGMainContext *context) {
+    lk_table.g_main_context_unref(context);
+}
+
+unsigned int lk_g_source_attach(LKGSource *source, LKGMainContext *context) {
+    return lk_table.g_source_attach(source, context);
+}
+
+void lk_g_source_destroy(LKGSource *source) {
+    lk_table.g_source_destroy(source);
+}
+
+void lk_g_source_set_callback(LKGSource *source, int (*func)(void *user_data), void *data, void (*notify)(void *data)) {
+    lk_table.g_source_set_callback(source, func, data, notify);
+}
+
+void lk_g_source_unref(LKGSource *source) {
+    lk_table.g_source_unref(source);
+}
+
+LKGVariant *lk_g_variant_new_object_path(const char *object_path) {
+    return lk_table.g_variant_new_object_path(object_path);
+}
+
 LKGVariant *lk_g_dbus_connection_call_sync(LKGDBusConnection *connection, const char *bus_name, const char *object_path, const char *interface_name, const char *method_name, LKGVariant *parameters, const LKGVariantType *reply_type, unsigned int flags, int timeout_msec, LKGCancellable *cancellable, LKGError **error) {
     return lk_table.g_dbus_connection_call_sync(connection, bus_name, object_path, interface_name, method_name, parameters, reply_type, flags, timeout_msec, cancellable, error);
 }
@@ -318,10 +376,6 @@ int lk_secret_service_search_for_dbus_paths_sync(LKSecretService *self, const LK
 
 LKGList *lk_secret_service_search_sync(LKSecretService *service, const LKSecretSchema *schema, LKGHashTable *attributes, unsigned int flags, LKGCancellable *cancellable, LKGError **error) {
     return lk_table.secret_service_search_sync(service, schema, attributes, flags, cancellable, error);
-}
-
-int lk_secret_service_unlock_dbus_paths_sync(LKSecretService *self, const char **paths, LKGCancellable *cancellable, char ***unlocked, LKGError **error) {
-    return lk_table.secret_service_unlock_dbus_paths_sync(self, paths, cancellable, unlocked, error);
 }
 
 const char *lk_secret_value_get(LKSecretValue *value, size_t *length) {

@@ -162,8 +162,11 @@ struct Context {
     /// a no-echo prompt when standard input is a terminal and the file is the store in use.
     /// Inside the agent it is the one the client sent, else the one the agent
     /// holds unlocked; when it has none, the client is told to ask and send it.
+    /// - Parameter unlocking: Whether a locked Secret Service collection may be unlocked through
+    ///   the provider's prompt, as ``unlockMode(_:)`` says; false opens it under `never`, for a
+    ///   command that reports and never asks (`status`).
     /// - Throws: `LatchkeyError` `.wrongKey` saying how to give a passphrase when one is needed and missing.
-    func openVault() throws -> Vault {
+    func openVault(unlocking: Bool = true) throws -> Vault {
         let policy = try policy()
         let appID = try appID()
         let backend = try backendChoice()
@@ -188,7 +191,7 @@ struct Context {
         func open(_ passphrase: SecretBytes?) throws -> Vault {
             try Vault.open(
                 appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
-                unlock: unlockMode(policy).mode, deferringAuditSyncTo: execution.auditSync)
+                unlock: unlocking ? unlockMode(policy).mode : .never, deferringAuditSyncTo: execution.auditSync)
         }
         do {
             let vault = try open(given ?? cached?.passphrase)
@@ -234,22 +237,34 @@ struct Context {
     }
 
     /// Says on standard error (and in `--json` as `storedIn`) that a write went to the
-    /// encrypted file because the Secret Service could not be used: every time, not
-    /// only at the first fallback (never a silent downgrade).
+    /// encrypted file because the Secret Service could not be used (never a silent
+    /// downgrade): every time, or for a credential helper (`quietUnlessMoved`, since git and
+    /// docker expect a helper to print nothing when it succeeds) only when the write moved
+    /// the namespace's credentials from the Secret Service to the file
+    /// (``Vault/claimMoveFromSecretService()``). `status` says where they are, every time.
     /// - Parameters:
     ///   - vault: The vault written to.
     ///   - what: What was written, such as `session access`.
-    func noteFallback(_ vault: Vault, wrote what: String) {
+    ///   - quietUnlessMoved: Whether to be quiet when the namespace was not in the Secret Service before.
+    func noteFallback(_ vault: Vault, wrote what: String, quietUnlessMoved: Bool = false) {
         guard let reason = vault.openReport.secretServiceUnavailable else { return }
-        let path = vault.fileVaultPath.map { TextEscaping.escaped($0) } ?? "the encrypted file"
-        output.message(
-            "latchkey: \(what) was written to the encrypted file \(path), not the Secret Service: \(reason)")
         output.set(
             "storedIn",
             .object([
                 ("backend", .string("file")), ("path", .string(vault.fileVaultPath)),
                 ("secretServiceUnavailable", .string(reason)),
             ]))
+        let moved: Bool
+        do {
+            moved = try vault.claimMoveFromSecretService()
+        } catch {
+            moved = true // when it cannot be told, the write is told of as a move
+        }
+        guard moved || !quietUnlessMoved else { return }
+        let path = vault.fileVaultPath.map { TextEscaping.escaped($0) } ?? "the encrypted file"
+        let before = moved ? ", where this namespace's credentials were kept until now" : ""
+        output.message(
+            "latchkey: \(what) was written to the encrypted file \(path), not the Secret Service\(before): \(reason)")
     }
 
     /// The prompt that asks for the passphrase of `appID`'s vault.

@@ -55,8 +55,9 @@ enum DockerCommands {
             let vault = try context.openVault()
             try DockerCredentialHelper(vault: vault).store(credential)
             output.set("stored", .bool(true))
-            // On standard error only: docker reads a helper's standard output as its answer.
-            context.noteFallback(vault, wrote: "the docker credential")
+            // On standard error only (docker reads a helper's standard output as its answer), and
+            // only a move from the Secret Service: docker expects a helper to be quiet when it succeeds.
+            context.noteFallback(vault, wrote: "the docker credential", quietUnlessMoved: true)
         case "get":
             let serverURL = try DockerServerURL(try text(input))
             guard let found = try DockerCredentialHelper(vault: try context.openVault()).get(serverURL) else {

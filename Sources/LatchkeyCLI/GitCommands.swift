@@ -38,8 +38,10 @@ enum GitCommands {
                     ])
                 } ?? .null)
         case "store":
-            // git shows a helper's standard error, so a store that fell back is told every time.
-            if try helper.store(message) { context.noteFallback(vault, wrote: "the git credential") }
+            // git expects a helper to be quiet when it succeeds: only a move from the Secret Service is told.
+            if try helper.store(message) {
+                context.noteFallback(vault, wrote: "the git credential", quietUnlessMoved: true)
+            }
         default:
             let erased = try helper.erase(message)
             context.output.set("erased", .integer(erased))

@@ -6,7 +6,8 @@ enum VaultCommands {
         let vault: Vault
         let status: VaultStatus
         do {
-            vault = try context.openVault()
+            // status reports; it never raises the keyring's unlock prompt.
+            vault = try context.openVault(unlocking: false)
             status = try vault.status()
         } catch let error as LatchkeyError
             where [.locked, .timedOut, .io, .unavailable].contains(error.code) && context.globals.backend != .file
@@ -195,9 +196,9 @@ enum VaultCommands {
             ?? "no Secret Service owns org.freedesktop.secrets on the session bus"
         let advice: String
         switch error.code {
-        case .locked where error.message.contains("unlock prompt"):
+        case .locked where (try? context.policy()).map({ context.unlockMode($0).mode }) == .prompt:
             advice =
-                "run the command again and answer the keyring's unlock prompt (Latchkey never asks for the keyring password itself)"
+                "status never raises the keyring's unlock prompt: unlock the keyring in its own app (such as Seahorse), or run a command that uses the credentials and answer the prompt it raises (Latchkey never asks for the keyring password itself)"
         case .locked:
             advice =
                 "unlock the keyring (log in to the desktop session, or open it in the keyring's own app such as Seahorse or KWalletManager) and run the command again, or let the keyring ask with policy secretService.unlock \"prompt\" (the default in a graphical session); Latchkey never asks for the keyring password"

@@ -1,11 +1,5 @@
 import Latchkey
 
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
-
 /// One credential of docker's credential-helper protocol: what docker sends to
 /// `store` and receives from `get`, the JSON object
 /// `{"ServerURL": ..., "Username": ..., "Secret": ...}`. With `Username`
@@ -28,61 +22,85 @@ package struct DockerCredential: Sendable {
     /// The longest input accepted.
     package static let maximumLength = 1 << 20
 
-    /// Parses what docker writes to `store`.
+    /// Parses what docker writes to `store`, as docker-credential-helpers' Go code reads it
+    /// (encoding/json into a struct with the fields `ServerURL`, `Username` and `Secret`): a
+    /// key names a field whatever its case, a repeated key's last value wins, a null leaves
+    /// the field as it was, and other keys are ignored.
     /// - Parameter input: A JSON object with the string fields `ServerURL`,
-    ///   `Username` and `Secret` (others are ignored, as docker-credential-helpers does).
+    ///   `Username` and `Secret`.
     /// - Returns: The credential.
     /// - Throws: `LatchkeyError` `.invalidInput` naming what is wrong (not JSON,
     ///   a missing, null, empty or non-string field, a bad server URL, input too
     ///   long), never quoting the input, so a secret never reaches a message.
     package static func parse(_ input: SecretBytes) throws -> DockerCredential {
+        let name = "the docker credential input"
         guard input.count <= maximumLength else {
-            throw LatchkeyError(.invalidInput, "the docker credential input is longer than \(maximumLength) bytes")
+            throw LatchkeyError(.invalidInput, "\(name) is longer than \(maximumLength) bytes")
         }
-        let fields: Fields
+        let members: [(key: String, value: JSONValue)]?
         do {
-            fields = try input.withUnsafeBytes { try JSONDecoder().decode(Fields.self, from: Data($0)) }
-        } catch let error as DecodingError {
-            throw LatchkeyError(.invalidInput, describe(error))
+            members = try input.withUnsafeBytes { try JSONValue.parseMembers($0, source: name) }
         } catch {
-            throw LatchkeyError(.invalidInput, "the docker credential input is not a JSON object")
+            // The parser's message may quote a key or a character of the input, which may be the secret.
+            throw LatchkeyError(.invalidInput, "\(name) is not valid JSON")
         }
-        let serverURL = try DockerServerURL(fields.serverURL)
-        guard !fields.username.isEmpty else { throw LatchkeyError(.invalidInput, "no credentials username") }
-        guard !fields.secret.isEmpty else { throw LatchkeyError(.invalidInput, "no credentials secret") }
-        return DockerCredential(
-            serverURL: serverURL, username: fields.username, secret: SecretBytes(utf8: fields.secret))
+        guard let members else { throw LatchkeyError(.invalidInput, "\(name) is not a JSON object") }
+        var values: [Field: String] = [:]
+        var nulls: Set<Field> = []
+        for (key, value) in members {
+            guard let field = Field(matching: key) else { continue }
+            switch value {
+            case .string(let text): values[field] = text
+            case .null: nulls.insert(field)
+            default: throw LatchkeyError(.invalidInput, "\(name)'s '\(field.rawValue)' field is not a string")
+            }
+        }
+        func value(_ field: Field) throws -> String {
+            if let value = values[field] { return value }
+            throw LatchkeyError(
+                .invalidInput,
+                nulls.contains(field)
+                    ? "\(name)'s '\(field.rawValue)' field is null, not a string"
+                    : "\(name) has no '\(field.rawValue)' field (it needs the strings ServerURL, Username and Secret)")
+        }
+        let serverURLText = try value(.serverURL)
+        let username = try value(.username)
+        let secret = try value(.secret)
+        let serverURL = try DockerServerURL(serverURLText)
+        guard !username.isEmpty else { throw LatchkeyError(.invalidInput, "no credentials username") }
+        guard !secret.isEmpty else { throw LatchkeyError(.invalidInput, "no credentials secret") }
+        return DockerCredential(serverURL: serverURL, username: username, secret: SecretBytes(utf8: secret))
     }
 
-    /// The fields docker sends.
-    private struct Fields: Decodable {
-        var serverURL: String
-        var username: String
-        var secret: String
+    /// The fields docker sends, by docker's names for them.
+    private enum Field: String, CaseIterable {
+        case serverURL = "ServerURL"
+        case username = "Username"
+        case secret = "Secret"
 
-        /// docker's names for them.
-        enum CodingKeys: String, CodingKey {
-            case serverURL = "ServerURL"
-            case username = "Username"
-            case secret = "Secret"
+        /// The field `key` names, matched as encoding/json matches a key to a field without a
+        /// tag: equal once both are folded (``folded(_:)``), so `secret` and `SECRET` name `Secret`.
+        init?(matching key: String) {
+            let folded = Self.folded(key)
+            guard let field = Self.allCases.first(where: { Self.folded($0.rawValue) == folded }) else { return nil }
+            self = field
         }
-    }
 
-    /// A message for a decoding failure that names the field, never its value.
-    private static func describe(_ error: DecodingError) -> String {
-        let input = "the docker credential input"
-        switch error {
-        case .keyNotFound(let key, _):
-            return "\(input) has no '\(key.stringValue)' field (it needs the strings ServerURL, Username and Secret)"
-        case .valueNotFound(_, let context):
-            return "\(input)'s '\(context.codingPath.last?.stringValue ?? "?")' field is null, not a string"
-        case .typeMismatch(_, let context):
-            guard let field = context.codingPath.last?.stringValue else { return "\(input) is not a JSON object" }
-            return "\(input)'s '\(field)' field is not a string"
-        case .dataCorrupted:
-            return "\(input) is not valid JSON"
-        @unknown default:
-            return "\(input) is not a JSON object with ServerURL, Username and Secret"
+        /// A key folded as encoding/json folds it to match a field (`foldName`: an ASCII letter
+        /// upper-cased, any other character as `unicode.ToUpper(unicode.ToLower(c))`), as far as it
+        /// matters for these ASCII names: the only other characters that fold to an ASCII letter
+        /// are U+017F (long s) to S, U+212A (Kelvin sign) to K, and U+0130 and U+0131 (Turkish
+        /// dotted and dotless i) to I; every other one stays unlike any ASCII name.
+        private static func folded(_ key: String) -> [Unicode.Scalar] {
+            key.unicodeScalars.map { scalar in
+                switch scalar.value {
+                case 0x61...0x7A: Unicode.Scalar(scalar.value - 0x20)!
+                case 0x17F: "S"
+                case 0x212A: "K"
+                case 0x130, 0x131: "I"
+                default: scalar
+                }
+            }
         }
     }
 

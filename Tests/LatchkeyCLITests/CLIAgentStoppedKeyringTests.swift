@@ -172,6 +172,23 @@ struct CLIAgentStoppedKeyringTests {
         #expect(runs.inProcessEntries == runs.viaAgentEntries)
     }
 
+    @Test("status never raises the unlock prompt, with a display too, in both modes: it reports and says how to unlock")
+    func statusNeverPrompts() throws {
+        let (sandbox, options) = try Self.prepared()
+        try KeyringDaemon.lockLogin()
+        defer { try? KeyringDaemon.ensureUnlocked() }
+        // A prompt raised on this bus ends dismissed at once (its prompter has no display), and says so.
+        for agent in [false, true] {
+            let status = try sandbox.run(
+                options + ["status"], agent: agent, extra: ["DISPLAY": ":4711", "WAYLAND_DISPLAY": nil])
+            #expect(status.status == 75, "agent \(agent): \(status.stderr)")
+            #expect(!status.text.contains("prompt was dismissed"), "agent \(agent): \(status.text)")
+            #expect(status.text.contains("why: the Secret Service collection holding the items is locked"))
+            #expect(status.text.contains("unlock: prompt (a graphical session is present)"), "\(status.text)")
+            #expect(status.text.contains("status never raises the keyring's unlock prompt"), "\(status.text)")
+        }
+    }
+
     @Test("through the agent, the client's DISPLAY decides the unlock mode and the agent asks the provider")
     func unlockModeFromClient() throws {
         let (sandbox, options) = try Self.prepared()

@@ -69,6 +69,8 @@ typedef GCancellable LKGCancellable;
 typedef GDBusConnection LKGDBusConnection;
 typedef GDBusProxy LKGDBusProxy;
 typedef GDBusAuthObserver LKGDBusAuthObserver;
+typedef GMainContext LKGMainContext;
+typedef GSource LKGSource;
 typedef SecretService LKSecretService;
 typedef SecretItem LKSecretItem;
 typedef SecretSchema LKSecretSchema;
@@ -85,6 +87,8 @@ typedef struct LKGCancellable LKGCancellable;
 typedef struct LKGDBusConnection LKGDBusConnection;
 typedef struct LKGDBusProxy LKGDBusProxy;
 typedef struct LKGDBusAuthObserver LKGDBusAuthObserver;
+typedef struct LKGMainContext LKGMainContext;
+typedef struct LKGSource LKGSource;
 typedef struct LKSecretService LKSecretService;
 typedef struct LKSecretItem LKSecretItem;
 typedef struct LKSecretSchema LKSecretSchema;
@@ -114,6 +118,8 @@ typedef struct LKSecretValue LKSecretValue;
 /** GDBusCallFlags */
 #define LK_G_DBUS_CALL_FLAGS_NONE 0u
 #define LK_G_DBUS_CALL_FLAGS_NO_AUTO_START 1u
+/** GDBusSignalFlags */
+#define LK_G_DBUS_SIGNAL_FLAGS_NONE 0u
 /** GDBusConnectionFlags */
 #define LK_G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT 1u
 #define LK_G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION 8u
@@ -161,6 +167,7 @@ LKGDBusConnection *lk_g_bus_get_sync(int bus_type, LKGCancellable *cancellable, 
 void lk_g_cancellable_cancel(LKGCancellable *cancellable);
 int lk_g_cancellable_is_cancelled(LKGCancellable *cancellable);
 LKGCancellable *lk_g_cancellable_new(void);
+LKGSource *lk_g_cancellable_source_new(LKGCancellable *cancellable);
 LKGVariant *lk_g_dbus_connection_call_sync(LKGDBusConnection *connection, const char *bus_name, const char *object_path,
                                            const char *interface_name, const char *method_name, LKGVariant *parameters,
                                            const LKGVariantType *reply_type, unsigned int flags, int timeout_msec,
@@ -169,6 +176,13 @@ int lk_g_dbus_connection_close_sync(LKGDBusConnection *connection, LKGCancellabl
 LKGDBusConnection *lk_g_dbus_connection_new_for_address_sync(const char *address, unsigned int flags, LKGDBusAuthObserver *observer,
                                                              LKGCancellable *cancellable, LKGError **error);
 uint32_t lk_g_dbus_error_quark(void);
+unsigned int lk_g_dbus_connection_signal_subscribe(
+    LKGDBusConnection *connection, const char *sender, const char *interface_name, const char *member, const char *object_path,
+    const char *arg0, unsigned int flags,
+    void (*callback)(LKGDBusConnection *connection, const char *sender_name, const char *object_path, const char *interface_name,
+                     const char *signal_name, LKGVariant *parameters, void *user_data),
+    void *user_data, void (*user_data_free_func)(void *data));
+void lk_g_dbus_connection_signal_unsubscribe(LKGDBusConnection *connection, unsigned int subscription_id);
 LKGDBusConnection *lk_g_dbus_proxy_get_connection(LKGDBusProxy *proxy);
 void lk_g_error_free(LKGError *error);
 void lk_g_free(void *mem);
@@ -180,11 +194,20 @@ LKGHashTable *lk_g_hash_table_new_full(unsigned int (*hash_func)(const void *key
 void lk_g_hash_table_unref(LKGHashTable *hash_table);
 uint32_t lk_g_io_error_quark(void);
 void lk_g_list_free_full(LKGList *list, void (*free_func)(void *data));
+int lk_g_main_context_iteration(LKGMainContext *context, int may_block);
+LKGMainContext *lk_g_main_context_new(void);
+void lk_g_main_context_pop_thread_default(LKGMainContext *context);
+void lk_g_main_context_push_thread_default(LKGMainContext *context);
+void lk_g_main_context_unref(LKGMainContext *context);
 void *lk_g_object_ref(void *object);
 void lk_g_object_unref(void *object);
 int lk_g_str_equal(const void *v1, const void *v2);
 unsigned int lk_g_str_hash(const void *v);
 char *lk_g_strdup(const char *str);
+unsigned int lk_g_source_attach(LKGSource *source, LKGMainContext *context);
+void lk_g_source_destroy(LKGSource *source);
+void lk_g_source_set_callback(LKGSource *source, int (*func)(void *user_data), void *data, void (*notify)(void *data));
+void lk_g_source_unref(LKGSource *source);
 void lk_g_strfreev(char **str_array);
 unsigned int lk_g_strv_length(char **str_array);
 void lk_g_variant_builder_add_value(LKGVariantBuilder *builder, LKGVariant *value);
@@ -198,6 +221,7 @@ const char *lk_g_variant_get_string(LKGVariant *value, size_t *length);
 LKGVariant *lk_g_variant_get_variant(LKGVariant *value);
 size_t lk_g_variant_n_children(LKGVariant *value);
 LKGVariant *lk_g_variant_new_dict_entry(LKGVariant *key, LKGVariant *value);
+LKGVariant *lk_g_variant_new_object_path(const char *object_path);
 LKGVariant *lk_g_variant_new_string(const char *string);
 LKGVariant *lk_g_variant_new_tuple(LKGVariant *const *children, size_t n_children);
 LKGVariant *lk_g_variant_ref_sink(LKGVariant *value);
@@ -228,8 +252,6 @@ int lk_secret_service_search_for_dbus_paths_sync(LKSecretService *self, const LK
                                                  LKGCancellable *cancellable, char ***unlocked, char ***locked, LKGError **error);
 LKGList *lk_secret_service_search_sync(LKSecretService *service, const LKSecretSchema *schema, LKGHashTable *attributes,
                                        unsigned int flags, LKGCancellable *cancellable, LKGError **error);
-int lk_secret_service_unlock_dbus_paths_sync(LKSecretService *self, const char **paths, LKGCancellable *cancellable, char ***unlocked,
-                                            LKGError **error);
 const char *lk_secret_value_get(LKSecretValue *value, size_t *length);
 LKSecretValue *lk_secret_value_new(const char *secret, ssize_t length, const char *content_type);
 void lk_secret_value_unref(void *value);

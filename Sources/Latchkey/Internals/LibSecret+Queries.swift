@@ -224,28 +224,120 @@ extension LibSecret {
             case locked(path: String)
         }
 
-        /// Unlocks the collection at `path` through the provider's own prompt
-        /// (`secret_service_unlock_dbus_paths_sync`, which runs the prompt the provider
-        /// asks for and waits for its answer, or for the cancellation).
+        /// The C function named in the error of an unlock prompt nobody answered before the deadline.
+        static let unansweredPromptFunction = "g_main_context_iteration"
+
+        /// Unlocks the collection at `path` through the provider's own prompt, as the Secret
+        /// Service API runs one: the service's `Unlock`, then the prompt's `Prompt`, then its
+        /// `Completed` signal (each through `g_dbus_connection_call_sync` and
+        /// `g_dbus_connection_signal_subscribe`), waited for until the cancellation.
+        ///
+        /// At the deadline the prompt is left to the person, never dismissed. libsecret's
+        /// `secret_service_unlock_dbus_paths_sync` sends the prompt's `Dismiss` when it is
+        /// cancelled, and gnome-keyring 42.1 aborts on a `Dismiss` of an unlock prompt whose
+        /// dialog is showing (its `mark_as_complete` starts the next queued unlock, itself, while
+        /// the dialog's own request is still current: `perform_next_unlock: assertion failed:
+        /// (!self->current)`). gnome-keyring's own clients (Seahorse, secret-tool) never dismiss
+        /// a prompt a person may still answer: its dialog stays until answered or cancelled,
+        /// and answering it unlocks the keyring for the next command.
         /// - Parameter path: The collection's D-Bus path (``defaultCollectionNeedingPrompt()``).
-        /// - Throws: `.locked` when the prompt was dismissed; `.timedOut` (with a C
-        ///   function) when nobody answered it before the deadline.
+        /// - Throws: `.locked` when the prompt was dismissed (or the provider offers none);
+        ///   `.timedOut` (C function ``unansweredPromptFunction``) when nobody answered it before the deadline.
         func unlockCollection(at path: String) throws {
-            var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-            defer { lk_g_strfreev(unlocked) }
-            let count = try path.withCString { path in
-                var paths: [UnsafePointer<CChar>?] = [path, nil]
-                return try check("secret_service_unlock_dbus_paths_sync", cancellation) {
-                    lk_secret_service_unlock_dbus_paths_sync(
-                        service.pointer, &paths, cancellation.pointer, &unlocked, $0)
-                }
-            }
-            guard count > 0 else {
+            let connection = lk_g_dbus_proxy_get_connection(service.pointer) // a SecretService is a GDBusProxy
+            let type = lk_g_variant_type_new("ao")
+            let builder = lk_g_variant_builder_new(type)
+            lk_g_variant_type_free(type)
+            lk_g_variant_builder_add_value(builder, lk_g_variant_new_object_path(path))
+            var paths: [OpaquePointer?] = [lk_g_variant_builder_end(builder)]
+            lk_g_variant_builder_unref(builder)
+            let reply = try call(
+                connection, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "Unlock",
+                lk_g_variant_new_tuple(&paths, 1))
+            defer { lk_g_variant_unref(reply) }
+            guard lk_g_variant_n_children(reply) == 2, let unlocked = lk_g_variant_get_child_value(reply, 0),
+                let promptPath = lk_g_variant_get_child_value(reply, 1)
+            else {
                 throw LatchkeyError(
-                    .locked,
-                    "the Secret Service's default collection is locked and its unlock prompt was dismissed (or the provider could not show one)",
-                    cFunction: "secret_service_unlock_dbus_paths_sync")
+                    .io, "unexpected reply to the Secret Service's Unlock", cFunction: "g_variant_get_child_value")
             }
+            let prompt = String(cString: lk_g_variant_get_string(promptPath, nil))
+            let done = lk_g_variant_n_children(unlocked) > 0
+            lk_g_variant_unref(unlocked)
+            lk_g_variant_unref(promptPath)
+            if done { return }
+            guard prompt != "/" else { throw Self.dismissed }
+            guard try answer(prompt, connection) else { throw Self.dismissed }
+        }
+
+        /// The error of an unlock prompt that was dismissed (or that the provider could not show):
+        /// the provider's answer, not a failing C call.
+        private static let dismissed = LatchkeyError(
+            .locked,
+            "the Secret Service's default collection is locked and its unlock prompt was dismissed (or the provider could not show one)"
+        )
+
+        /// Shows the prompt at `prompt` (`Prompt` with no parent window) and waits, on a main
+        /// context of its own, for its `Completed` signal or the cancellation, which a
+        /// `g_cancellable_source_new` source on that context turns into a wake-up.
+        /// - Returns: Whether the person answered (false: dismissed).
+        /// - Throws: `.timedOut` when the cancellation came first; the prompt is left as it is.
+        private func answer(_ prompt: String, _ connection: OpaquePointer?) throws -> Bool {
+            let context = lk_g_main_context_new()
+            lk_g_main_context_push_thread_default(context)
+            let completion = PromptCompletion()
+            let subscription = lk_g_dbus_connection_signal_subscribe(
+                connection, nil, "org.freedesktop.Secret.Prompt", "Completed", prompt, nil,
+                LK_G_DBUS_SIGNAL_FLAGS_NONE,
+                { _, _, _, _, _, parameters, data in
+                    guard let data, let parameters else { return }
+                    Unmanaged<PromptCompletion>.fromOpaque(data).takeUnretainedValue().received(parameters)
+                }, Unmanaged.passRetained(completion).toOpaque(),
+                { data in
+                    if let data { Unmanaged<PromptCompletion>.fromOpaque(data).release() }
+                })
+            let wake = lk_g_cancellable_source_new(cancellation.pointer)
+            lk_g_source_set_callback(wake, { _ in 0 }, nil, nil) // G_SOURCE_REMOVE: waking was the point
+            lk_g_source_attach(wake, context)
+            defer {
+                lk_g_dbus_connection_signal_unsubscribe(connection, subscription)
+                lk_g_source_destroy(wake)
+                lk_g_source_unref(wake)
+                // What the subscription still has queued here, its release of `completion` included.
+                while lk_g_main_context_iteration(context, 0) != 0 {}
+                lk_g_main_context_pop_thread_default(context)
+                lk_g_main_context_unref(context)
+            }
+            var window: [OpaquePointer?] = [lk_g_variant_new_string("")]
+            lk_g_variant_unref(
+                try call(
+                    connection, prompt, "org.freedesktop.Secret.Prompt", "Prompt", lk_g_variant_new_tuple(&window, 1)))
+            while completion.dismissed == nil && !cancellation.isCancelled {
+                _ = lk_g_main_context_iteration(context, 1)
+            }
+            guard let dismissed = completion.dismissed else {
+                throw LatchkeyError(
+                    .timedOut, "nobody answered the Secret Service's prompt before the deadline",
+                    cFunction: Self.unansweredPromptFunction)
+            }
+            return !dismissed
+        }
+
+        /// A method call to the Secret Service (`g_dbus_connection_call_sync`) under the cancellation.
+        private func call(
+            _ connection: OpaquePointer?, _ path: String, _ interface: String, _ method: String,
+            _ parameters: OpaquePointer?
+        ) throws -> OpaquePointer {
+            let reply = try check("g_dbus_connection_call_sync", cancellation) {
+                lk_g_dbus_connection_call_sync(
+                    connection, "org.freedesktop.secrets", path, interface, method, parameters, nil,
+                    LK_G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, cancellation.pointer, $0)
+            }
+            guard let reply else {
+                throw LatchkeyError(
+                    .io, "no reply to the Secret Service's \(method)", cFunction: "g_dbus_connection_call_sync")
+            }
+            return reply
         }
 
         /// The D-Bus path of the collection behind the `default` alias
@@ -345,5 +437,25 @@ extension LibSecret {
         return Item(
             attributes: attributes, label: label, isLocked: lk_secret_item_get_locked(pointer) != 0,
             secret: secret, handle: ItemHandle(pointer))
+    }
+}
+
+extension LibSecret {
+    /// What a prompt's `Completed` signal said, set by the signal's callback on the thread
+    /// that waits for it (``Connection/unlockCollection(at:)``), which owns it.
+    final class PromptCompletion {
+        /// Whether the prompt was dismissed; nil until the signal came.
+        private(set) var dismissed: Bool?
+
+        /// Reads the signal's `(bv)` parameters: dismissed, and the prompt's result.
+        func received(_ parameters: OpaquePointer) {
+            guard lk_g_variant_n_children(parameters) == 2, let flag = lk_g_variant_get_child_value(parameters, 0)
+            else {
+                dismissed = true // not an answer this reads as a yes
+                return
+            }
+            dismissed = lk_g_variant_get_boolean(flag) != 0
+            lk_g_variant_unref(flag)
+        }
     }
 }

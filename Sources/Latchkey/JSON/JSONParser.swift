@@ -6,12 +6,18 @@
 /// first or the last; Latchkey keeps neither), a trailing comma, comments, and
 /// anything else RFC 8259 does not allow. Nesting deeper than ``maximumDepth`` is
 /// refused too, so a crafted document cannot exhaust the stack.
+///
+/// A document another tool writes and reads (docker's credential input) may be read
+/// with ``parseMembers(_:source:)`` instead, which keeps repeated keys, so its
+/// reader can decide as that tool does.
 struct JSONParser {
     /// The deepest nesting of arrays and objects accepted.
     static let maximumDepth = 64
 
     private let bytes: [UInt8]
     private let source: String
+    /// Whether a repeated key in an object is an error; when it is not, the last one wins.
+    private let refusesRepeatedKeys: Bool
     private var offset = 0
     private var depth = 0
 
@@ -22,23 +28,47 @@ struct JSONParser {
     /// - Returns: The document's value.
     /// - Throws: `LatchkeyError` `.invalidInput`: `<source>: line L, column C: <what is wrong>`.
     static func parse(_ data: some Collection<UInt8>, source: String) throws -> JSONValue {
-        var parser = JSONParser(bytes: Array(data), source: source)
-        return try parser.document()
+        var parser = JSONParser(bytes: Array(data), source: source, refusesRepeatedKeys: true)
+        return try parser.document { try $0.value() }
     }
 
-    private init(bytes: [UInt8], source: String) {
+    /// Parses `data` as exactly one JSON document that is an object, keeping its members in
+    /// order, a repeated key as often as it appears; in the objects nested in it, the last of a
+    /// repeated key wins (as Go's encoding/json and JavaScript's `JSON.parse` read them).
+    /// Everything else is as strict as ``parse(_:source:)``.
+    /// - Parameters:
+    ///   - data: The document's bytes.
+    ///   - source: The file or other origin, named in errors.
+    /// - Returns: The object's members in order, or nil when the document is JSON but not an object.
+    /// - Throws: `LatchkeyError` `.invalidInput`: `<source>: line L, column C: <what is wrong>`.
+    static func parseMembers(_ data: some Collection<UInt8>, source: String) throws -> [(
+        key: String, value: JSONValue
+    )]? {
+        var parser = JSONParser(bytes: Array(data), source: source, refusesRepeatedKeys: false)
+        return try parser.document { parser -> [(key: String, value: JSONValue)]? in
+            guard parser.peek(UInt8(ascii: "{")) else {
+                _ = try parser.value()
+                return nil
+            }
+            return try parser.members()
+        }
+    }
+
+    private init(bytes: [UInt8], source: String, refusesRepeatedKeys: Bool) {
         self.bytes = bytes
         self.source = source
+        self.refusesRepeatedKeys = refusesRepeatedKeys
     }
 
-    private mutating func document() throws -> JSONValue {
+    /// Checks the whole text, reads one value with `read` and checks that nothing follows it.
+    private mutating func document<Value>(_ read: (inout JSONParser) throws -> Value) throws -> Value {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
             throw failure("a byte-order mark (U+FEFF) starts the document; save it as UTF-8 without one")
         }
         try requireUTF8()
         skipWhitespace()
         guard offset < bytes.count else { throw failure("the document is empty") }
-        let value = try self.value()
+        let value = try read(&self)
         skipWhitespace()
         guard offset == bytes.count else {
             throw failure("unexpected \(describe(bytes[offset])) after the document's end")
@@ -81,14 +111,21 @@ struct JSONParser {
     }
 
     private mutating func object() throws -> JSONValue {
+        .object(Dictionary(try members().lazy.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last }))
+    }
+
+    /// An object's members in order (`offset` at its `{`); a repeated key is refused unless
+    /// ``refusesRepeatedKeys`` is false.
+    private mutating func members() throws -> [(key: String, value: JSONValue)] {
         try enter()
         offset += 1
-        var fields: [String: JSONValue] = [:]
+        var members: [(key: String, value: JSONValue)] = []
+        var keys: Set<String> = []
         skipWhitespace()
         if peek(UInt8(ascii: "}")) {
             offset += 1
             depth -= 1
-            return .object(fields)
+            return members
         }
         while true {
             skipWhitespace()
@@ -101,7 +138,7 @@ struct JSONParser {
             }
             let keyStart = offset
             let key = try string()
-            guard fields[key] == nil else {
+            if refusesRepeatedKeys, !keys.insert(key).inserted {
                 offset = keyStart
                 throw failure("duplicate key \(JSONText.quoted(key)) (each key may appear once in an object)")
             }
@@ -109,8 +146,8 @@ struct JSONParser {
             guard peek(UInt8(ascii: ":")) else { throw failure("expected ':' after the key \(JSONText.quoted(key))") }
             offset += 1
             skipWhitespace()
-            fields[key] = try value()
-            if try endOfElement(closing: UInt8(ascii: "}"), in: "an object") { return .object(fields) }
+            members.append((key, try value()))
+            if try endOfElement(closing: UInt8(ascii: "}"), in: "an object") { return members }
         }
     }
 

@@ -38,12 +38,19 @@ final class ChangeLog {
     private let isKeeping: Bool
     private var before: [(store: any CredentialBackend, key: ItemKey, item: StoredItem?)] = []
     private let announcer: ((String) throws -> Void)?
+    /// Runs once, before the first change in the Secret Service (``Vault/markKeptInSecretService()``).
+    private var beforeSecretServiceChange: (() throws -> Void)?
 
     /// - Parameters:
     ///   - keeping: Whether to keep what changed items held, for ``undo()``.
+    ///   - beforeSecretServiceChange: Runs once, before the operation's first change in the Secret Service.
     ///   - announcer: Appends the operation's `<event>.started` entry, when it is audited.
-    init(keeping: Bool, announcer: ((String) throws -> Void)? = nil) {
+    init(
+        keeping: Bool, beforeSecretServiceChange: (() throws -> Void)? = nil,
+        announcer: ((String) throws -> Void)? = nil
+    ) {
         isKeeping = keeping
+        self.beforeSecretServiceChange = beforeSecretServiceChange
         self.announcer = announcer
     }
 
@@ -56,14 +63,23 @@ final class ChangeLog {
 
     /// Notes what `key` holds in `store` before the operation changes it (the first time only).
     func willChange(_ key: ItemKey, in store: any CredentialBackend) throws {
+        try noteChange(in: store)
         guard isKeeping, !before.contains(where: { $0.key == key && $0.store.kind == store.kind }) else { return }
         before.append((store, key, try store.read(key)))
     }
 
     /// Notes every item of `store` before the operation erases them all.
     func willChangeEverything(in store: any CredentialBackend) throws {
+        try noteChange(in: store)
         guard isKeeping else { return }
         for key in try store.list(kind: nil) { try willChange(key, in: store) }
+    }
+
+    /// Runs ``beforeSecretServiceChange`` before the first change in the Secret Service.
+    private func noteChange(in store: any CredentialBackend) throws {
+        guard store.kind == .secretService, let beforeSecretServiceChange else { return }
+        try beforeSecretServiceChange()
+        self.beforeSecretServiceChange = nil
     }
 
     /// Puts back what every noted item held, newest change first.
@@ -86,6 +102,10 @@ extension Vault {
     /// audit failure's own code and says whether the change happened. Under
     /// `warn` the change stands and the missing entry is kept for ``auditWarnings``.
     ///
+    /// Before the operation's first change in the Secret Service, the namespace is marked
+    /// as kept there (``markKeptInSecretService()``), so a later write that lands in the
+    /// encrypted file for want of it is known as a move to a weaker store.
+    ///
     /// When `act` throws, the failure is recorded (as `unlock.failed` for a
     /// wrong key, `tamper.detected` for altered data, else as `event` failed)
     /// and the operation's own error is rethrown.
@@ -101,12 +121,13 @@ extension Vault {
         _ act: (ChangeLog) throws -> OperationOutcome<Value>
     ) throws -> Value {
         let failClosed = policy.audit.failureMode == .fail
-        guard let audit else { return try act(ChangeLog(keeping: false)).value }
+        let mark = { try self.markKeptInSecretService() }
+        guard let audit else { return try act(ChangeLog(keeping: false, beforeSecretServiceChange: mark)).value }
         var acted = false
         do {
             return try audit.appending { appender in
                 acted = true
-                let changes = ChangeLog(keeping: failClosed) { detail in
+                let changes = ChangeLog(keeping: failClosed, beforeSecretServiceChange: mark) { detail in
                     try appender.append(
                         AuditEvent(rawValue: event.rawValue + ".started"), outcome: .ok, backend: self.backend.kind,
                         account: account, detail: detail)
@@ -146,7 +167,7 @@ extension Vault {
                 )
             }
             keepAuditWarning(error, missing: event)
-            return try act(ChangeLog(keeping: false)).value
+            return try act(ChangeLog(keeping: false, beforeSecretServiceChange: mark)).value
         }
     }
 
