@@ -32,6 +32,8 @@ extension AuditTrail {
             if try POSIX.status(of: anchorFile.path) != nil {
                 try POSIX.rename(anchorFile.path, to: anchorFile.path + suffix)
             }
+            // A making cut short holds only a genesis anchor: nothing to keep.
+            if try POSIX.status(of: makingAnchorFile.path) != nil { try POSIX.removeFile(makingAnchorFile.path) }
             try POSIX.syncDirectory(namespace.path)
             let key: SecretBytes
             if let stored {

@@ -6,8 +6,8 @@
 /// Inside it (`docs/FILE-FORMAT.md`): `credentials.vault|key|lock` (the
 /// encrypted file vault), `audit-keys.vault|key|lock` (the key and anchor of the
 /// file's audit trail) and `audit.<backend kind>.jsonl|lock|anchor` (one trail per kind
-/// of backend), and `fallback` while the namespace has fallen back to the
-/// file.
+/// of backend; `anchor.making` while a trail is made), and `fallback` while the namespace
+/// has fallen back to the file.
 package struct NamespaceDirectory: Sendable {
     /// The store directory holding every namespace.
     package let storeDirectory: String
