@@ -5,7 +5,8 @@
 ///
 /// Inside it (`docs/FILE-FORMAT.md`): `credentials.vault|key|lock` (the
 /// encrypted file vault), `audit-keys.vault|key|lock` (the key and anchor of the
-/// file's audit trail) and `audit.<backend kind>.jsonl|lock|anchor` (one trail per kind
+/// file's audit trail), `tombstones.vault|key|lock` (the deletions made while a migration
+/// awaits its verification) and `audit.<backend kind>.jsonl|lock|anchor` (one trail per kind
 /// of backend; `anchor.making` while a trail is made), and `fallback` while the namespace
 /// has fallen back to the file.
 package struct NamespaceDirectory: Sendable {
@@ -20,6 +21,8 @@ package struct NamespaceDirectory: Sendable {
     static let credentialsStem = "credentials"
     /// The file stem of the vault holding the file trail's key and anchor.
     static let auditKeysStem = "audit-keys"
+    /// The file stem of the vault holding the deletions made during a migration's window.
+    static let tombstonesStem = "tombstones"
 
     /// The directory of `appID` in `storeDirectory` (a trailing slash is ignored).
     package init(appID: AppID, storeDirectory: String) {
