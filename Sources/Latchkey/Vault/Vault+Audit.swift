@@ -7,9 +7,17 @@ extension Vault {
     /// under `warn` it is kept for ``auditWarnings``.
     func record(_ event: AuditEvent, _ outcome: AuditOutcome, account: String? = nil, detail: String? = nil) throws {
         guard let audit else { return }
-        do {
+        func appendOnce() throws {
             _ = try audit.appending {
                 try $0.append(event, outcome: outcome, backend: backend.kind, account: account, detail: detail)
+            }
+        }
+        do {
+            do {
+                try appendOnce()
+            } catch let error as LatchkeyError where error.code == .tampered {
+                guard try repairTrail(before: event) else { throw error }
+                try appendOnce()
             }
         } catch let error as LatchkeyError {
             guard policy.audit.failureMode == .warn else {
@@ -20,6 +28,31 @@ extension Vault {
             }
             keepAuditWarning(error, missing: event)
         }
+    }
+
+    /// Repairs, visibly, a trail of the store in use that cannot be continued, where
+    /// that is a repair and not a cover-up: when the Secret Service provider kept the trail
+    /// key's item without its value (kwalletd5 stopped within 5 s of a change keeps what it
+    /// had not saved that way), or before a `wipe`, which erases the namespace and must
+    /// always run. The trail is reset (``AuditTrail/reset()``: the old segment kept beside
+    /// it, a new chain whose `audit.reset` entry says why). A key deleted, or a trail cut or
+    /// edited, is not repaired here: that stays `.tampered` until ``resetAuditTrail()``.
+    /// - Parameter event: The operation about to run.
+    /// - Returns: Whether the trail was reset.
+    /// - Throws: `LatchkeyError` when the store or a file cannot answer.
+    func repairTrail(before event: AuditEvent) throws -> Bool {
+        guard let trail = audit as? AuditTrail else { return false }
+        let cause: String
+        if let service = backend as? SecretServiceBackend,
+            try service.damagedItems(kind: .key).contains(where: { $0.name == trail.keyItem.name })
+        {
+            cause = "the Secret Service provider lost the audit key's value (it kept the item without it)"
+        } else if event == .wipe {
+            cause = "reset before a wipe, which always runs"
+        } else {
+            return false
+        }
+        return try trail.reset(cause: cause) != nil
     }
 
     /// Keeps, for ``auditWarnings``, that `event`'s entry could not be written (`audit.onFailure` `warn`).

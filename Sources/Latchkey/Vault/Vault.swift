@@ -232,12 +232,16 @@ public final class Vault: Sendable {
                 try vault.perform(.unlockFailed) { _ -> OperationOutcome<Void> in throw error }
             }
         }
-        if selection.backend.kind != .file { try vault.finishInterruptedDeletions() }
+        if selection.backend.kind != .file {
+            try vault.unlessTrailBroken(.logout) { try vault.finishInterruptedDeletions() }
+        }
         if selection.backend.kind == .secretService, try vault.fileVaultExists(),
             policy.automaticMigrationDecision().isAllowed, file != nil
         {
-            let migration = try vault.migrate()
-            vault.openingMigration.withLock { $0 = migration }
+            try vault.unlessTrailBroken(.migrate) {
+                let migration = try vault.migrate()
+                vault.openingMigration.withLock { $0 = migration }
+            }
         }
         return vault
     }
@@ -420,8 +424,22 @@ public final class Vault: Sendable {
             try PrivateFiles.replace(fallbackMarkerPath, with: Array("file\n".utf8))
             fallbackReason.withLock { $0 = fallback }
         } else if backend.kind == .secretService, marked {
-            try record(.backendReturned, .ok, detail: "the Secret Service answers again")
-            try PrivateFiles.remove(fallbackMarkerPath)
+            try unlessTrailBroken(.backendReturned) {
+                try record(.backendReturned, .ok, detail: "the Secret Service answers again")
+                try PrivateFiles.remove(fallbackMarkerPath)
+            }
+        }
+    }
+
+    /// Runs a step of opening that the escape hatches (``resetAuditTrail()``, ``wipe()``)
+    /// must not depend on: when the trail cannot record it (`.tampered`), the step is not
+    /// made (it loses nothing: an interrupted deletion or a migration waits for the next
+    /// open), the error is kept for ``auditWarnings``, and the open goes on.
+    private func unlessTrailBroken(_ event: AuditEvent, _ step: () throws -> Void) throws {
+        do {
+            try step()
+        } catch let error as LatchkeyError where error.code == .tampered {
+            keepAuditWarning(error, missing: event)
         }
     }
 
