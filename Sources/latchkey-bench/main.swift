@@ -5,18 +5,19 @@ import Foundation
 
 let usage = """
     Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only whole-process|git-scale|agent-load]
-           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [agent-slowed] [rotation] [--kills N] [--processes K] [--writes M] [--agent-seconds S] [--rotation-rounds N]
+           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [agent-slowed] [rotation] [migration] [--kills N] [--processes K] [--writes M] [--agent-seconds S] [--rotation-rounds N] [--migration-rounds N]
 
     Without a command it measures and prints one table (with --json, one JSON document,
     "version": 1); --only whole-process measures only whole processes (with and without the
     agent), --only git-scale only git-credential-latchkey get with 1 and 1,000 credentials
     stored, --only agent-load only the agent under load (a stopped Secret Service with 40
     calls queued beside three other namespaces, and 64 idle connections held).
-    `stress` runs the reliability checks (all six by default; agent kills the agent under
+    `stress` runs the reliability checks (all seven by default; agent kills the agent under
     four clients for --agent-seconds, 60 by default; agent-slowed stops it in bursts while
     clients give up and retry, for as long; rotation storms a token endpoint with 32 processes
     for --rotation-rounds rounds, 100 by default, then kills the refreshing process in twice as
-    many); each
+    many; migration migrates --migration-rounds new namespaces, 30 by default, then deletes
+    through another client and loses what the provider had not saved); each
     prints a summary line `N passed, N failed` and the exit status is 1 when any failed.
     """
 
@@ -39,6 +40,7 @@ struct Options {
     var processes = 4
     var writes = 250
     var rotationRounds = 100
+    var migrationRounds = 30
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -75,9 +77,11 @@ struct Options {
             case "--processes": processes = try number(argument)
             case "--writes": writes = try number(argument)
             case "--rotation-rounds": rotationRounds = try number(argument)
+            case "--migration-rounds": migrationRounds = try number(argument)
             case "stress" where stress == nil: stress = []
             case "crash" where stress != nil, "concurrency" where stress != nil, "corruption" where stress != nil,
-                "agent" where stress != nil, "agent-slowed" where stress != nil, "rotation" where stress != nil:
+                "agent" where stress != nil, "agent-slowed" where stress != nil, "rotation" where stress != nil,
+                "migration" where stress != nil:
                 stress?.append(argument)
             case "--help", "-h":
                 print(usage)
@@ -140,7 +144,7 @@ func runBenchmarks(_ options: Options, in directory: String) throws {
 func runStress(_ options: Options, in directory: String) throws -> Bool {
     let parts =
         options.stress?.isEmpty == false
-        ? options.stress! : ["crash", "concurrency", "corruption", "agent", "agent-slowed", "rotation"]
+        ? options.stress! : ["crash", "concurrency", "corruption", "agent", "agent-slowed", "rotation", "migration"]
     var allPassed = true
     for part in parts {
         let started = ContinuousClock.now
@@ -158,6 +162,7 @@ func runStress(_ options: Options, in directory: String) throws -> Bool {
                 directory: directory, processes: 32, rounds: options.rotationRounds,
                 killRounds: 2 * options.rotationRounds
             ).run()
+        case "migration": result = try MigrationStress(directory: directory, rounds: options.migrationRounds).run()
         default: result = try CorruptionStress(directory: directory).run()
         }
         progress("\(part) took \(Report.time((ContinuousClock.now - started).seconds))")

@@ -49,6 +49,9 @@ extension Vault {
             cause = "the Secret Service provider lost the audit key's value (it kept the item without it)"
         } else if event == .wipe {
             cause = "reset before a wipe, which always runs"
+            // Key items the provider lost (a pseudonym key among them) would stop the new key's write;
+            // the wipe removes them anyway, and finds the items stored under them by their payload.
+            _ = try (backend as? SecretServiceBackend)?.deleteDamaged(kind: .key)
         } else {
             return false
         }
