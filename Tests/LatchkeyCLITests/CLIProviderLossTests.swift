@@ -109,6 +109,20 @@ struct CLIProviderLossTests {
         #expect(try store.json(["audit", "verify"])["intact"] as? Bool == true)
     }
 
+    @Test("the trail key and the pseudonym key lost while a session stays readable: wipe --yes still runs")
+    func lostKeysWipe() throws {
+        let store = try Store("secret-service")
+        #expect(try store.run(["session", "put", "access"], input: "tok-1").status == 0)
+        #expect(try loseValues(app: store.app, ["kind": "key", "name": "audit.secret-service"]) == 1)
+        #expect(try loseValues(app: store.app, ["kind": "key", "name": "pseudonym"]) == 1)
+        let wipe = try store.run(["wipe", "--yes"])
+        #expect(wipe.status == 0, "\(wipe.stderr)")
+        #expect(try store.run(["session", "list"]).text.isEmpty)
+        #expect(try store.run(["session", "put", "access"], input: "tok-2").status == 0)
+        #expect(try store.run(["session", "get", "access"]).text == "tok-2\n")
+        #expect(try store.json(["audit", "verify"])["intact"] as? Bool == true)
+    }
+
     /// The repository's `.ci/with-keyring`, which starts a private gnome-keyring of its own.
     static let withKeyring = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".ci/with-keyring").path

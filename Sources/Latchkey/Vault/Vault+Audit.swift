@@ -42,20 +42,37 @@ extension Vault {
     /// - Throws: `LatchkeyError` when the store or a file cannot answer.
     func repairTrail(before event: AuditEvent) throws -> Bool {
         guard let trail = audit as? AuditTrail else { return false }
+        let service = backend as? SecretServiceBackend
+        let lost = try service?.damagedItems(kind: .key).contains { $0.name == trail.keyItem.name } ?? false
         let cause: String
-        if let service = backend as? SecretServiceBackend,
-            try service.damagedItems(kind: .key).contains(where: { $0.name == trail.keyItem.name })
-        {
-            cause = "the Secret Service provider lost the audit key's value (it kept the item without it)"
+        if lost {
+            cause = Self.lostTrailKeyCause
         } else if event == .wipe {
             cause = "reset before a wipe, which always runs"
-            // Key items the provider lost (a pseudonym key among them) would stop the new key's write;
-            // the wipe removes them anyway, and finds the items stored under them by their payload.
-            _ = try (backend as? SecretServiceBackend)?.deleteDamaged(kind: .key)
         } else {
             return false
         }
         return try trail.reset(cause: cause) != nil
+    }
+
+    /// Why a trail was reset when the provider lost its key's value.
+    static let lostTrailKeyCause =
+        "the Secret Service provider lost the audit key's value (it kept the item without it)"
+
+    /// Before a wipe, which must always run: removes the key items the Secret Service
+    /// provider lost (kept without their values; a lost pseudonym key would stop every
+    /// write, a new trail key's included, and the wipe removes them anyway, finding the
+    /// items stored under them by their payload), and resets the trail when its key was
+    /// among them, so a process that still holds that key (the agent) does not go on
+    /// with a key no other process can read.
+    func dropLostKeysBeforeWipe() throws {
+        guard let service = backend as? SecretServiceBackend else { return }
+        let lost = try service.damagedItems(kind: .key)
+        guard !lost.isEmpty else { return }
+        try service.deleteDamaged(kind: .key)
+        if let trail = audit as? AuditTrail, lost.contains(where: { $0.name == trail.keyItem.name }) {
+            _ = try trail.reset(cause: Self.lostTrailKeyCause)
+        }
     }
 
     /// Keeps, for ``auditWarnings``, that `event`'s entry could not be written (`audit.onFailure` `warn`).

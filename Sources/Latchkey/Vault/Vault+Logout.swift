@@ -52,7 +52,8 @@ extension Vault {
     ///   settling for longer than 30 s (nothing was wiped); when a store cannot answer.
     @discardableResult
     public func wipe() throws -> LogoutReport {
-        try performCommitting(.wipe) { changes in
+        try dropLostKeysBeforeWipe()
+        return try performCommitting(.wipe) { changes in
             var report = LogoutReport()
             if backend.kind == .file, let fileVault {
                 // One change: the sessions and the username go in the same atomic
