@@ -36,7 +36,7 @@ extension Vault {
     /// the file vault itself (an encrypted entry, written atomically and durably) which
     /// items it copied, by key and a BLAKE2b digest of each value (never a value), with
     /// the time and a random identity of its process, and last writes that identity to
-    /// the Secret Service as the copy's confirmation (``MigrationRecord/confirmationKey``).
+    /// the Secret Service as the copy's confirmation (`setting`/`migration.confirmation`).
     /// The file vault is destroyed only by an open in another process, at least
     /// ``migrationMinimumAge`` (10 s) after that record, that finds every recorded item
     /// in the Secret Service as it was copied (or replaced by a newer one). A provider may
@@ -46,7 +46,7 @@ extension Vault {
     ///
     /// An acknowledged deletion is never undone: an item deleted while the file vault could
     /// not be opened (a passphrase vault, no passphrase given) left a tombstone
-    /// (``MigrationTombstones``), and its file copy is removed, not copied. A recorded item
+    /// (`tombstones.vault`, `docs/FILE-FORMAT.md`), and its file copy is removed, not copied. A recorded item
     /// missing from the Secret Service while the confirmation stands was kept by the
     /// provider and deleted since by another client: its file copy is removed, and the
     /// wait does not start over. An item missing while the confirmation is gone or
