@@ -82,9 +82,11 @@ extension Vault {
         }
     }
 
-    /// The audit entries this vault could not write and let pass because the
-    /// policy's `audit.onFailure` is `warn`, oldest first; empty under `fail`,
-    /// where such an operation throws instead. Show them to the user.
+    /// The audit entries this vault could not write, oldest first: those it let pass
+    /// because the policy's `audit.onFailure` is `warn` (under `fail` such an operation
+    /// throws instead), and, under either, a step of opening that was left for a later
+    /// open because the trail could not record it (a broken trail: the migration, the
+    /// return of the Secret Service, an interrupted deletion's end). Show them to the user.
     public var auditWarnings: [LatchkeyError] {
         droppedAuditEntries.withLock { $0 }
     }
