@@ -432,14 +432,27 @@ public final class Vault: Sendable {
     }
 
     /// Runs a step of opening that the escape hatches (``resetAuditTrail()``, ``wipe()``)
-    /// must not depend on: when the trail cannot record it (`.tampered`), the step is not
-    /// made (it loses nothing: an interrupted deletion or a migration waits for the next
-    /// open), the error is kept for ``auditWarnings``, and the open goes on.
+    /// must not depend on: when the trail of the store in use is broken and so cannot record
+    /// it (`.tampered`), the step is not made (it loses nothing: an interrupted deletion or a
+    /// migration waits for the next open), the error is kept for ``auditWarnings``, and the
+    /// open goes on. Any other failure of the step (altered data found by the step itself)
+    /// is thrown as before.
     private func unlessTrailBroken(_ event: AuditEvent, _ step: () throws -> Void) throws {
         do {
             try step()
         } catch let error as LatchkeyError where error.code == .tampered {
+            guard try isTrailBroken() else { throw error }
             keepAuditWarning(error, missing: event)
+        }
+    }
+
+    /// Whether the trail of the store in use does not verify (read-only).
+    private func isTrailBroken() throws -> Bool {
+        guard let audit else { return false }
+        do {
+            return try !audit.verify().isIntact
+        } catch let error as LatchkeyError where error.code == .tampered {
+            return true
         }
     }
 
