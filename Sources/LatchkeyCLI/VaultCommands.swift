@@ -165,6 +165,7 @@ enum VaultCommands {
         try context.output.line(TextEscaping.escaped(report.summary))
         context.output.set("moved", .integer(report.moved))
         context.output.set("keptNewer", .integer(report.keptNewer))
+        context.output.set("droppedDeleted", .integer(report.droppedDeleted))
         context.output.set("destroyedFileVault", .bool(report.destroyedFileVault))
         context.output.set("awaitingVerification", .bool(report.awaitingVerification))
     }

@@ -62,7 +62,7 @@ func runTool(
         }
         for warning in context.openedVaults.vaults.withLock({ $0 }).flatMap(\.auditWarnings) {
             output.message(
-                "latchkey: warning: an audit entry was not written (policy audit.onFailure \"warn\"): \(warning)")
+                "latchkey: warning: an audit entry was not written: \(warning)")
         }
         try output.finish(error: nil)
         return 0

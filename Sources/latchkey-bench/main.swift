@@ -5,7 +5,7 @@ import Foundation
 
 let usage = """
     Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only whole-process|git-scale|agent-load]
-           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [agent-slowed] [rotation] [kill-refresh] [--kills N] [--processes K] [--writes M] [--agent-seconds S] [--rotation-rounds N] [--kill-refresh-rounds N]
+           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [agent-slowed] [rotation] [kill-refresh] [migration] [--kills N] [--processes K] [--writes M] [--agent-seconds S] [--rotation-rounds N] [--kill-refresh-rounds N] [--migration-rounds N]
 
     Without a command it measures and prints one table (with --json, one JSON document,
     "version": 1); --only whole-process measures only whole processes (with and without the
@@ -17,7 +17,9 @@ let usage = """
     clients give up and retry, for as long; rotation storms a token endpoint with 32 processes
     for --rotation-rounds rounds, 100 by default, then kills the refreshing process in twice as
     many; kill-refresh sends SIGINT, SIGTERM, SIGHUP and SIGKILL in turn to an in-process
-    refresh at spread moments, --kill-refresh-rounds rounds, 40 by default); each
+    refresh at spread moments, --kill-refresh-rounds rounds, 40 by default; migration migrates
+    --migration-rounds new namespaces, 30 by default, then deletes through another client and
+    loses what the provider had not saved); each
     prints a summary line `N passed, N failed` and the exit status is 1 when any failed.
     """
 
@@ -41,6 +43,7 @@ struct Options {
     var writes = 250
     var rotationRounds = 100
     var killRefreshRounds = 40
+    var migrationRounds = 30
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -78,10 +81,11 @@ struct Options {
             case "--writes": writes = try number(argument)
             case "--rotation-rounds": rotationRounds = try number(argument)
             case "--kill-refresh-rounds": killRefreshRounds = try number(argument)
+            case "--migration-rounds": migrationRounds = try number(argument)
             case "stress" where stress == nil: stress = []
             case "crash" where stress != nil, "concurrency" where stress != nil, "corruption" where stress != nil,
                 "agent" where stress != nil, "agent-slowed" where stress != nil, "rotation" where stress != nil,
-                "kill-refresh" where stress != nil:
+                "kill-refresh" where stress != nil, "migration" where stress != nil:
                 stress?.append(argument)
             case "--help", "-h":
                 print(usage)
@@ -145,7 +149,7 @@ func runStress(_ options: Options, in directory: String) throws -> Bool {
     let parts =
         options.stress?.isEmpty == false
         ? options.stress!
-        : ["crash", "concurrency", "corruption", "agent", "agent-slowed", "rotation", "kill-refresh"]
+        : ["crash", "concurrency", "corruption", "agent", "agent-slowed", "rotation", "kill-refresh", "migration"]
     var allPassed = true
     for part in parts {
         let started = ContinuousClock.now
@@ -165,6 +169,7 @@ func runStress(_ options: Options, in directory: String) throws -> Bool {
             ).run()
         case "kill-refresh":
             result = try KillRefreshStress(directory: directory, rounds: options.killRefreshRounds).run()
+        case "migration": result = try MigrationStress(directory: directory, rounds: options.migrationRounds).run()
         default: result = try CorruptionStress(directory: directory).run()
         }
         progress("\(part) took \(Report.time((ContinuousClock.now - started).seconds))")

@@ -55,6 +55,74 @@ struct CLIProviderLossTests {
         #expect(try store.run(["wipe", "--yes"]).status == 0)
     }
 
+    @Test(
+        "a namespace migrated from the file, then everything the provider had not saved lost: every command runs, nothing is lost, the trail is reset visibly"
+    )
+    func lostAfterMigration() throws {
+        let file = try Store("file")
+        try SecretServiceGate.require()
+        let shared = ["--store-dir", file.storeDirectory, "--app", file.app]
+        let onService = ["--backend", "secret-service"] + shared
+        #expect(try file.run(["session", "put", "access"], input: "tok-1").status == 0)
+        // The first command on the Secret Service migrates (the file is kept); then kwalletd5 is killed 1 s later.
+        #expect(try latchkey(onService + ["session", "get", "access"]).text == "tok-1\n")
+        // Everything written since: the copy, its confirmation, the trail key and the pseudonym key (one at a time:
+        // loseValues reads one item's attributes per search).
+        for (kind, name) in [
+            ("session", "access"), ("setting", "migration.confirmation"), ("key", "audit.secret-service"),
+            ("key", "pseudonym"),
+        ] {
+            #expect(try loseValues(app: file.app, ["kind": kind, "name": name]) == 1, "\(kind)/\(name)")
+        }
+
+        for command in [["status"], ["session", "list"], ["audit", "verify"]] {
+            let run = try latchkey(onService + command)
+            #expect(run.status == 0, "\(command): \(run.stderr)")
+        }
+        let got = try latchkey(onService + ["session", "get", "access"])
+        #expect(got.text == "tok-1\n", "the write was lost")
+        // An agent keeps the key it read before the loss; a process of its own reads the lost one and repairs.
+        let resets = try latchkey(["--json"] + onService + ["audit", "show"], environment: ["LATCHKEY_AGENT": "off"])
+        #expect(resets.status == 0, "\(resets.stderr)")
+        #expect(resets.text.contains("lost the audit key"), "the repair was not recorded")
+        #expect(try latchkey(onService + ["audit", "reset", "--yes"]).status == 0)
+        #expect(try latchkey(onService + ["wipe", "--yes"]).status == 0)
+    }
+
+    @Test("a trail key deleted by another client: a read exits 65, and wipe --yes and audit reset --yes still run")
+    func deletedTrailKeyEscapeHatches() throws {
+        let store = try Store("secret-service")
+        #expect(try store.run(["session", "put", "access"], input: "tok-1").status == 0)
+        let clear = try runProgram(
+            "secret-tool", ["clear", "app", store.app, "kind", "key", "name", "audit.secret-service"])
+        #expect(clear.status == 0, "\(clear.stderr)")
+        #expect(try store.run(["session", "get", "access"]).status == 65, "a deleted key must read as tampering")
+        let reset = try store.run(["audit", "reset", "--yes"])
+        #expect(reset.status == 0, "\(reset.stderr)")
+        #expect(try store.run(["session", "get", "access"]).text == "tok-1\n")
+        #expect(
+            try runProgram("secret-tool", ["clear", "app", store.app, "kind", "key", "name", "audit.secret-service"])
+                .status == 0)
+        let wipe = try store.run(["wipe", "--yes"])
+        #expect(wipe.status == 0, "\(wipe.stderr)")
+        #expect(try store.run(["session", "list"]).text.isEmpty)
+        #expect(try store.json(["audit", "verify"])["intact"] as? Bool == true)
+    }
+
+    @Test("the trail key and the pseudonym key lost while a session stays readable: wipe --yes still runs")
+    func lostKeysWipe() throws {
+        let store = try Store("secret-service")
+        #expect(try store.run(["session", "put", "access"], input: "tok-1").status == 0)
+        #expect(try loseValues(app: store.app, ["kind": "key", "name": "audit.secret-service"]) == 1)
+        #expect(try loseValues(app: store.app, ["kind": "key", "name": "pseudonym"]) == 1)
+        let wipe = try store.run(["wipe", "--yes"])
+        #expect(wipe.status == 0, "\(wipe.stderr)")
+        #expect(try store.run(["session", "list"]).text.isEmpty)
+        #expect(try store.run(["session", "put", "access"], input: "tok-2").status == 0)
+        #expect(try store.run(["session", "get", "access"]).text == "tok-2\n")
+        #expect(try store.json(["audit", "verify"])["intact"] as? Bool == true)
+    }
+
     /// The repository's `.ci/with-keyring`, which starts a private gnome-keyring of its own.
     static let withKeyring = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".ci/with-keyring").path

@@ -7,6 +7,12 @@ extension AuditTrail {
     /// - Returns: What was found and kept, or nil when the trail verified.
     /// - Throws: `LatchkeyError` when a file or the backend cannot be written.
     package func reset() throws -> AuditResetReport? {
+        try reset(cause: nil)
+    }
+
+    /// ``reset()``, with `cause` (why the trail broke, when the caller knows) put before
+    /// what verifying found in the `audit.reset` entry.
+    func reset(cause: String?) throws -> AuditResetReport? {
         try namespace.prepare()
         return try PrivateFiles.withExclusiveLock(lockPath) {
             let verdict: AuditVerification
@@ -15,7 +21,8 @@ extension AuditTrail {
             } catch let error as LatchkeyError where error.code == .tampered {
                 verdict = .broken(sequence: 1, reason: error.message)
             }
-            guard case .broken(let sequence, let reason) = verdict else { return nil }
+            guard case .broken(let sequence, let found) = verdict else { return nil }
+            let reason = cause.map { "\($0): \(found)" } ?? found
             let stored: SecretBytes?
             do {
                 stored = try storedKey(afresh: true)
@@ -32,6 +39,8 @@ extension AuditTrail {
             if try POSIX.status(of: anchorFile.path) != nil {
                 try POSIX.rename(anchorFile.path, to: anchorFile.path + suffix)
             }
+            // A making cut short holds only a genesis anchor: nothing to keep.
+            if try POSIX.status(of: makingAnchorFile.path) != nil { try POSIX.removeFile(makingAnchorFile.path) }
             try POSIX.syncDirectory(namespace.path)
             let key: SecretBytes
             if let stored {

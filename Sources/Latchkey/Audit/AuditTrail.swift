@@ -167,7 +167,18 @@ package final class AuditTrail: Sendable {
         /// A test seam (only in a build with LATCHKEY_TEST_SEAMS=1, as `make test` makes): when set for the current task, every
         /// append calls it just before writing, and a throw stands for a write that failed.
         @TaskLocal static var appendFailure: (@Sendable () throws -> Void)?
+        /// A test seam (only in a build with LATCHKEY_TEST_SEAMS=1, as `make test` makes): when set for the
+        /// current task, the making of a new trail calls it after each of its steps with the step's number,
+        /// and a throw stands for a crash right after that step.
+        @TaskLocal static var creationStepObserver: (@Sendable (Int) throws -> Void)?
     #endif
+
+    /// Tells the test seam, where it is compiled, that step `step` of a trail's making is done.
+    private static func creationStepDone(_ step: Int) throws {
+        #if LATCHKEY_TEST_SEAMS
+            try creationStepObserver?(step)
+        #endif
+    }
 
     /// A trail opened and checked under its lock by ``withAppender(_:)``.
     package final class Appender {
@@ -275,7 +286,9 @@ package final class AuditTrail: Sendable {
                 reason:
                     "the audit key is missing from the \(backend.kind) store, so \(path) cannot be verified\(sign)")
         }
-        let anchor = try readAnchor(key: key).value
+        // The making file before the anchor: the making renames the one into the other.
+        let making = try interruptedMakingAnchor(key: key)
+        let anchor = try readAnchor(key: key).value ?? making
         return AuditChain(appID: appID, path: path, key: key, keyStore: backend.kind).check(
             try readFile(), anchor: anchor
         ).0
@@ -375,7 +388,15 @@ package final class AuditTrail: Sendable {
 
     /// The key, created with a genesis anchor when the namespace has neither a
     /// key, nor entries, nor an anchor. Call it while holding the lock.
+    ///
+    /// The making is crash-atomic: the genesis anchor is written, under the new key, to
+    /// ``makingAnchorFile`` first, then the key is stored, then that file is renamed into
+    /// place (and the directory synced). A crash before the key is stored leaves a making
+    /// file no key opens, which the next making removes; a crash after it leaves a making
+    /// file the stored key opens, which the next making (or ``verify()``, read-only) takes
+    /// as the genesis anchor. So a crash never leaves a key without its anchor.
     private func keyCreatingIfFresh(trailSize: Int) throws -> SecretBytes {
+        try finishInterruptedMaking(trailSize: trailSize)
         if let key = try storedKey() { return key }
         guard trailSize == 0, try POSIX.status(of: anchorFile.path) == nil else {
             throw LatchkeyError(
@@ -384,10 +405,46 @@ package final class AuditTrail: Sendable {
             )
         }
         let key = SecretBytes.random(count: Sodium.genericHashKeyLength)
+        try makingAnchorFile.write(.genesis, after: nil, key: key)
+        try Self.creationStepDone(1)
         try backend.write(StoredItem(value: key), for: keyItem)
-        try anchorFile.write(.genesis, after: nil, key: key)
+        try Self.creationStepDone(2)
+        try POSIX.rename(makingAnchorFile.path, to: anchorFile.path)
+        try POSIX.syncDirectory(namespace.path)
+        try Self.creationStepDone(3)
         knownKey.withLock { $0 = key }
         return key
+    }
+
+    /// The anchor file of a trail being made (`audit.<backend kind>.anchor.making`): its
+    /// genesis anchor, under the new key, until the key is stored and it is renamed into place.
+    var makingAnchorFile: AuditAnchorFile {
+        AuditAnchorFile(path: anchorFile.path + ".making", appID: appID)
+    }
+
+    /// Finishes or forgets a making of this trail that a crash cut short
+    /// (``keyCreatingIfFresh(trailSize:)``): with the stored key opening the making file,
+    /// no anchor and no entry, the making file is renamed into place; otherwise it is
+    /// removed (it was made under a key that was never stored). Call it while holding the lock.
+    private func finishInterruptedMaking(trailSize: Int) throws {
+        guard try POSIX.status(of: makingAnchorFile.path) != nil else { return }
+        if let key = try storedKey(afresh: true), trailSize == 0, try POSIX.status(of: anchorFile.path) == nil,
+            try interruptedMakingAnchor(key: key) != nil
+        {
+            try POSIX.rename(makingAnchorFile.path, to: anchorFile.path)
+        } else {
+            try POSIX.removeFile(makingAnchorFile.path)
+        }
+        try POSIX.syncDirectory(namespace.path)
+    }
+
+    /// The genesis anchor of a making cut short after its key was stored: the making file's,
+    /// when `key` opens it and it names no entry; nil otherwise.
+    func interruptedMakingAnchor(key: SecretBytes) throws -> AuditAnchor? {
+        guard case .anchor(let anchor, _) = try makingAnchorFile.read(key: key), anchor.sequence == 0 else {
+            return nil
+        }
+        return .genesis
     }
 
     /// What to do about a broken trail, for error messages.

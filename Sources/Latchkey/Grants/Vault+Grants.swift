@@ -303,7 +303,13 @@ extension Vault {
             doomed.append(Vault.usernameItem)
         }
         for doomedKey in doomed { try changes.willChange(doomedKey, in: backend) }
+        try recordTombstones(doomed.map { .item($0) })
         try Vault.delete(doomed, from: backend)
+        // A leftover file vault that can be opened loses them too, so the migration never brings them back.
+        if backend.kind != .file, let fileVault, try fileVaultExists() {
+            for doomedKey in doomed { try changes.willChange(doomedKey, in: fileVault) }
+            try fileVault.delete(doomed)
+        }
     }
 
     /// The stored item of a grant created at `created`: it lives as long as the

@@ -7,9 +7,17 @@ extension Vault {
     /// under `warn` it is kept for ``auditWarnings``.
     func record(_ event: AuditEvent, _ outcome: AuditOutcome, account: String? = nil, detail: String? = nil) throws {
         guard let audit else { return }
-        do {
+        func appendOnce() throws {
             _ = try audit.appending {
                 try $0.append(event, outcome: outcome, backend: backend.kind, account: account, detail: detail)
+            }
+        }
+        do {
+            do {
+                try appendOnce()
+            } catch let error as LatchkeyError where error.code == .tampered {
+                guard try repairTrail(before: event) else { throw error }
+                try appendOnce()
             }
         } catch let error as LatchkeyError {
             guard policy.audit.failureMode == .warn else {
@@ -22,6 +30,51 @@ extension Vault {
         }
     }
 
+    /// Repairs, visibly, a trail of the store in use that cannot be continued, where
+    /// that is a repair and not a cover-up: when the Secret Service provider kept the trail
+    /// key's item without its value (kwalletd5 stopped within 5 s of a change keeps what it
+    /// had not saved that way), or before a `wipe`, which erases the namespace and must
+    /// always run. The trail is reset (``AuditTrail/reset()``: the old segment kept beside
+    /// it, a new chain whose `audit.reset` entry says why). A key deleted, or a trail cut or
+    /// edited, is not repaired here: that stays `.tampered` until ``resetAuditTrail()``.
+    /// - Parameter event: The operation about to run.
+    /// - Returns: Whether the trail was reset.
+    /// - Throws: `LatchkeyError` when the store or a file cannot answer.
+    func repairTrail(before event: AuditEvent) throws -> Bool {
+        guard let trail = audit as? AuditTrail else { return false }
+        let service = backend as? SecretServiceBackend
+        let lost = try service?.damagedItems(kind: .key).contains { $0.name == trail.keyItem.name } ?? false
+        let cause: String
+        if lost {
+            cause = Self.lostTrailKeyCause
+        } else if event == .wipe {
+            cause = "reset before a wipe, which always runs"
+        } else {
+            return false
+        }
+        return try trail.reset(cause: cause) != nil
+    }
+
+    /// Why a trail was reset when the provider lost its key's value.
+    static let lostTrailKeyCause =
+        "the Secret Service provider lost the audit key's value (it kept the item without it)"
+
+    /// Before a wipe, which must always run: removes the key items the Secret Service
+    /// provider lost (kept without their values; a lost pseudonym key would stop every
+    /// write, a new trail key's included, and the wipe removes them anyway, finding the
+    /// items stored under them by their payload), and resets the trail when its key was
+    /// among them, so a process that still holds that key (the agent) does not go on
+    /// with a key no other process can read.
+    func dropLostKeysBeforeWipe() throws {
+        guard let service = backend as? SecretServiceBackend else { return }
+        let lost = try service.damagedItems(kind: .key)
+        guard !lost.isEmpty else { return }
+        try service.deleteDamaged(kind: .key)
+        if let trail = audit as? AuditTrail, lost.contains(where: { $0.name == trail.keyItem.name }) {
+            _ = try trail.reset(cause: Self.lostTrailKeyCause)
+        }
+    }
+
     /// Keeps, for ``auditWarnings``, that `event`'s entry could not be written (`audit.onFailure` `warn`).
     func keepAuditWarning(_ error: LatchkeyError, missing event: AuditEvent) {
         droppedAuditEntries.withLock {
@@ -29,9 +82,11 @@ extension Vault {
         }
     }
 
-    /// The audit entries this vault could not write and let pass because the
-    /// policy's `audit.onFailure` is `warn`, oldest first; empty under `fail`,
-    /// where such an operation throws instead. Show them to the user.
+    /// The audit entries this vault could not write, oldest first: those it let pass
+    /// because the policy's `audit.onFailure` is `warn` (under `fail` such an operation
+    /// throws instead), and, under either, a step of opening that was left for a later
+    /// open because the trail could not record it (a broken trail: the migration, the
+    /// return of the Secret Service, an interrupted deletion's end). Show them to the user.
     public var auditWarnings: [LatchkeyError] {
         droppedAuditEntries.withLock { $0 }
     }

@@ -12,6 +12,13 @@ extension Vault {
     public func logout(account: String? = nil) throws -> LogoutReport {
         try performCommitting(.logout, account: account) { changes in
             var report = LogoutReport()
+            var covered: [MigrationTombstones.Pattern] = []
+            if policy.sessionsOnLogout == .wipe { covered.append(.init(kind: .session, account: account)) }
+            if policy.secretsOnLogout == .wipe { covered.append(.init(kind: .secret)) }
+            if policy.usernameOnLogout == .forget || !policy.remembersUsernames {
+                covered.append(.item(Vault.usernameItem))
+            }
+            try recordTombstones(covered)
             for store in try storesHoldingCredentials {
                 let sessions = try store.list(kind: .session).filter { account == nil || $0.account == account }
                 var doomed = policy.sessionsOnLogout == .wipe ? sessions : []
@@ -45,7 +52,8 @@ extension Vault {
     ///   settling for longer than 30 s (nothing was wiped); when a store cannot answer.
     @discardableResult
     public func wipe() throws -> LogoutReport {
-        try performCommitting(.wipe) { changes in
+        try dropLostKeysBeforeWipe()
+        return try performCommitting(.wipe) { changes in
             var report = LogoutReport()
             if backend.kind == .file, let fileVault {
                 // One change: the sessions and the username go in the same atomic
@@ -60,6 +68,7 @@ extension Vault {
             }
             // The Secret Service: the opt-out setting is never deleted (unless the provider
             // lost it: items whose payload cannot be read go first, a lost pseudonym key among them).
+            try recordTombstones([.everything])
             report.removedDamagedItems = try (backend as? SecretServiceBackend)?.deleteDamaged() ?? 0
             var doomed = try backend.list(kind: .session) + backend.list(kind: .secret)
             if try backend.read(Vault.usernameItem) != nil { doomed.append(Vault.usernameItem) }
@@ -71,6 +80,7 @@ extension Vault {
             if let fileVault, try fileVaultExists() {
                 try changes.willChangeEverything(in: fileVault)
                 try fileVault.deleteAll()
+                try tombstones.destroy()
                 report.wipedLeftoverFileVault = true
             }
             return OperationOutcome(report, detail: report.summary)
@@ -88,6 +98,7 @@ extension Vault {
         guard policy.wipesSessionsOnExit else { return LogoutReport() }
         return try performCommitting(.wipe, detail: "app exit") { changes in
             var report = LogoutReport()
+            try recordTombstones([.init(kind: .session)])
             for store in try storesHoldingCredentials {
                 for key in try store.list(kind: .session) {
                     try changes.willChange(key, in: store)

@@ -35,16 +35,25 @@ extension Vault {
     /// not read back as written stops the migration, the file kept), then records in
     /// the file vault itself (an encrypted entry, written atomically and durably) which
     /// items it copied, by key and a BLAKE2b digest of each value (never a value), with
-    /// the time and a random identity of its process. The file vault is destroyed
-    /// only by an open in another process, at least ``migrationMinimumAge`` (10 s)
-    /// after that record, that finds every recorded item in the Secret Service as it
-    /// was copied (or replaced by a newer one). A provider may acknowledge an item it
-    /// has not saved yet (kwalletd5 writes its wallet file 5 s after the last change and
-    /// does not save on SIGTERM), so one acknowledgement, or a read-back in the same
-    /// process, is never enough. An item that later open finds missing or different is
-    /// copied again and the wait starts over. A crash at any point loses nothing, and
-    /// running it again finishes the job. An item the Secret Service already holds in
-    /// a newer version is kept.
+    /// the time and a random identity of its process, and last writes that identity to
+    /// the Secret Service as the copy's confirmation (`setting`/`migration.confirmation`).
+    /// The file vault is destroyed only by an open in another process, at least
+    /// ``migrationMinimumAge`` (10 s) after that record, that finds every recorded item
+    /// in the Secret Service as it was copied (or replaced by a newer one). A provider may
+    /// acknowledge an item it has not saved yet (kwalletd5 writes its wallet file 5 s after
+    /// the last change and does not save on SIGTERM), so one acknowledgement, or a read-back
+    /// in the same process, is never enough.
+    ///
+    /// An acknowledged deletion is never undone: an item deleted while the file vault could
+    /// not be opened (a passphrase vault, no passphrase given) left a tombstone
+    /// (`tombstones.vault`, `docs/FILE-FORMAT.md`), and its file copy is removed, not copied. A recorded item
+    /// missing from the Secret Service while the confirmation stands was kept by the
+    /// provider and deleted since by another client: its file copy is removed, and the
+    /// wait does not start over. An item missing while the confirmation is gone or
+    /// another's (the provider lost what it had not saved, the confirmation written last
+    /// with it) is copied again and the wait starts over. A crash at any point loses
+    /// nothing, and running it again finishes the job. An item the Secret Service already
+    /// holds in a newer version is kept.
     /// - Returns: What was moved, and whether the file vault was destroyed or still
     ///   awaits that later open (``MigrationReport/awaitingVerification``).
     /// - Throws: `LatchkeyError` `.unavailable` when the Secret Service is not
@@ -57,19 +66,34 @@ extension Vault {
                 .unavailable,
                 "the Secret Service is not the store in use (\(selectionReason)), so there is nothing to migrate into")
         }
-        guard try fileVaultExists() else { return MigrationReport() }
+        guard try fileVaultExists() else {
+            // Tombstones outlive their file vault only when a crash came between the two removals.
+            if storeDirectory != nil, fileVault != nil, try tombstones.store.vaultExists() {
+                try tombstones.destroy()
+            }
+            return MigrationReport()
+        }
         guard let fileVault else {
             throw LatchkeyError(.wrongKey, "the encrypted vault of \(appID) needs its passphrase to be migrated")
         }
         return try perform(.migrate) { changes in
             var report = MigrationReport()
             let record = try MigrationRecord(fileVault.read(MigrationRecord.key))
+            let confirmed = try record.map { try isConfirmed($0) } ?? false
+            let deleted = try tombstones.matcher()
             var copied: [ItemKey: StoredItem] = [:]
             var step = 0
             for key in try fileVault.list(kind: nil) where key != MigrationRecord.key {
                 guard let item = try fileVault.read(key) else { continue }
-                let existing = try backend.read(key)
-                if let existing, existing.created > item.created {
+                let tombstoned = deleted(key, item)
+                let existing = tombstoned ? nil : try backend.read(key)
+                if tombstoned || (existing == nil && confirmed && record?.holds(key, item) == true) {
+                    // Deleted during the window: by this namespace (a tombstone), or by another client
+                    // after the provider kept the copy (its confirmation stands). Never copied back.
+                    try changes.willChange(key, in: fileVault)
+                    try fileVault.delete(key)
+                    report.droppedDeleted += 1
+                } else if let existing, existing.created > item.created {
                     report.keptNewer += 1
                 } else if let existing, existing.hasSameContent(as: item) {
                     copied[key] = item
@@ -89,12 +113,16 @@ extension Vault {
             }
             let now = clock.now()
             let covered =
-                report.moved == 0 && record.map { record in copied.allSatisfy { record.holds($0, $1) } } == true
+                report.moved == 0 && confirmed
+                && record.map { record in copied.allSatisfy { record.holds($0, $1) } } == true
             if covered, let record, record.process != Vault.migrationProcess,
                 now.timeIntervalSince(record.copied) >= Vault.minimumMigrationAge
             {
                 try changes.willChangeEverything(in: fileVault)
                 try fileVault.deleteAll()
+                try tombstones.destroy()
+                try changes.willChange(MigrationRecord.confirmationKey, in: backend)
+                try backend.delete(MigrationRecord.confirmationKey)
                 report.destroyedFileVault = true
             } else {
                 report.awaitingVerification = true
@@ -102,23 +130,54 @@ extension Vault {
                     try changes.willChange(MigrationRecord.key, in: fileVault)
                     let fresh = MigrationRecord(copied: now, process: Vault.migrationProcess, items: copied)
                     try fileVault.write(fresh.stored, for: MigrationRecord.key)
+                    // Last: a provider that loses what it has not saved loses this with the copies.
+                    try changes.willChange(MigrationRecord.confirmationKey, in: backend)
+                    try backend.write(fresh.confirmation, for: MigrationRecord.confirmationKey)
                 }
             }
             Vault.migrationStepDone(step + 1)
-            guard report.moved > 0 || report.destroyedFileVault || !covered else { return .unrecorded(report) }
+            guard report.moved > 0 || report.droppedDeleted > 0 || report.destroyedFileVault || !covered else {
+                return .unrecorded(report)
+            }
             return OperationOutcome(report, detail: report.summary)
         }
     }
 
+    /// Whether the Secret Service holds `record`'s confirmation: the provider kept the
+    /// copies written before it. One it lost, or cannot give back, is not.
+    private func isConfirmed(_ record: MigrationRecord) throws -> Bool {
+        guard let stored = try backend.read(MigrationRecord.confirmationKey) else { return false }
+        return stored.value == record.confirmation.value
+    }
+
     /// Deletes `key` from the store in use and from a leftover file vault (one a
     /// migration keeps until a later open reads its copies back), so a deleted item
-    /// never comes back from the file.
+    /// never comes back from the file; when that file vault cannot be opened, a
+    /// tombstone is recorded first (``recordTombstones(_:)``).
     func deleteEverywhere(_ key: ItemKey, changes: ChangeLog) throws {
+        try recordTombstones([.item(key)])
         try changes.willChange(key, in: backend)
         try backend.delete(key)
         guard backend.kind != .file, let fileVault, try fileVaultExists() else { return }
         try changes.willChange(key, in: fileVault)
         try fileVault.delete(key)
+    }
+
+    /// The namespace's tombstones (``MigrationTombstones``).
+    var tombstones: MigrationTombstones {
+        MigrationTombstones(appID: appID, directory: namespace.storeDirectory)
+    }
+
+    /// Records, before a deletion in the store in use, what it covers as tombstones, when
+    /// a file vault awaits its migration and this vault cannot open it (a passphrase vault
+    /// opened without the passphrase), so the open that finishes the migration never
+    /// copies what was deleted back. Nothing is recorded otherwise: an openable file vault
+    /// has the deletion made in it directly.
+    func recordTombstones(_ patterns: [MigrationTombstones.Pattern]) throws {
+        guard backend.kind != .file, fileVault == nil, storeDirectory != nil,
+            try POSIX.status(of: namespace.file(NamespaceDirectory.credentialsStem + ".vault")) != nil
+        else { return }
+        try tombstones.record(patterns, at: clock.now())
     }
 
     /// A random identity of this process, for the migration rule "a later open, in another process".
@@ -168,6 +227,16 @@ struct MigrationRecord {
         copied = header.created
         self.process = process
         digests = table
+    }
+
+    /// The Secret Service item that confirms a copy: written after every copied item, holding
+    /// the record's identity (``confirmation``), so finding it proves the provider kept them.
+    static let confirmationKey = ItemKey(kind: .setting, name: "migration.confirmation")
+
+    /// The confirmation of this record's copy: its process and time, nothing secret.
+    var confirmation: StoredItem {
+        StoredItem(
+            value: SecretBytes(utf8: "\(process) \(AuditTrail.milliseconds(copied))"), created: copied)
     }
 
     /// The record as a file vault entry.

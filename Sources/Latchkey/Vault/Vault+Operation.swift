@@ -124,8 +124,8 @@ extension Vault {
         let mark = { try self.markKeptInSecretService() }
         guard let audit else { return try act(ChangeLog(keeping: false, beforeSecretServiceChange: mark)).value }
         var acted = false
-        do {
-            return try audit.appending { appender in
+        func appendingOnce() throws -> Value {
+            try audit.appending { appender in
                 acted = true
                 let changes = ChangeLog(keeping: failClosed, beforeSecretServiceChange: mark) { detail in
                     try appender.append(
@@ -157,6 +157,15 @@ extension Vault {
                     try settle(error, of: recorded, undoing: failClosed ? changes : nil)
                 }
                 return result.value
+            }
+        }
+        do {
+            do {
+                return try appendingOnce()
+            } catch let error as LatchkeyError where !acted && error.code == .tampered {
+                // Nothing has changed yet: a trail the provider broke is repaired, once, and the operation runs.
+                guard try repairTrail(before: event) else { throw error }
+                return try appendingOnce()
             }
         } catch let error as LatchkeyError where !acted {
             // The trail could not be opened for appending: nothing has changed yet.

@@ -242,12 +242,16 @@ public final class Vault: Sendable {
                 try vault.perform(.unlockFailed) { _ -> OperationOutcome<Void> in throw error }
             }
         }
-        if selection.backend.kind != .file { try vault.finishInterruptedDeletions() }
+        if selection.backend.kind != .file {
+            try vault.unlessTrailBroken(.logout) { try vault.finishInterruptedDeletions() }
+        }
         if selection.backend.kind == .secretService, try vault.fileVaultExists(),
             policy.automaticMigrationDecision().isAllowed, file != nil
         {
-            let migration = try vault.migrate()
-            vault.openingMigration.withLock { $0 = migration }
+            try vault.unlessTrailBroken(.migrate) {
+                let migration = try vault.migrate()
+                vault.openingMigration.withLock { $0 = migration }
+            }
         }
         return vault
     }
@@ -431,8 +435,35 @@ public final class Vault: Sendable {
             try PrivateFiles.replace(fallbackMarkerPath, with: Array("file\n".utf8))
             fallbackReason.withLock { $0 = fallback }
         } else if backend.kind == .secretService, marked {
-            try record(.backendReturned, .ok, detail: "the Secret Service answers again")
-            try PrivateFiles.remove(fallbackMarkerPath)
+            try unlessTrailBroken(.backendReturned) {
+                try record(.backendReturned, .ok, detail: "the Secret Service answers again")
+                try PrivateFiles.remove(fallbackMarkerPath)
+            }
+        }
+    }
+
+    /// Runs a step of opening that the escape hatches (``resetAuditTrail()``, ``wipe()``)
+    /// must not depend on: when the trail of the store in use is broken and so cannot record
+    /// it (`.tampered`), the step is not made (it loses nothing: an interrupted deletion or a
+    /// migration waits for the next open), the error is kept for ``auditWarnings``, and the
+    /// open goes on. Any other failure of the step (altered data found by the step itself)
+    /// is thrown as before.
+    private func unlessTrailBroken(_ event: AuditEvent, _ step: () throws -> Void) throws {
+        do {
+            try step()
+        } catch let error as LatchkeyError where error.code == .tampered {
+            guard try isTrailBroken() else { throw error }
+            keepAuditWarning(error, missing: event)
+        }
+    }
+
+    /// Whether the trail of the store in use does not verify (read-only).
+    private func isTrailBroken() throws -> Bool {
+        guard let audit else { return false }
+        do {
+            return try !audit.verify().isIntact
+        } catch let error as LatchkeyError where error.code == .tampered {
+            return true
         }
     }
 

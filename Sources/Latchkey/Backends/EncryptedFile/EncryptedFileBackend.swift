@@ -55,6 +55,17 @@ package final class EncryptedFileBackend: CredentialBackend {
             appID: appID, fileStem: NamespaceDirectory.auditKeysStem, directory: directory, keySource: .keyFile)
     }
 
+    /// The key-file vault beside an app's vault that keeps the deletions made while a
+    /// migration awaits its verification (`tombstones.vault`, ``MigrationTombstones``).
+    /// - Parameters:
+    ///   - appID: The app namespace.
+    ///   - directory: The store directory.
+    /// - Returns: The backend.
+    static func tombstones(appID: AppID, directory: String) -> EncryptedFileBackend {
+        EncryptedFileBackend(
+            appID: appID, fileStem: NamespaceDirectory.tombstonesStem, directory: directory, keySource: .keyFile)
+    }
+
     /// Creates a backend whose files are named `<fileStem>.vault` and so on in
     /// the namespace's directory.
     private init(appID: AppID, fileStem: String, directory: String, keySource: KeySource) {
@@ -215,6 +226,27 @@ package final class EncryptedFileBackend: CredentialBackend {
                 return items.keys.filter { !keep($0) }
             }
         }
+    }
+
+    /// Changes the vault's items in one read-modify-write under its lock, atomically and
+    /// durably. `change` returns whether it changed anything; nothing is written when it did not.
+    /// - Throws: `LatchkeyError`; `.invalidInput` for an item the vault cannot hold; on any error the vault is unchanged.
+    func update(_ change: (inout [ItemKey: StoredItem]) -> Bool) throws {
+        var invalid: LatchkeyError?
+        try modify { items in
+            guard change(&items) else { return false }
+            do {
+                for (key, item) in items { try VaultTable.validate(key, item) }
+            } catch let error as LatchkeyError {
+                invalid = error
+                return false
+            } catch {
+                invalid = LatchkeyError(.internal, "\(error)")
+                return false
+            }
+            return true
+        }
+        if let invalid { throw invalid }
     }
 
     /// Runs a read-modify-write under the vault's lock. `change` returns whether
