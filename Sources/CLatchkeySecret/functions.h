@@ -69,6 +69,7 @@
     X(secret_item_get_label) \
     X(secret_item_get_locked) \
     X(secret_item_get_secret) \
+    X(secret_item_set_secret_sync) \
     X(secret_password_free) \
     X(secret_password_lookupv_sync) \
     X(secret_schema_newv) \

@@ -330,6 +330,10 @@ LKSecretValue *lk_secret_item_get_secret(LKSecretItem *self) {
     return lk_table.secret_item_get_secret(self);
 }
 
+int lk_secret_item_set_secret_sync(LKSecretItem *self, LKSecretValue *value, LKGCancellable *cancellable, LKGError **error) {
+    return lk_table.secret_item_set_secret_sync(self, value, cancellable, error);
+}
+
 void lk_secret_password_free(char *password) {
     lk_table.secret_password_free(password);
 }

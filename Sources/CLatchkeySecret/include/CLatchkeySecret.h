@@ -234,6 +234,7 @@ LKGHashTable *lk_secret_item_get_attributes(LKSecretItem *self);
 char *lk_secret_item_get_label(LKSecretItem *self);
 int lk_secret_item_get_locked(LKSecretItem *self);
 LKSecretValue *lk_secret_item_get_secret(LKSecretItem *self);
+int lk_secret_item_set_secret_sync(LKSecretItem *self, LKSecretValue *value, LKGCancellable *cancellable, LKGError **error);
 void lk_secret_password_free(char *password);
 char *lk_secret_password_lookupv_sync(const LKSecretSchema *schema, LKGHashTable *attributes, LKGCancellable *cancellable, LKGError **error);
 LKSecretSchema *lk_secret_schema_newv(const char *name, unsigned int flags, LKGHashTable *attribute_names_and_types);

@@ -133,8 +133,14 @@ extension LibSecret {
             return secrets
         }
 
-        /// Stores an item in the default collection with `secret_service_create_item_dbus_path_sync`,
-        /// replacing an item with the same attributes when `replace` is set.
+        /// Stores an item in the default collection. With `replace`, when exactly one unlocked
+        /// item has these attributes, only its secret is set (`secret_item_set_secret_sync`,
+        /// the spec's `Item.SetSecret`): KeePassXC 2.7 answers a `CreateItem` that would
+        /// replace an item another client wrote with an "Access Request" dialog, even with
+        /// `ConfirmAccessItem=false`, and `SetSecret` without one. Otherwise (no such item,
+        /// several, or the item went meanwhile) the item is created with
+        /// `secret_service_create_item_dbus_path_sync`, replacing one with the same
+        /// attributes when `replace` is set.
         ///
         /// The collection is checked first: when it is locked this throws `.locked`
         /// at once instead of letting libsecret ask the daemon for an unlock prompt,
@@ -155,13 +161,33 @@ extension LibSecret {
             let properties = PropertyTable(
                 label: label, attributes: attributes.merging(["xdg:schema": schema.name]) { $1 })
             let value = Value(secret)
+            if replace {
+                let existing = try search(schema, attributes, loadSecrets: false)
+                if existing.count == 1, let item = existing.first, !item.isLocked {
+                    do {
+                        _ = try check("secret_item_set_secret_sync", cancellation) {
+                            lk_secret_item_set_secret_sync(item.handle.pointer, value.pointer, cancellation.pointer, $0)
+                        }
+                        return
+                    } catch let error as LatchkeyError where error.code == .notFound {
+                        // Deleted since the search: created below.
+                    }
+                }
+            }
             let flags = replace ? LK_SECRET_ITEM_CREATE_REPLACE : LK_SECRET_ITEM_CREATE_NONE
             let path = try check("secret_service_create_item_dbus_path_sync", cancellation) {
                 lk_secret_service_create_item_dbus_path_sync(
                     service.pointer, collection.path, properties.pointer, value.pointer, flags, cancellation.pointer, $0
                 )
             }
+            // A prompt the provider dismissed (KeePassXC's access request denied) gives no path, or "/", and no error.
+            let stored = path.map { String(cString: $0) != "/" } ?? false
             lk_g_free(path)
+            guard stored else {
+                throw LatchkeyError(
+                    .locked, "the Secret Service did not store the item: its prompt was dismissed",
+                    cFunction: "secret_service_create_item_dbus_path_sync")
+            }
         }
 
         /// Whether the default collection is locked; false when there is none.
