@@ -134,9 +134,9 @@ package final class AgentServer: Sendable {
         if activated {
             listener = try POSIX.LocalSocket.adopting(descriptor: 3, path: runtime.socketPath)
         } else {
-            // Holding the lock, no other agent runs: a socket file left here is stale.
-            try runtime.removeSocket()
-            listener = try POSIX.LocalSocket.listening(at: runtime.socketPath)
+            // Holding the lock, no other agent runs: a socket file left here is stale, and the
+            // new socket replaces it with its final mode already set.
+            listener = try POSIX.LocalSocket.listening(at: runtime.socketPath, by: runtime.newSocketPath)
             ownSocket = try runtime.socketIdentity()
         }
         // What a long-lived process keeps: derived keys (within the unlock cache time) and open stores.
@@ -454,22 +454,31 @@ package final class AgentServer: Sendable {
     }
 
     /// Nil when the request at the front of its queue may run: its client still waits
-    /// and was told `accepted`, and the agent is not stopping. Else why not.
+    /// and was told `accepted`, and the agent is not stopping. Else why not. A stopping agent
+    /// never says `accepted`: it tells the client `declined` (so the client runs the command
+    /// itself), and one that says `accepted` counts the command as running first, so it runs
+    /// before the agent stops.
     private func startable(_ connection: POSIX.LocalSocket, deadline: ContinuousClock.Instant) -> String? {
         guard ContinuousClock.now < deadline else { return "its client's patience ran out while it waited" }
         guard connection.pending() == .nothing else { return "its client hung up while it waited" }
-        do {
-            // Fails once the client stopped waiting (it shuts its reading down first): then it is not run here.
-            try connection.send(AgentMessage(.accepted), before: .now + Self.answerDeadline)
-        } catch {
-            return "its client stopped waiting (\(error))"
-        }
         let started = activity.withLock { activity -> Bool in
             guard !activity.stopping else { return false }
             activity.running += 1
             return true
         }
-        return started ? nil : "the agent is stopping"
+        guard started else {
+            // The client runs it in-process; one that no longer waits has nothing to be told.
+            try? connection.send(DeclinedRequest("the agent is stopping").message, before: .now + Self.answerDeadline)
+            return "the agent is stopping"
+        }
+        do {
+            // Fails once the client stopped waiting (it shuts its reading down first): then it is not run here.
+            try connection.send(AgentMessage(.accepted), before: .now + Self.answerDeadline)
+        } catch {
+            activity.withLock { $0.running -= 1 }
+            return "its client stopped waiting (\(error))"
+        }
+        return nil
     }
 
     /// Checks a `run` request: the job, or the `declined` answer for another version or session bus.

@@ -45,20 +45,34 @@ extension POSIX {
             }
         }
 
-        /// A socket bound to `path` (which must not exist) and listening, made 0600 (`chmod`).
+        /// A socket listening at `path`, created with its final mode: bound to
+        /// `temporaryPath` (in the same directory; removed first when left there), made 0600
+        /// (`chmod`) and listening there, then renamed to `path` (`rename`, replacing what is
+        /// there). So a client never finds `path` naming a socket with another mode, or one
+        /// nothing listens on, whatever the umask.
         /// - Throws: `.cannotCreate` or `.io` naming the failing call.
-        package static func listening(at path: String, backlog: Int32 = 64) throws -> LocalSocket {
+        package static func listening(at path: String, by temporaryPath: String, backlog: Int32 = 64) throws
+            -> LocalSocket
+        {
             let socket = LocalSocket(descriptor: try newSocket(path: path), path: path)
-            var address = try address(path)
-            try check("bind", path: path) {
+            var address = try address(temporaryPath)
+            try POSIX.removeFile(temporaryPath)
+            try check("bind", path: temporaryPath) {
                 withUnsafePointer(to: &address) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                         bind(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
                     }
                 }
             }
-            try check("chmod", path: path) { chmod(path, 0o600) }
-            try check("listen", path: path) { listen(socket.descriptor, backlog) }
+            do {
+                try check("chmod", path: temporaryPath) { chmod(temporaryPath, 0o600) }
+                try check("listen", path: temporaryPath) { listen(socket.descriptor, backlog) }
+                try check("rename", path: path) { Glibc.rename(temporaryPath, path) }
+            } catch {
+                // Nothing is left under the temporary name (a failure to remove it is not the one to report).
+                try? POSIX.removeFile(temporaryPath)
+                throw error
+            }
             return socket
         }
 
