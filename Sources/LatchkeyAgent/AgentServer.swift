@@ -44,6 +44,8 @@ package final class AgentServer: Sendable {
     private let ownSocket: [UInt64]?
     private let idleExit: Duration
     private let jobs: any AgentJobRunner
+    /// The log: rate-limited by kind, and capped in `agent.log`.
+    private let logger: AgentLog
     private let started = Date()
     private let unlocked = UnlockCache()
     /// The last time a connection came or ended, how many are open (in all and by peer
@@ -82,7 +84,7 @@ package final class AgentServer: Sendable {
 
     private init(
         runtime: AgentRuntimeDirectory, listener: POSIX.LocalSocket, lock: AgentLock, ownSocket: [UInt64]?,
-        idleExit: Duration, jobs: any AgentJobRunner
+        idleExit: Duration, jobs: any AgentJobRunner, logger: AgentLog
     ) {
         self.runtime = runtime
         self.listener = listener
@@ -90,6 +92,7 @@ package final class AgentServer: Sendable {
         self.ownSocket = ownSocket
         self.idleExit = idleExit
         self.jobs = jobs
+        self.logger = logger
     }
 
     /// Starts serving: takes the agent lock (when another agent holds it, says so
@@ -121,9 +124,8 @@ package final class AgentServer: Sendable {
         // Nothing inherited may keep whoever started the agent waiting for its output: the
         // log goes to the journal under systemd (JOURNAL_STREAM, when it names standard
         // error: an agent a client started inherits the variable, not the stream), else to agent.log.
-        try POSIX.detachStandardStreams(
-            logPath: POSIX.standardErrorIsJournal(environment["JOURNAL_STREAM"]) ? nil : runtime.logPath,
-            closingFrom: activated ? 4 : 3)
+        let logPath = POSIX.standardErrorIsJournal(environment["JOURNAL_STREAM"]) ? nil : runtime.logPath
+        try POSIX.detachStandardStreams(logPath: logPath, closingFrom: activated ? 4 : 3)
         let idleExit = try idleTimeout()
         guard let lock = try runtime.claimAgentLock() else {
             say("latchkey agent: an agent already serves \(runtime.socketPath)")
@@ -143,7 +145,8 @@ package final class AgentServer: Sendable {
         DerivedKeyCache.shared.enable()
         BackendReuse.shared.enable()
         let server = AgentServer(
-            runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket, idleExit: idleExit, jobs: jobs)
+            runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket, idleExit: idleExit, jobs: jobs,
+            logger: AgentLog(path: logPath))
         // A command stuck in libsecret past its deadline would hold every later one: the agent
         // goes instead (its socket first), and the client retries that command in-process.
         SecretServiceBackend.whenACallNeverReturns {
@@ -163,7 +166,7 @@ package final class AgentServer: Sendable {
     }
 
     private func log(_ text: String) {
-        Self.say("latchkey agent \(formatTime(Date())): \(text)")
+        logger.write(text)
     }
 
     private func run() throws -> Never {
@@ -171,6 +174,7 @@ package final class AgentServer: Sendable {
         try POSIX.startThread { self.acceptConnections() }
         while true {
             POSIX.sleep(.seconds(1))
+            logger.flush()
             unlocked.expire()
             if ownSocket != nil && !socketFileIsOwn {
                 stop(because: "its socket file was removed or replaced", removingSocket: false)
@@ -278,6 +282,7 @@ package final class AgentServer: Sendable {
         while activity.withLock({ $0.running }) > 0 { POSIX.sleep(.milliseconds(10)) }
         if removingSocket && socketFileIsOwn { try? runtime.removeSocket() }
         unlocked.forgetAll()
+        logger.flush(all: true)
         log("stopping: \(reason)")
         withExtendedLifetime(lock) {}
         POSIX.exitProcess(0)
@@ -294,6 +299,7 @@ package final class AgentServer: Sendable {
     /// commands do not reach this agent.
     private func abandon(because reason: String) -> Never {
         if socketFileIsOwn { try? runtime.removeSocket() }
+        logger.flush(all: true)
         log("stopping: \(reason)")
         POSIX.exitImmediately(jobs.exitStatus(of: .timedOut))
     }

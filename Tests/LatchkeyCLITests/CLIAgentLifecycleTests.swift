@@ -1,7 +1,10 @@
 import Foundation
 import Glibc
+import LatchkeyAgent
 import LatchkeyTestSupport
 import Testing
+
+@testable import Latchkey
 
 @Suite("latchkey agent: its socket, its log, stopping", .sandboxed)
 struct CLIAgentLifecycleTests {
@@ -84,5 +87,42 @@ struct CLIAgentLifecycleTests {
         #expect(loggedOut.status == 0, "\(loggedOut.status): \(loggedOut.stderr)")
         let listed = try sandbox.run(["--json", "session", "list"], agent: false)
         #expect((try listed.json()["sessions"] as? [Any])?.isEmpty == true, "the logout ran: \(listed.text)")
+    }
+
+    @Test(
+        "a client reconnecting in a loop adds a few lines and a summary to agent.log, and a full agent.log starts anew"
+    )
+    func logLimited() throws {
+        let sandbox = try AgentSandbox()
+        let directory = sandbox.runtime + "/latchkey"
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        // What an agent that ran long left: a log at its cap.
+        let old = String(repeating: "an old line of the log\n", count: 1 << 20 / 23 + 1)
+        #expect(
+            FileManager.default.createFile(
+                atPath: sandbox.log, contents: Data(old.utf8), attributes: [.posixPermissions: 0o600]))
+        try sandbox.startAgent()
+        // This process holds as many connections as one process may; every further one is refused.
+        let held = try (0..<32).map { _ in try POSIX.LocalSocket.connected(to: sandbox.socket) }
+        let end = Date(timeIntervalSinceNow: 3)
+        var attempts = 0
+        while Date() < end {
+            _ = try? POSIX.LocalSocket.connected(to: sandbox.socket)
+            attempts += 1
+        }
+        let summarised = sandbox.eventually(30) {
+            ((try? String(contentsOfFile: sandbox.log, encoding: .utf8)) ?? "").contains("held back")
+        }
+        withExtendedLifetime(held) {}
+        let log = try String(contentsOfFile: sandbox.log, encoding: .utf8)
+        #expect(summarised, "\(attempts) attempts: \(log.suffix(600))")
+        let refused = log.components(separatedBy: "refused a connection").count - 1
+        #expect(refused > 0 && refused <= 2 * 20, "\(refused) refusals logged of \(attempts) attempts")
+        #expect(log.utf8.count < 1 << 20 && !log.contains("an old line"), "\(log.utf8.count) bytes")
+        let previous = try String(contentsOfFile: sandbox.log + ".1", encoding: .utf8)
+        #expect(previous == old, "the full log was kept whole as agent.log.1")
+        let attributes = try FileManager.default.attributesOfItem(atPath: sandbox.log)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
     }
 }

@@ -319,11 +319,36 @@ extension POSIX {
         try check("dup2", path: "/dev/null") { dup2(null, 0) }
         try check("dup2", path: "/dev/null") { dup2(null, 1) }
         guard let logPath else { return }
+        try appendStandardError(to: logPath)
+    }
+
+    /// Makes standard error append to `logPath` (`open`, created 0600, never through a
+    /// symbolic link; `dup2`).
+    /// - Throws: `.io` or `.cannotCreate` naming the call that failed.
+    private static func appendStandardError(to logPath: String) throws {
         let log = try check("open", path: logPath) {
             Glibc.open(logPath, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         }
         defer { close(log) }
         try check("dup2", path: logPath) { dup2(log, 2) }
+    }
+
+    /// The size of the file standard error writes to (`fstat`); nil when it is not a regular file.
+    package static func standardErrorFileSize() -> Int? {
+        var info = stat()
+        guard fstat(2, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int(info.st_size)
+    }
+
+    /// Starts a new log: the file at `logPath` becomes `oldPath` (`rename`, replacing the
+    /// one there; a log removed meanwhile is not an error), and standard error appends to
+    /// a new file at `logPath` (created 0600).
+    /// - Throws: `.io` or `.cannotCreate` naming the call that failed.
+    package static func startNewLog(at logPath: String, keepingOldAs oldPath: String) throws {
+        if case .failure(let failure) = valueOrErrno({ Glibc.rename(logPath, oldPath) }), failure.code != ENOENT {
+            throw error(errno: failure.code, function: "rename", path: logPath)
+        }
+        try appendStandardError(to: logPath)
     }
 
     /// Whether standard error is the stream `JOURNAL_STREAM` names (`DEVICE:INODE`, as
