@@ -368,7 +368,7 @@ package final class AgentServer: Sendable {
         throws
     {
         let job: AgentJob
-        switch try prepare(request) {
+        switch try prepare(request, on: connection) {
         case .failure(let declined):
             try connection.send(declined.message, before: .now + Self.answerDeadline)
             return
@@ -488,7 +488,11 @@ package final class AgentServer: Sendable {
     }
 
     /// Checks a `run` request: the job, or the `declined` answer for another version or session bus.
-    private func prepare(_ request: AgentMessage) throws -> Result<AgentJob, DeclinedRequest> {
+    /// With flags bit 1 the client passed its working directory and standard error (in that
+    /// order) and sent its environment, for the programs the command starts.
+    private func prepare(_ request: AgentMessage, on connection: POSIX.LocalSocket) throws -> Result<
+        AgentJob, DeclinedRequest
+    > {
         guard let arguments = request.texts(.argument), let variables = request.texts(.environment),
             let invokedAs = request.text(.invokedAs), let flags = request.value(.flags), flags.count == 1
         else {
@@ -512,11 +516,26 @@ package final class AgentServer: Sendable {
         guard environment["DBUS_SESSION_BUS_ADDRESS"] == POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") else {
             return .failure(DeclinedRequest("the client is on another D-Bus session bus"))
         }
+        let flagBits = flags.withUnsafeBytes { $0[0] }
+        let passed = connection.takePassedDescriptors()
+        var client: ClientWorld?
+        if flagBits & 2 == 2 {
+            guard passed.count == 2 else {
+                throw LatchkeyError(
+                    .invalidInput, "a run request for a client's world without its working directory and standard error"
+                )
+            }
+            client = ClientWorld(
+                environment: request.fields.filter { $0.tag == .commandEnvironment }.map(\.value),
+                workingDirectory: passed[0], standardError: passed[1])
+        } else if !passed.isEmpty {
+            throw LatchkeyError(.invalidInput, "a run request passed descriptors it does not use")
+        }
         return .success(
             AgentJob(
                 arguments: arguments, invokedAs: invokedAs, environment: environment,
-                inputIsTerminal: flags.withUnsafeBytes { $0[0] & 1 == 1 },
-                standardInput: request.value(.standardInput), passphrase: request.value(.passphrase)))
+                inputIsTerminal: flagBits & 1 == 1,
+                standardInput: request.value(.standardInput), passphrase: request.value(.passphrase), client: client))
     }
 
     /// Runs a command for a client (counted as running from ``startable(_:deadline:)`` until

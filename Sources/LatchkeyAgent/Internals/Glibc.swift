@@ -1,6 +1,7 @@
 internal import CLatchkeyLinux
 internal import Glibc
 import Latchkey
+import Synchronization
 
 // Every C call of the agent and its client: the Unix socket between them
 // (`POSIX.LocalSocket`), starting an agent detached from the client, and letting
@@ -17,13 +18,26 @@ extension POSIX {
         private let descriptor: Int32
         /// The socket's path, for messages.
         package let path: String
+        /// Descriptors the peer passed (`SCM_RIGHTS`) and nobody took yet; closed with the socket.
+        private let passed = Mutex<[Int32]>([])
 
         private init(descriptor: Int32, path: String) {
             self.descriptor = descriptor
             self.path = path
         }
 
-        deinit { close(descriptor) }
+        deinit {
+            close(descriptor)
+            for received in passed.withLock({ $0 }) { close(received) }
+        }
+
+        /// Takes the descriptors the peer passed with what was received so far, in the order sent.
+        package func takePassedDescriptors() -> [Descriptor] {
+            passed.withLock { passed in
+                defer { passed.removeAll() }
+                return passed.map(Descriptor.init(adopting:))
+            }
+        }
 
         /// The socket address of `path`.
         /// - Throws: `.invalidInput` when the path does not fit (107 bytes).
@@ -236,6 +250,32 @@ extension POSIX {
             }
         }
 
+        /// Sends all of `bytes` before `deadline`, with `descriptors` (at most 4) attached to the
+        /// first of them (`sendmsg` with `SCM_RIGHTS`): the peer gets descriptors of its own for
+        /// the same open files.
+        /// - Throws: `.timedOut` when the peer does not take them in time; `.io` when the connection is gone.
+        package func send(
+            _ bytes: UnsafeRawBufferPointer, passing descriptors: [Int32], before deadline: ContinuousClock.Instant
+        ) throws {
+            precondition(descriptors.count <= 4 && !bytes.isEmpty, "at most 4 descriptors, with at least one byte")
+            while true {
+                let result = valueOrErrno {
+                    latchkey_send_descriptors(
+                        descriptor, bytes.baseAddress!, UInt(bytes.count), descriptors, Int32(descriptors.count))
+                }
+                switch result {
+                case .success(let sent):
+                    try send(UnsafeRawBufferPointer(rebasing: bytes[sent...]), before: deadline)
+                    return
+                case .failure(let failure) where failure.code == EAGAIN:
+                    guard try wait(for: Int16(POLLOUT), until: deadline) else {
+                        throw LatchkeyError(.timedOut, "\(path): the peer did not take the message in time")
+                    }
+                case .failure(let failure): throw error(errno: failure.code, function: "sendmsg", path: path)
+                }
+            }
+        }
+
         /// Receives exactly `buffer.count` bytes before `deadline`.
         /// - Returns: false when the peer closed the connection before the first byte.
         /// - Throws: `.timedOut` when the bytes do not come in time; `.invalidInput`
@@ -247,10 +287,17 @@ extension POSIX {
             var offset = 0
             while offset < buffer.count {
                 let count: Int
+                var descriptors: [Int32] = [-1, -1, -1, -1]
+                var passedCount: Int32 = 0
                 switch valueOrErrno({
-                    recv(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_DONTWAIT))
+                    latchkey_receive_descriptors(
+                        descriptor, buffer.baseAddress! + offset, UInt(buffer.count - offset), &descriptors, 4,
+                        &passedCount)
                 }) {
-                case .success(let received): count = received
+                case .success(let received):
+                    count = received
+                    let taken = descriptors.prefix(Int(passedCount))
+                    if !taken.isEmpty { passed.withLock { $0.append(contentsOf: taken) } }
                 case .failure(let failure) where failure.code == EAGAIN:
                     guard try wait(for: Int16(POLLIN), until: deadline) else {
                         throw LatchkeyError(.timedOut, "\(path): the peer did not send the whole message in time")
@@ -259,7 +306,7 @@ extension POSIX {
                 case .failure(let failure) where failure.code == ECONNRESET:
                     // A peer that closed with input unread resets the connection: it is closed all the same.
                     count = 0
-                case .failure(let failure): throw error(errno: failure.code, function: "recv", path: path)
+                case .failure(let failure): throw error(errno: failure.code, function: "recvmsg", path: path)
                 }
                 if count == 0 {
                     if offset == 0 { return false }
@@ -270,6 +317,42 @@ extension POSIX {
             }
             return true
         }
+    }
+
+    /// An open file descriptor this value owns, closed when it is released: one a peer
+    /// passed over the agent's socket, or this process's working directory to pass.
+    package final class Descriptor: Sendable {
+        /// The descriptor.
+        package let number: Int32
+
+        /// Takes over `number` (closed when this value is released).
+        init(adopting number: Int32) {
+            self.number = number
+        }
+
+        deinit { close(number) }
+
+        /// The working directory of this process, opened to be passed on (`open` of `.`
+        /// with `O_PATH`, so a directory that may be entered but not read can be too).
+        /// - Throws: `.io` naming `open`.
+        package static func workingDirectory() throws -> Descriptor {
+            Descriptor(
+                adopting: try check("open", path: "the working directory") {
+                    Glibc.open(".", LATCHKEY_O_PATH | O_DIRECTORY | O_CLOEXEC)
+                })
+        }
+    }
+
+    /// Every variable of this process's environment as `NAME=VALUE`, read from `environ`
+    /// straight into zeroing memory (a variable may hold a secret, such as a client secret).
+    package static func environmentEntries() -> [SecretBytes] {
+        var entries: [SecretBytes] = []
+        var cursor = environ
+        while let entry = cursor.pointee {
+            entries.append(SecretBytes(UnsafeRawBufferPointer(start: entry, count: strlen(entry))))
+            cursor += 1
+        }
+        return entries
     }
 
     /// The path of this process's executable (`readlink` of `/proc/self/exe`).
