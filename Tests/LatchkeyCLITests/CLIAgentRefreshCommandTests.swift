@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LatchkeyTestSupport
 import Testing
 
@@ -42,5 +43,38 @@ struct CLIAgentRefreshCommandTests {
             let shown = try sandbox.run(["audit", "show"], agent: false).text
             #expect(shown.contains("session.refreshed"), "\(shown)")
         }
+    }
+
+    @Test(
+        "the tokens of a rotation (the old access and refresh tokens, the new refresh token) are not left in the agent's memory",
+        .enabled(if: getuid() == 0, "reading another process's memory needs root"), arguments: backends)
+    func rotationLeavesNoToken(backend: String) throws {
+        let sandbox = try AgentSandbox(backend)
+        try sandbox.startAgent()
+        let mark = UUID().uuidString.prefix(8)
+        let (oldAccess, oldRefresh, newRefresh) = ("old-access-\(mark)", "old-refresh-\(mark)", "new-refresh-\(mark)")
+        // Tokens of a few KiB, as some providers issue (JWTs): what copies them is not reused at once.
+        let padding = String(repeating: "x", count: 3000)
+        let put = try sandbox.run(
+            ["session", "put", "s", "--grant"],
+            input: TokenEndpoint.expiredResponse(refresh: oldRefresh + padding, access: oldAccess + padding),
+            agent: false)
+        #expect(put.status == 0, "\(put.stderr)")
+        // The answer comes from a file, as from an endpoint: the command line holds no token.
+        let answer = sandbox.store.directory + "/answer.json"
+        try
+            #"{"access_token":"new-access","token_type":"Bearer","expires_in":3600,"refresh_token":"\#(newRefresh + padding)"}"#
+            .write(toFile: answer, atomically: true, encoding: .utf8)
+        let refreshed = try sandbox.run(["session", "get", "s", "--refresh-command", "cat >/dev/null; cat '\(answer)'"])
+        #expect(refreshed.status == 0 && refreshed.text == "new-access\n", "\(refreshed.stderr)")
+        let shown = try sandbox.run(["audit", "show"], agent: false).text
+        #expect(shown.contains("session.refreshed"), "the agent refreshed: \(shown)")
+        let pid = try #require(try sandbox.agentProcessID())
+        let afterRotation = try canariesInMemory([oldAccess, oldRefresh, newRefresh], of: pid)
+        #expect(afterRotation.isEmpty, "left in the agent's memory after the rotation: \(afterRotation)")
+        for _ in 0..<20 { #expect(try sandbox.run(["session", "get", "s"]).text == "new-access\n") }
+        #expect(try latchkey(["lock"], environment: sandbox.environment).status == 0)
+        let left = try canariesInMemory([oldAccess, oldRefresh, newRefresh], of: pid)
+        #expect(left.isEmpty, "left in the agent's memory: \(left)")
     }
 }
