@@ -66,8 +66,10 @@ enum AgentOffer {
         for assignment in context.environment.forwardedAssignments { request.append(.environment, assignment) }
         // A command that starts a program (a refresh command) runs it with this process's
         // environment, working directory and standard error, in the agent as here.
-        let world: POSIX.Descriptor? =
-            startsPrograms(command, arguments) ? try? POSIX.Descriptor.workingDirectory() : nil
+        let startsPrograms = startsPrograms(command, arguments)
+        let world: POSIX.Descriptor? = startsPrograms ? try? POSIX.Descriptor.workingDirectory() : nil
+        // A working directory that cannot be opened to pass (removed meanwhile) is used where it is.
+        if startsPrograms && world == nil { return .inProcess(inProcess()) }
         request.fields.append((.flags, SecretBytes([(inputIsTerminal ? 1 : 0) | (world != nil ? 2 : 0)])))
         if readsInput { request.fields.append((.standardInput, inputBytes)) }
         if world != nil {
