@@ -76,6 +76,8 @@ enum AgentOffer {
             for entry in POSIX.environmentEntries() { request.fields.append((.commandEnvironment, entry)) }
         }
         let descriptors: [Int32] = world.map { [$0.number, 2] } ?? []
+        // The directory stays open until the request is sent (its number is passed, not the value).
+        defer { withExtendedLifetime(world) {} }
 
         // A passphrase given with an option is read now, when the policy needs one (as in-process), and
         // always used (a wrong one is refused even while the agent holds the right one); one that
