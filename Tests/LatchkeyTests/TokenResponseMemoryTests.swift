@@ -114,4 +114,33 @@ struct TokenResponseMemoryTests {
         #expect(try !Self.occursInMemory(access), "a copy of the access token is left in memory")
         #expect(try !Self.occursInMemory(refresh), "a copy of the refresh token is left in memory")
     }
+
+    @Test(
+        "a document parsed as secret has its string values, escapes decoded, as SecretBytes, and the same errors",
+        arguments: [
+            #"{"a":"plain","b":["x\u00e9\ud83d\ude00\n\"y\\/z"],"c":{"d":""}}"#, #"{"a":"open"#, #"{"a":"\q"}"#,
+            #"{"a":"\ud800"}"#, "{\"a\":\"\u{01}\"}", #"{"a":1,"a":2}"#,
+        ])
+    func secretParse(document: String) throws {
+        let plain = Result { try JSONValue.parse(Array(document.utf8), source: "t") }
+        let secret = Result { try JSONParser.parse(secret: SecretBytes(utf8: document), source: "t") }
+        // The same tree, each string value moved into zeroing memory; the same error otherwise.
+        func revealed(_ value: JSONValue) -> JSONValue {
+            switch value {
+            case .secret(let bytes): .string(bytes.utf8String() ?? "not UTF-8")
+            case .array(let elements): .array(elements.map(revealed))
+            case .object(let fields): .object(fields.mapValues(revealed))
+            default: value
+            }
+        }
+        switch (plain, secret) {
+        case (.success(let plainValue), .success(let secretValue)):
+            #expect(revealed(secretValue) == plainValue)
+            #expect(!"\(secretValue)".contains("plain"), "a secret value is not shown")
+        case (.failure(let plainError), .failure(let secretError)):
+            #expect("\(plainError)" == "\(secretError)")
+        default:
+            Issue.record("plain \(plain), secret \(secret)")
+        }
+    }
 }
