@@ -74,13 +74,17 @@ package enum AgentClient {
     /// - Parameters:
     ///   - request: The `run` request.
     ///   - connection: A connection to this user's agent.
+    ///   - descriptors: Descriptors passed with the request (`SCM_RIGHTS`): the working
+    ///     directory and standard error, when the request says it carries them.
     ///   - write: Writes a piece of the output where it belongs.
     /// - Throws: What `write` throws for standard output.
     package static func run(
-        _ request: AgentMessage, on connection: POSIX.LocalSocket,
+        _ request: AgentMessage, on connection: POSIX.LocalSocket, passing descriptors: [Int32] = [],
         write: (AgentOutputStream, SecretBytes) throws -> Void
     ) throws -> RunAnswer {
-        guard (try? connection.send(request, before: .now + sendDeadline)) != nil else { return .notRun }
+        guard (try? connection.send(request, passing: descriptors, before: .now + sendDeadline)) != nil else {
+            return .notRun
+        }
         let first: AgentMessage?
         do {
             first = try connection.receiveMessage(before: .now + answerDeadline)?.message

@@ -15,11 +15,14 @@ package struct AgentJob: Sendable {
     package var standardInput: SecretBytes?
     /// The passphrase the client read or asked for, if any.
     package var passphrase: SecretBytes?
+    /// What a program the command starts (a refresh command) takes from the client; nil when
+    /// the command starts none.
+    package var client: ClientWorld?
 
     /// A job of these parts.
     package init(
         arguments: [String], invokedAs: String, environment: [String: String], inputIsTerminal: Bool,
-        standardInput: SecretBytes?, passphrase: SecretBytes?
+        standardInput: SecretBytes?, passphrase: SecretBytes?, client: ClientWorld? = nil
     ) {
         self.arguments = arguments
         self.invokedAs = invokedAs
@@ -27,6 +30,26 @@ package struct AgentJob: Sendable {
         self.inputIsTerminal = inputIsTerminal
         self.standardInput = standardInput
         self.passphrase = passphrase
+        self.client = client
+    }
+}
+
+/// What a program that a command starts for a client (a refresh command) runs with, as it
+/// would in the client's own process: the client's whole environment, its working directory
+/// and its standard error (descriptors the client passed over the socket), never the agent's.
+package struct ClientWorld: Sendable {
+    /// The client's environment, each variable as `NAME=VALUE` (a value may be a secret).
+    package var environment: [SecretBytes]
+    /// The client's working directory, open.
+    package var workingDirectory: POSIX.Descriptor
+    /// The client's standard error.
+    package var standardError: POSIX.Descriptor
+
+    /// A world of these parts.
+    package init(environment: [SecretBytes], workingDirectory: POSIX.Descriptor, standardError: POSIX.Descriptor) {
+        self.environment = environment
+        self.workingDirectory = workingDirectory
+        self.standardError = standardError
     }
 }
 

@@ -83,6 +83,9 @@ package struct AgentMessage: Sendable {
         /// How long the client waits for `accepted`, in milliseconds, a big-endian
         /// `Int32` (`run`): the agent drops the request once that time has passed.
         case patience = 13
+        /// One variable of the client's whole environment as `NAME=VALUE`, for the programs
+        /// the command starts (`run`, with flags bit 1).
+        case commandEnvironment = 14
     }
 
     /// The message's kind.

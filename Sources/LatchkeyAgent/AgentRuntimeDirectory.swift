@@ -79,6 +79,9 @@ package struct AgentRuntimeDirectory: Sendable {
 
     /// The agent's socket.
     package var socketPath: String { path + "/agent.sock" }
+    /// Where the agent makes its socket before renaming it to ``socketPath``, so the
+    /// socket appears there with its final mode.
+    package var newSocketPath: String { path + "/agent.new" }
     /// The lock the running agent holds.
     package var lockPath: String { path + "/agent.lock" }
     /// Where an autostarted agent writes its log.

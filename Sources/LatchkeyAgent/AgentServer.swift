@@ -44,6 +44,8 @@ package final class AgentServer: Sendable {
     private let ownSocket: [UInt64]?
     private let idleExit: Duration
     private let jobs: any AgentJobRunner
+    /// The log: rate-limited by kind, and capped in `agent.log`.
+    private let logger: AgentLog
     private let started = Date()
     private let unlocked = UnlockCache()
     /// The last time a connection came or ended, how many are open (in all and by peer
@@ -82,7 +84,7 @@ package final class AgentServer: Sendable {
 
     private init(
         runtime: AgentRuntimeDirectory, listener: POSIX.LocalSocket, lock: AgentLock, ownSocket: [UInt64]?,
-        idleExit: Duration, jobs: any AgentJobRunner
+        idleExit: Duration, jobs: any AgentJobRunner, logger: AgentLog
     ) {
         self.runtime = runtime
         self.listener = listener
@@ -90,6 +92,7 @@ package final class AgentServer: Sendable {
         self.ownSocket = ownSocket
         self.idleExit = idleExit
         self.jobs = jobs
+        self.logger = logger
     }
 
     /// Starts serving: takes the agent lock (when another agent holds it, says so
@@ -121,9 +124,8 @@ package final class AgentServer: Sendable {
         // Nothing inherited may keep whoever started the agent waiting for its output: the
         // log goes to the journal under systemd (JOURNAL_STREAM, when it names standard
         // error: an agent a client started inherits the variable, not the stream), else to agent.log.
-        try POSIX.detachStandardStreams(
-            logPath: POSIX.standardErrorIsJournal(environment["JOURNAL_STREAM"]) ? nil : runtime.logPath,
-            closingFrom: activated ? 4 : 3)
+        let logPath = POSIX.standardErrorIsJournal(environment["JOURNAL_STREAM"]) ? nil : runtime.logPath
+        try POSIX.detachStandardStreams(logPath: logPath, closingFrom: activated ? 4 : 3)
         let idleExit = try idleTimeout()
         guard let lock = try runtime.claimAgentLock() else {
             say("latchkey agent: an agent already serves \(runtime.socketPath)")
@@ -134,16 +136,17 @@ package final class AgentServer: Sendable {
         if activated {
             listener = try POSIX.LocalSocket.adopting(descriptor: 3, path: runtime.socketPath)
         } else {
-            // Holding the lock, no other agent runs: a socket file left here is stale.
-            try runtime.removeSocket()
-            listener = try POSIX.LocalSocket.listening(at: runtime.socketPath)
+            // Holding the lock, no other agent runs: a socket file left here is stale, and the
+            // new socket replaces it with its final mode already set.
+            listener = try POSIX.LocalSocket.listening(at: runtime.socketPath, by: runtime.newSocketPath)
             ownSocket = try runtime.socketIdentity()
         }
         // What a long-lived process keeps: derived keys (within the unlock cache time) and open stores.
         DerivedKeyCache.shared.enable()
         BackendReuse.shared.enable()
         let server = AgentServer(
-            runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket, idleExit: idleExit, jobs: jobs)
+            runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket, idleExit: idleExit, jobs: jobs,
+            logger: AgentLog(path: logPath))
         // A command stuck in libsecret past its deadline would hold every later one: the agent
         // goes instead (its socket first), and the client retries that command in-process.
         SecretServiceBackend.whenACallNeverReturns {
@@ -163,7 +166,7 @@ package final class AgentServer: Sendable {
     }
 
     private func log(_ text: String) {
-        Self.say("latchkey agent \(formatTime(Date())): \(text)")
+        logger.write(text)
     }
 
     private func run() throws -> Never {
@@ -171,6 +174,7 @@ package final class AgentServer: Sendable {
         try POSIX.startThread { self.acceptConnections() }
         while true {
             POSIX.sleep(.seconds(1))
+            logger.flush()
             unlocked.expire()
             if ownSocket != nil && !socketFileIsOwn {
                 stop(because: "its socket file was removed or replaced", removingSocket: false)
@@ -278,6 +282,7 @@ package final class AgentServer: Sendable {
         while activity.withLock({ $0.running }) > 0 { POSIX.sleep(.milliseconds(10)) }
         if removingSocket && socketFileIsOwn { try? runtime.removeSocket() }
         unlocked.forgetAll()
+        logger.flush(all: true)
         log("stopping: \(reason)")
         withExtendedLifetime(lock) {}
         POSIX.exitProcess(0)
@@ -294,6 +299,7 @@ package final class AgentServer: Sendable {
     /// commands do not reach this agent.
     private func abandon(because reason: String) -> Never {
         if socketFileIsOwn { try? runtime.removeSocket() }
+        logger.flush(all: true)
         log("stopping: \(reason)")
         POSIX.exitImmediately(jobs.exitStatus(of: .timedOut))
     }
@@ -362,7 +368,7 @@ package final class AgentServer: Sendable {
         throws
     {
         let job: AgentJob
-        switch try prepare(request) {
+        switch try prepare(request, on: connection) {
         case .failure(let declined):
             try connection.send(declined.message, before: .now + Self.answerDeadline)
             return
@@ -454,26 +460,39 @@ package final class AgentServer: Sendable {
     }
 
     /// Nil when the request at the front of its queue may run: its client still waits
-    /// and was told `accepted`, and the agent is not stopping. Else why not.
+    /// and was told `accepted`, and the agent is not stopping. Else why not. A stopping agent
+    /// never says `accepted`: it tells the client `declined` (so the client runs the command
+    /// itself), and one that says `accepted` counts the command as running first, so it runs
+    /// before the agent stops.
     private func startable(_ connection: POSIX.LocalSocket, deadline: ContinuousClock.Instant) -> String? {
         guard ContinuousClock.now < deadline else { return "its client's patience ran out while it waited" }
         guard connection.pending() == .nothing else { return "its client hung up while it waited" }
-        do {
-            // Fails once the client stopped waiting (it shuts its reading down first): then it is not run here.
-            try connection.send(AgentMessage(.accepted), before: .now + Self.answerDeadline)
-        } catch {
-            return "its client stopped waiting (\(error))"
-        }
         let started = activity.withLock { activity -> Bool in
             guard !activity.stopping else { return false }
             activity.running += 1
             return true
         }
-        return started ? nil : "the agent is stopping"
+        guard started else {
+            // The client runs it in-process; one that no longer waits has nothing to be told.
+            try? connection.send(DeclinedRequest("the agent is stopping").message, before: .now + Self.answerDeadline)
+            return "the agent is stopping"
+        }
+        do {
+            // Fails once the client stopped waiting (it shuts its reading down first): then it is not run here.
+            try connection.send(AgentMessage(.accepted), before: .now + Self.answerDeadline)
+        } catch {
+            activity.withLock { $0.running -= 1 }
+            return "its client stopped waiting (\(error))"
+        }
+        return nil
     }
 
     /// Checks a `run` request: the job, or the `declined` answer for another version or session bus.
-    private func prepare(_ request: AgentMessage) throws -> Result<AgentJob, DeclinedRequest> {
+    /// With flags bit 1 the client passed its working directory and standard error (in that
+    /// order) and sent its environment, for the programs the command starts.
+    private func prepare(_ request: AgentMessage, on connection: POSIX.LocalSocket) throws -> Result<
+        AgentJob, DeclinedRequest
+    > {
         guard let arguments = request.texts(.argument), let variables = request.texts(.environment),
             let invokedAs = request.text(.invokedAs), let flags = request.value(.flags), flags.count == 1
         else {
@@ -497,11 +516,26 @@ package final class AgentServer: Sendable {
         guard environment["DBUS_SESSION_BUS_ADDRESS"] == POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") else {
             return .failure(DeclinedRequest("the client is on another D-Bus session bus"))
         }
+        let flagBits = flags.withUnsafeBytes { $0[0] }
+        let passed = connection.takePassedDescriptors()
+        var client: ClientWorld?
+        if flagBits & 2 == 2 {
+            guard passed.count == 2 else {
+                throw LatchkeyError(
+                    .invalidInput, "a run request for a client's world without its working directory and standard error"
+                )
+            }
+            client = ClientWorld(
+                environment: request.fields.filter { $0.tag == .commandEnvironment }.map(\.value),
+                workingDirectory: passed[0], standardError: passed[1])
+        } else if !passed.isEmpty {
+            throw LatchkeyError(.invalidInput, "a run request passed descriptors it does not use")
+        }
         return .success(
             AgentJob(
                 arguments: arguments, invokedAs: invokedAs, environment: environment,
-                inputIsTerminal: flags.withUnsafeBytes { $0[0] & 1 == 1 },
-                standardInput: request.value(.standardInput), passphrase: request.value(.passphrase)))
+                inputIsTerminal: flagBits & 1 == 1,
+                standardInput: request.value(.standardInput), passphrase: request.value(.passphrase), client: client))
     }
 
     /// Runs a command for a client (counted as running from ``startable(_:deadline:)`` until

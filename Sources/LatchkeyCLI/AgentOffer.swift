@@ -64,8 +64,20 @@ enum AgentOffer {
         request.append(.invokedAs, invokedAs)
         for argument in line { request.append(.argument, argument) }
         for assignment in context.environment.forwardedAssignments { request.append(.environment, assignment) }
-        request.fields.append((.flags, SecretBytes([inputIsTerminal ? 1 : 0])))
+        // A command that starts a program (a refresh command) runs it with this process's
+        // environment, working directory and standard error, in the agent as here.
+        let startsPrograms = startsPrograms(command, arguments)
+        let world: POSIX.Descriptor? = startsPrograms ? try? POSIX.Descriptor.workingDirectory() : nil
+        // A working directory that cannot be opened to pass (removed meanwhile) is used where it is.
+        if startsPrograms && world == nil { return .inProcess(inProcess()) }
+        request.fields.append((.flags, SecretBytes([(inputIsTerminal ? 1 : 0) | (world != nil ? 2 : 0)])))
         if readsInput { request.fields.append((.standardInput, inputBytes)) }
+        if world != nil {
+            for entry in POSIX.environmentEntries() { request.fields.append((.commandEnvironment, entry)) }
+        }
+        let descriptors: [Int32] = world.map { [$0.number, 2] } ?? []
+        // The directory stays open until the request is sent (its number is passed, not the value).
+        defer { withExtendedLifetime(world) {} }
 
         // A passphrase given with an option is read now, when the policy needs one (as in-process), and
         // always used (a wrong one is refused even while the agent holds the right one); one that
@@ -82,7 +94,7 @@ enum AgentOffer {
         let write = { (stream: AgentOutputStream, bytes: SecretBytes) throws in
             try execution.write(bytes, to: stream == .output ? .output : .error)
         }
-        var answer = try AgentClient.run(request, on: connection, write: write)
+        var answer = try AgentClient.run(request, on: connection, passing: descriptors, write: write)
         if case .needsPassphrase = answer {
             // The vault is locked in the agent and no option gave a passphrase: ask on the terminal, as in-process.
             guard passphrase == nil, inputIsTerminal && !readsInput else { return .inProcess(inProcess()) }
@@ -94,7 +106,7 @@ enum AgentOffer {
             guard case .connected(let again) = AgentClient.connectToOwnAgent(runtime) else {
                 return .inProcess(inProcess())
             }
-            answer = try AgentClient.run(request, on: again, write: write)
+            answer = try AgentClient.run(request, on: again, passing: descriptors, write: write)
         }
         switch answer {
         case .result(let status): return .ran(status)
@@ -121,6 +133,13 @@ enum AgentOffer {
         case "docker-credential": return ["get", "list"].contains(arguments.positionals.first ?? "")
         default: return false
         }
+    }
+
+    /// Whether the command starts a program with these arguments (`session get
+    /// --refresh-command`), which runs with the client's environment, working directory and
+    /// standard error.
+    private static func startsPrograms(_ command: Command, _ arguments: CommandArguments) -> Bool {
+        command.name == "session get" && arguments.options["--refresh-command"] != nil
     }
 
     /// Whether the command reads its standard input with these arguments.

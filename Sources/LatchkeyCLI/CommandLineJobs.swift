@@ -28,7 +28,7 @@ struct CommandLineJobs: AgentJobRunner {
         let execution = Execution(
             input: job.standardInput.map { .success($0) }, inputIsTerminal: job.inputIsTerminal,
             passphrase: job.passphrase, capture: capture, unlocked: unlocked, failingFastWith: failure,
-            auditSync: auditSync)
+            auditSync: auditSync, client: job.client)
         let status = runTool(
             job.arguments, invokedAs: job.invokedAs, environment: Environment(job.environment), execution: execution,
             viaAgent: false)

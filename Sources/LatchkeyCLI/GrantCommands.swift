@@ -44,7 +44,7 @@ enum GrantCommands {
             try vault.validGrant(named: name, account: account, deadline: commandDeadline + .seconds(5)) {
                 refreshToken in
                 if deferring { deferral.begin() }
-                return try refresh(with: command, refreshToken: refreshToken)
+                return try refresh(with: command, refreshToken: refreshToken, context.execution)
             }
         }
         guard let grant else { throw SessionCommands.missing(name, account: account) }
@@ -55,10 +55,15 @@ enum GrantCommands {
     }
 
     /// Runs the refresh command with the refresh token alone on its standard
-    /// input and classifies what it printed (RFC 6749 sections 5.1 and 5.2).
-    static func refresh(with command: String, refreshToken: SecretBytes) throws -> RefreshOutcome {
+    /// input and classifies what it printed (RFC 6749 sections 5.1 and 5.2). Inside the
+    /// agent it runs with the client's environment, working directory and standard error, as
+    /// in the client's own process (never with the agent's, whose standard error is its log).
+    static func refresh(with command: String, refreshToken: SecretBytes, _ execution: Execution) throws
+        -> RefreshOutcome
+    {
         let run = try POSIX.runShellCommand(
-            command, input: refreshToken, outputLimit: outputLimit, deadline: commandDeadline)
+            command, input: refreshToken, outputLimit: outputLimit, deadline: commandDeadline,
+            client: execution.client, inAgent: execution.isInAgent)
         if run.timedOut {
             return .unavailable(reason: "the refresh command ran for more than \(commandDeadline.components.seconds) s")
         }

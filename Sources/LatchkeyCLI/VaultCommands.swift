@@ -5,6 +5,7 @@ enum VaultCommands {
     static func status(_ context: Context, _ arguments: CommandArguments) throws {
         let vault: Vault
         let status: VaultStatus
+        let started = ContinuousClock.now
         do {
             // status reports; it never raises the keyring's unlock prompt.
             vault = try context.openVault(unlocking: false)
@@ -12,7 +13,7 @@ enum VaultCommands {
         } catch let error as LatchkeyError
             where [.locked, .timedOut, .io, .unavailable].contains(error.code) && context.globals.backend != .file
         {
-            try unusableSecretService(context, error)
+            try unusableSecretService(context, error, started: started)
             throw error
         }
         // The command line opens stores in a directory only; a vault kept in memory is a test's.
@@ -188,13 +189,21 @@ enum VaultCommands {
 
     /// What `status` prints when the Secret Service it found cannot be used (locked,
     /// not answering, half working): the store, why, and what to do; the caller then
-    /// exits with the error's status.
-    private static func unusableSecretService(_ context: Context, _ error: LatchkeyError) throws {
+    /// exits with the error's status. The policy's Secret Service deadline is the budget of
+    /// the whole command (counted from `started`): the provider is looked up only within
+    /// what is left of it, and not at all after the service or the bus missed it.
+    private static func unusableSecretService(
+        _ context: Context, _ error: LatchkeyError, started: ContinuousClock.Instant
+    ) throws {
         let out = context.output
-        let provider = SecretServiceBackend.provider()
+        let deadline = (try? context.policy()).map { Duration.milliseconds(Int64($0.secretServiceTimeout * 1000)) }
+        let left = (deadline ?? .zero) - (ContinuousClock.now - started)
+        let provider = error.code == .timedOut || left <= .zero ? nil : SecretServiceBackend.provider(timeout: left)
         let store =
             provider.map { "the Secret Service of \(TextEscaping.escaped($0)) on the session bus" }
-            ?? "no Secret Service owns org.freedesktop.secrets on the session bus"
+            ?? (error.code == .timedOut
+                ? "a Secret Service on the session bus that did not answer (which program provides it was not asked)"
+                : "no Secret Service owns org.freedesktop.secrets on the session bus")
         let advice: String
         switch error.code {
         case .locked where (try? context.policy()).map({ context.unlockMode($0).mode }) == .prompt:

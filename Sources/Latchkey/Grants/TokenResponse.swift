@@ -24,9 +24,11 @@ extension Grant {
     /// answer is checked when it settles, so it is refused (65), not classified as unavailable.
     init(parsing tokenResponse: SecretBytes, received: Date) throws {
         let fields = try TokenEndpointAnswer.object(tokenResponse)
-        func text(_ key: String, required: Bool) throws -> String? {
+        // Every string of the response is in zeroing memory (the tokens stay there); the
+        // token type and scope, which are not secret, become text.
+        func secret(_ key: String, required: Bool) throws -> SecretBytes? {
             switch fields[key] {
-            case .string(let value)? where !value.isEmpty:
+            case .secret(let value)? where !value.isEmpty:
                 return value
             case nil, .null?:
                 guard !required else { throw TokenEndpointAnswer.failure("has no \(key)") }
@@ -34,6 +36,9 @@ extension Grant {
             default:
                 throw TokenEndpointAnswer.failure("has a \(key) that is not a non-empty string")
             }
+        }
+        func text(_ key: String, required: Bool) throws -> String? {
+            try secret(key, required: required).map { $0.utf8String() ?? "" }
         }
         func seconds(_ key: String) throws -> Date? {
             switch fields[key] {
@@ -43,11 +48,12 @@ extension Grant {
             default: throw TokenEndpointAnswer.failure("has a \(key) that is not a number of seconds")
             }
         }
-        guard let access = try text("access_token", required: true), let type = try text("token_type", required: true)
+        guard let access = try secret("access_token", required: true),
+            let type = try text("token_type", required: true)
         else { throw TokenEndpointAnswer.failure("has no access_token") }
         self.init(
-            accessToken: SecretBytes(utf8: access), accessTokenExpires: try seconds("expires_in"),
-            refreshToken: try text("refresh_token", required: false).map { SecretBytes(utf8: $0) },
+            accessToken: access, accessTokenExpires: try seconds("expires_in"),
+            refreshToken: try secret("refresh_token", required: false),
             refreshTokenExpires: try seconds("refresh_token_expires_in"), tokenType: type,
             scope: try text("scope", required: false))
     }
@@ -68,7 +74,8 @@ extension RefreshOutcome {
             self = .unavailable(reason: "the token endpoint's answer is not a JSON object")
             return
         }
-        if case .string(let code)? = fields["error"] {
+        if case .secret(let value)? = fields["error"] {
+            let code = value.utf8String() ?? ""
             let shown = TokenEndpointAnswer.isErrorCode(code) ? code : "an unreadable error code"
             self =
                 code == "invalid_grant"
@@ -105,7 +112,7 @@ extension Grant {
 enum TokenEndpointAnswer {
     /// The body as a JSON object.
     static func object(_ body: SecretBytes) throws -> [String: JSONValue] {
-        let value = try body.withUnsafeBytes { try JSONValue.parse($0, source: "the token response") }
+        let value = try JSONParser.parse(secret: body, source: "the token response")
         guard case .object(let fields) = value else { throw failure("is not a JSON object") }
         return fields
     }

@@ -14,10 +14,12 @@ struct JSONParser {
     /// The deepest nesting of arrays and objects accepted.
     static let maximumDepth = 64
 
-    private let bytes: [UInt8]
+    private let bytes: UnsafeRawBufferPointer
     private let source: String
     /// Whether a repeated key in an object is an error; when it is not, the last one wins.
     private let refusesRepeatedKeys: Bool
+    /// Whether string values (not keys) are read into zeroing memory (``JSONValue/secret(_:)``).
+    private let secretStrings: Bool
     private var offset = 0
     private var depth = 0
 
@@ -28,8 +30,10 @@ struct JSONParser {
     /// - Returns: The document's value.
     /// - Throws: `LatchkeyError` `.invalidInput`: `<source>: line L, column C: <what is wrong>`.
     static func parse(_ data: some Collection<UInt8>, source: String) throws -> JSONValue {
-        var parser = JSONParser(bytes: Array(data), source: source, refusesRepeatedKeys: true)
-        return try parser.document { try $0.value() }
+        try Array(data).withUnsafeBytes { bytes in
+            var parser = JSONParser(bytes: bytes, source: source, refusesRepeatedKeys: true, secretStrings: false)
+            return try parser.document { try $0.value() }
+        }
     }
 
     /// Parses `data` as exactly one JSON document that is an object, keeping its members in
@@ -44,20 +48,39 @@ struct JSONParser {
     static func parseMembers(_ data: some Collection<UInt8>, source: String) throws -> [(
         key: String, value: JSONValue
     )]? {
-        var parser = JSONParser(bytes: Array(data), source: source, refusesRepeatedKeys: false)
-        return try parser.document { parser -> [(key: String, value: JSONValue)]? in
-            guard parser.peek(UInt8(ascii: "{")) else {
-                _ = try parser.value()
-                return nil
+        try Array(data).withUnsafeBytes { bytes in
+            var parser = JSONParser(bytes: bytes, source: source, refusesRepeatedKeys: false, secretStrings: false)
+            return try parser.document { parser -> [(key: String, value: JSONValue)]? in
+                guard parser.peek(UInt8(ascii: "{")) else {
+                    _ = try parser.value()
+                    return nil
+                }
+                return try parser.members()
             }
-            return try parser.members()
         }
     }
 
-    private init(bytes: [UInt8], source: String, refusesRepeatedKeys: Bool) {
+    /// Parses `secret` as exactly one JSON document that holds secrets (a token response),
+    /// in place, without copying it: every string value is read straight into zeroing memory
+    /// (``JSONValue/secret(_:)``), so nothing of the document is left behind once the values
+    /// are released. Keys are plain strings.
+    /// - Parameters:
+    ///   - secret: The document's bytes.
+    ///   - source: The origin, named in errors.
+    /// - Returns: The document's value.
+    /// - Throws: `LatchkeyError` `.invalidInput`, as ``parse(_:source:)``.
+    static func parse(secret: SecretBytes, source: String) throws -> JSONValue {
+        try secret.withUnsafeBytes { bytes in
+            var parser = JSONParser(bytes: bytes, source: source, refusesRepeatedKeys: true, secretStrings: true)
+            return try parser.document { try $0.value() }
+        }
+    }
+
+    private init(bytes: UnsafeRawBufferPointer, source: String, refusesRepeatedKeys: Bool, secretStrings: Bool) {
         self.bytes = bytes
         self.source = source
         self.refusesRepeatedKeys = refusesRepeatedKeys
+        self.secretStrings = secretStrings
     }
 
     /// Checks the whole text, reads one value with `read` and checks that nothing follows it.
@@ -101,7 +124,7 @@ struct JSONParser {
         switch bytes[offset] {
         case UInt8(ascii: "{"): return try object()
         case UInt8(ascii: "["): return try array()
-        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "\""): return secretStrings ? .secret(try secretString()) : .string(try string())
         case UInt8(ascii: "t"): return try literal("true", .bool(true))
         case UInt8(ascii: "f"): return try literal("false", .bool(false))
         case UInt8(ascii: "n"): return try literal("null", .null)
@@ -258,6 +281,55 @@ struct JSONParser {
             case 0..<0x20:
                 throw failure("a control character (\(describe(byte))) inside a string must be escaped")
             default:
+                offset += 1
+            }
+        }
+        throw failure("the document ends inside a string")
+    }
+
+    /// Reads a string value (`offset` at its opening quote) into zeroing memory: a first pass
+    /// checks it and counts its UTF-8 bytes (escapes decoded), a second writes them, so no
+    /// other copy is made.
+    private mutating func secretString() throws -> SecretBytes {
+        let start = offset
+        var length = 0
+        try scanString { scalar, _ in length += scalar.map { UTF8.width($0) } ?? 1 }
+        let end = offset
+        offset = start
+        let value = try SecretBytes(count: length) { out in
+            var written = 0
+            try scanString { scalar, byte in
+                if let scalar {
+                    for unit in UTF8.encode(scalar)! {
+                        out[written] = unit
+                        written += 1
+                    }
+                } else {
+                    out[written] = byte
+                    written += 1
+                }
+            }
+        }
+        precondition(offset == end, "the second pass over a string reads what the first did")
+        return value
+    }
+
+    /// Walks a string (`offset` at its opening quote) to just past its closing quote, handing
+    /// `take` each escaped scalar, or nil and each plain byte.
+    private mutating func scanString(_ take: (Unicode.Scalar?, UInt8) -> Void) throws {
+        offset += 1
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            switch byte {
+            case UInt8(ascii: "\""):
+                offset += 1
+                return
+            case UInt8(ascii: "\\"):
+                take(try escape(), 0)
+            case 0..<0x20:
+                throw failure("a control character (\(describe(byte))) inside a string must be escaped")
+            default:
+                take(nil, byte)
                 offset += 1
             }
         }

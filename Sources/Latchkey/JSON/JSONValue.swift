@@ -11,6 +11,9 @@ package enum JSONValue: Equatable, Sendable {
     case integer(Int64)
     case number(Double)
     case string(String)
+    /// A string value of a document parsed as secret (``JSONParser/parse(secret:source:)``),
+    /// in zeroing memory, as UTF-8.
+    case secret(SecretBytes)
     case array([JSONValue])
     case object([String: JSONValue])
 
@@ -40,7 +43,7 @@ package enum JSONValue: Equatable, Sendable {
         case .null: "null"
         case .bool: "a boolean"
         case .integer, .number: "a number"
-        case .string: "a string"
+        case .string, .secret: "a string"
         case .array: "an array"
         case .object: "an object"
         }

@@ -1,6 +1,7 @@
 internal import CLatchkeyLinux
 internal import Glibc
 import Latchkey
+import Synchronization
 
 // Every C call of the agent and its client: the Unix socket between them
 // (`POSIX.LocalSocket`), starting an agent detached from the client, and letting
@@ -17,13 +18,26 @@ extension POSIX {
         private let descriptor: Int32
         /// The socket's path, for messages.
         package let path: String
+        /// Descriptors the peer passed (`SCM_RIGHTS`) and nobody took yet; closed with the socket.
+        private let passed = Mutex<[Int32]>([])
 
         private init(descriptor: Int32, path: String) {
             self.descriptor = descriptor
             self.path = path
         }
 
-        deinit { close(descriptor) }
+        deinit {
+            close(descriptor)
+            for received in passed.withLock({ $0 }) { close(received) }
+        }
+
+        /// Takes the descriptors the peer passed with what was received so far, in the order sent.
+        package func takePassedDescriptors() -> [Descriptor] {
+            passed.withLock { passed in
+                defer { passed.removeAll() }
+                return passed.map(Descriptor.init(adopting:))
+            }
+        }
 
         /// The socket address of `path`.
         /// - Throws: `.invalidInput` when the path does not fit (107 bytes).
@@ -45,20 +59,34 @@ extension POSIX {
             }
         }
 
-        /// A socket bound to `path` (which must not exist) and listening, made 0600 (`chmod`).
+        /// A socket listening at `path`, created with its final mode: bound to
+        /// `temporaryPath` (in the same directory; removed first when left there), made 0600
+        /// (`chmod`) and listening there, then renamed to `path` (`rename`, replacing what is
+        /// there). So a client never finds `path` naming a socket with another mode, or one
+        /// nothing listens on, whatever the umask.
         /// - Throws: `.cannotCreate` or `.io` naming the failing call.
-        package static func listening(at path: String, backlog: Int32 = 64) throws -> LocalSocket {
+        package static func listening(at path: String, by temporaryPath: String, backlog: Int32 = 64) throws
+            -> LocalSocket
+        {
             let socket = LocalSocket(descriptor: try newSocket(path: path), path: path)
-            var address = try address(path)
-            try check("bind", path: path) {
+            var address = try address(temporaryPath)
+            try POSIX.removeFile(temporaryPath)
+            try check("bind", path: temporaryPath) {
                 withUnsafePointer(to: &address) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                         bind(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
                     }
                 }
             }
-            try check("chmod", path: path) { chmod(path, 0o600) }
-            try check("listen", path: path) { listen(socket.descriptor, backlog) }
+            do {
+                try check("chmod", path: temporaryPath) { chmod(temporaryPath, 0o600) }
+                try check("listen", path: temporaryPath) { listen(socket.descriptor, backlog) }
+                try check("rename", path: path) { Glibc.rename(temporaryPath, path) }
+            } catch {
+                // Nothing is left under the temporary name (a failure to remove it is not the one to report).
+                try? POSIX.removeFile(temporaryPath)
+                throw error
+            }
             return socket
         }
 
@@ -222,6 +250,32 @@ extension POSIX {
             }
         }
 
+        /// Sends all of `bytes` before `deadline`, with `descriptors` (at most 4) attached to the
+        /// first of them (`sendmsg` with `SCM_RIGHTS`): the peer gets descriptors of its own for
+        /// the same open files.
+        /// - Throws: `.timedOut` when the peer does not take them in time; `.io` when the connection is gone.
+        package func send(
+            _ bytes: UnsafeRawBufferPointer, passing descriptors: [Int32], before deadline: ContinuousClock.Instant
+        ) throws {
+            precondition(descriptors.count <= 4 && !bytes.isEmpty, "at most 4 descriptors, with at least one byte")
+            while true {
+                let result = valueOrErrno {
+                    latchkey_send_descriptors(
+                        descriptor, bytes.baseAddress!, UInt(bytes.count), descriptors, Int32(descriptors.count))
+                }
+                switch result {
+                case .success(let sent):
+                    try send(UnsafeRawBufferPointer(rebasing: bytes[sent...]), before: deadline)
+                    return
+                case .failure(let failure) where failure.code == EAGAIN:
+                    guard try wait(for: Int16(POLLOUT), until: deadline) else {
+                        throw LatchkeyError(.timedOut, "\(path): the peer did not take the message in time")
+                    }
+                case .failure(let failure): throw error(errno: failure.code, function: "sendmsg", path: path)
+                }
+            }
+        }
+
         /// Receives exactly `buffer.count` bytes before `deadline`.
         /// - Returns: false when the peer closed the connection before the first byte.
         /// - Throws: `.timedOut` when the bytes do not come in time; `.invalidInput`
@@ -233,10 +287,17 @@ extension POSIX {
             var offset = 0
             while offset < buffer.count {
                 let count: Int
+                var descriptors: [Int32] = [-1, -1, -1, -1]
+                var passedCount: Int32 = 0
                 switch valueOrErrno({
-                    recv(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_DONTWAIT))
+                    latchkey_receive_descriptors(
+                        descriptor, buffer.baseAddress! + offset, UInt(buffer.count - offset), &descriptors, 4,
+                        &passedCount)
                 }) {
-                case .success(let received): count = received
+                case .success(let received):
+                    count = received
+                    let taken = descriptors.prefix(Int(passedCount))
+                    if !taken.isEmpty { passed.withLock { $0.append(contentsOf: taken) } }
                 case .failure(let failure) where failure.code == EAGAIN:
                     guard try wait(for: Int16(POLLIN), until: deadline) else {
                         throw LatchkeyError(.timedOut, "\(path): the peer did not send the whole message in time")
@@ -245,7 +306,7 @@ extension POSIX {
                 case .failure(let failure) where failure.code == ECONNRESET:
                     // A peer that closed with input unread resets the connection: it is closed all the same.
                     count = 0
-                case .failure(let failure): throw error(errno: failure.code, function: "recv", path: path)
+                case .failure(let failure): throw error(errno: failure.code, function: "recvmsg", path: path)
                 }
                 if count == 0 {
                     if offset == 0 { return false }
@@ -256,6 +317,42 @@ extension POSIX {
             }
             return true
         }
+    }
+
+    /// An open file descriptor this value owns, closed when it is released: one a peer
+    /// passed over the agent's socket, or this process's working directory to pass.
+    package final class Descriptor: Sendable {
+        /// The descriptor.
+        package let number: Int32
+
+        /// Takes over `number` (closed when this value is released).
+        init(adopting number: Int32) {
+            self.number = number
+        }
+
+        deinit { close(number) }
+
+        /// The working directory of this process, opened to be passed on (`open` of `.`
+        /// with `O_PATH`, so a directory that may be entered but not read can be too).
+        /// - Throws: `.io` naming `open`.
+        package static func workingDirectory() throws -> Descriptor {
+            Descriptor(
+                adopting: try check("open", path: "the working directory") {
+                    Glibc.open(".", LATCHKEY_O_PATH | O_DIRECTORY | O_CLOEXEC)
+                })
+        }
+    }
+
+    /// Every variable of this process's environment as `NAME=VALUE`, read from `environ`
+    /// straight into zeroing memory (a variable may hold a secret, such as a client secret).
+    package static func environmentEntries() -> [SecretBytes] {
+        var entries: [SecretBytes] = []
+        var cursor = environ
+        while let entry = cursor.pointee {
+            entries.append(SecretBytes(UnsafeRawBufferPointer(start: entry, count: strlen(entry))))
+            cursor += 1
+        }
+        return entries
     }
 
     /// The path of this process's executable (`readlink` of `/proc/self/exe`).
@@ -305,11 +402,36 @@ extension POSIX {
         try check("dup2", path: "/dev/null") { dup2(null, 0) }
         try check("dup2", path: "/dev/null") { dup2(null, 1) }
         guard let logPath else { return }
+        try appendStandardError(to: logPath)
+    }
+
+    /// Makes standard error append to `logPath` (`open`, created 0600, never through a
+    /// symbolic link; `dup2`).
+    /// - Throws: `.io` or `.cannotCreate` naming the call that failed.
+    private static func appendStandardError(to logPath: String) throws {
         let log = try check("open", path: logPath) {
             Glibc.open(logPath, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         }
         defer { close(log) }
         try check("dup2", path: logPath) { dup2(log, 2) }
+    }
+
+    /// The size of the file standard error writes to (`fstat`); nil when it is not a regular file.
+    package static func standardErrorFileSize() -> Int? {
+        var info = stat()
+        guard fstat(2, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int(info.st_size)
+    }
+
+    /// Starts a new log: the file at `logPath` becomes `oldPath` (`rename`, replacing the
+    /// one there; a log removed meanwhile is not an error), and standard error appends to
+    /// a new file at `logPath` (created 0600).
+    /// - Throws: `.io` or `.cannotCreate` naming the call that failed.
+    package static func startNewLog(at logPath: String, keepingOldAs oldPath: String) throws {
+        if case .failure(let failure) = valueOrErrno({ Glibc.rename(logPath, oldPath) }), failure.code != ENOENT {
+            throw error(errno: failure.code, function: "rename", path: logPath)
+        }
+        try appendStandardError(to: logPath)
     }
 
     /// Whether standard error is the stream `JOURNAL_STREAM` names (`DEVICE:INODE`, as

@@ -104,8 +104,9 @@ package final class SecretServiceBackend: CredentialBackend {
     /// The program that provides the Secret Service on the process's session bus,
     /// such as `gnome-keyring-d (pid 812)` (its `/proc/<pid>/comm`, which the kernel
     /// cuts at 15 bytes), or nil when nobody owns `org.freedesktop.secrets` or the bus does not say.
-    /// - Parameter timeout: How long asking the bus may take.
-    package static func provider(timeout: Duration = .seconds(1)) -> String? {
+    /// - Parameter timeout: How long asking the bus may take: what is left of the caller's
+    ///   deadline, never a fixed time of its own (a hung bus would add it to every command).
+    package static func provider(timeout: Duration) -> String? {
         guard SecretServiceAvailability.sessionBusAddress(in: busEnvironment()) != nil,
             let pid = LibSecret.ownerProcessID(of: SecretServiceAvailability.busName, timeout: timeout)
         else { return nil }
@@ -132,7 +133,7 @@ package final class SecretServiceBackend: CredentialBackend {
     ///   none; what a call of this backend throws otherwise.
     package func checkDefaultCollection() throws {
         guard try !run({ try $0.hasDefaultCollection() }) else { return }
-        let provider = Self.provider().map { " of \($0)" } ?? ""
+        let provider = Self.provider(timeout: deadline).map { " of \($0)" } ?? ""
         throw LatchkeyError(
             .unavailable,
             "the Secret Service\(provider) has no default collection (no keyring or wallet is set up); under secretService.unlock \"prompt\" it is asked to create one",
