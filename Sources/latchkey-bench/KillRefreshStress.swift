@@ -36,11 +36,7 @@ struct KillRefreshStress {
         let get = options + ["session", "get", "s", "--refresh-command", endpoint.refreshCommand]
 
         func putExpired(_ refresh: String) throws {
-            let response =
-                #"{"access_token":"stale","token_type":"Bearer","expires_in":0,"refresh_token":"\#(refresh)"}"#
-            let put = try Spawn.capture(
-                options + ["session", "put", "s", "--grant"], input: response, environment: inProcess)
-            guard put.status == 0 else { throw Spawn.Failure(description: "session put --grant failed: \(put.error)") }
+            try RotationStress.putExpiredGrant(refreshToken: refresh, options: options, environment: inProcess)
         }
 
         try putExpired(try endpoint.stats().refreshToken)

@@ -36,11 +36,7 @@ struct RotationStress {
         let get = options + ["session", "get", "s", "--refresh-command", endpoint.refreshCommand]
 
         func putExpired(_ refresh: String) throws {
-            let response =
-                #"{"access_token":"stale","token_type":"Bearer","expires_in":0,"refresh_token":"\#(refresh)"}"#
-            let put = try Spawn.capture(
-                options + ["session", "put", "s", "--grant"], input: response, environment: inProcess)
-            guard put.status == 0 else { throw Spawn.Failure(description: "session put --grant failed: \(put.error)") }
+            try RotationStress.putExpiredGrant(refreshToken: refresh, options: options, environment: inProcess)
         }
 
         var passed = 0
@@ -127,6 +123,16 @@ struct RotationStress {
     }
 
     /// The token endpoint, a child process of this one.
+    /// Stores, as session `s`, a grant whose access token has expired and whose refresh token
+    /// is `refreshToken` (`session put s --grant`, with `options` naming the store).
+    static func putExpiredGrant(refreshToken: String, options: [String], environment: [String: String]) throws {
+        let response =
+            #"{"access_token":"stale","token_type":"Bearer","expires_in":0,"refresh_token":"\#(refreshToken)"}"#
+        let put = try Spawn.capture(
+            options + ["session", "put", "s", "--grant"], input: response, environment: environment)
+        guard put.status == 0 else { throw Spawn.Failure(description: "session put --grant failed: \(put.error)") }
+    }
+
     final class Endpoint {
         let process = Process()
         let port: Int

@@ -44,6 +44,17 @@ final class CountingRefresher: Sendable {
     }
 }
 
+/// Asks for session `s` of `alice`'s access token from every vault of `callers` at once
+/// (one caller per element, so a vault may appear more than once), through `refresher`.
+func accessTokensAtOnce(_ callers: [Vault], refresher: CountingRefresher) async throws -> [SecretBytes?] {
+    try await withThrowingTaskGroup(of: SecretBytes?.self) { group in
+        for vault in callers {
+            group.addTask { try await vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher) }
+        }
+        return try await group.reduce(into: []) { $0.append($1) }
+    }
+}
+
 /// A grant whose access token has expired and whose refresh token `r0` is good for a day.
 func expiredGrant(access: String = "a0", refresh: String = "r0") -> Grant {
     Grant(
@@ -97,14 +108,7 @@ struct GrantTests {
                 == grant.accessToken)
         #expect(refresher.calls == 0, "an hour left by the vault's clock: no refresh is due")
         clock.advance(by: 3600)
-        let tokens = try await withThrowingTaskGroup(of: SecretBytes?.self) { group in
-            for _ in 0..<6 {
-                group.addTask {
-                    try await vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
+        let tokens = try await accessTokensAtOnce(Array(repeating: vault, count: 6), refresher: refresher)
         #expect(refresher.calls == 1 && refresher.usedTokens == ["r0"])
         #expect(tokens.count == 6 && tokens.allSatisfy { $0 == SecretBytes(utf8: "a1") })
     }
@@ -175,15 +179,8 @@ struct GrantTests {
         let second = try store.reopen(first)
         try await first.saveGrant(expiredGrant(), name: "s", account: "alice")
         let refresher = CountingRefresher.rotating(pause: .milliseconds(200))
-        let tokens = try await withThrowingTaskGroup(of: SecretBytes?.self) { group in
-            for index in 0..<8 {
-                let vault = index.isMultiple(of: 2) ? first : second
-                group.addTask {
-                    try await vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
+        let tokens = try await accessTokensAtOnce(
+            Array(repeating: [first, second], count: 4).flatMap { $0 }, refresher: refresher)
         #expect(refresher.calls == 1 && refresher.usedTokens == ["r0"])
         #expect(tokens.count == 8 && tokens.allSatisfy { $0 == SecretBytes(utf8: "a1") })
     }

@@ -40,15 +40,8 @@ struct TestVaultTests {
         let second = Vault.makeInMemory(appID: appID, store: store)
         try await first.saveGrant(expiredGrant(), name: "s", account: "alice")
         let refresher = CountingRefresher.rotating(pause: .milliseconds(200))
-        let tokens = try await withThrowingTaskGroup(of: SecretBytes?.self) { group in
-            for index in 0..<8 {
-                let vault = index.isMultiple(of: 2) ? first : second
-                group.addTask {
-                    try await vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
+        let tokens = try await accessTokensAtOnce(
+            Array(repeating: [first, second], count: 4).flatMap { $0 }, refresher: refresher)
         #expect(
             refresher.calls == 1 && refresher.usedTokens == ["r0"], "refresh tokens presented: \(refresher.usedTokens)")
         #expect(tokens.count == 8 && tokens.allSatisfy { $0 == SecretBytes(utf8: "a1") })
