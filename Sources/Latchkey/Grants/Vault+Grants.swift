@@ -88,7 +88,9 @@ extension Vault {
     /// `refresher` is called by one caller at a time and never with a refresh token
     /// that was already used successfully. The new grant is saved only if the
     /// session still holds the grant the refresh started from (a newer one is
-    /// kept). Each refresh is audited as `session.refreshed`.
+    /// kept). Each refresh is audited as `session.refreshed`. When that save fails after
+    /// the server answered, the answer is kept (in the namespace's directory, for every
+    /// process) and the next call saves it instead of refreshing again.
     ///
     /// Call this synchronous form from threads, not from Swift concurrency (it
     /// blocks while `refresher` runs); use the `async` form there.
