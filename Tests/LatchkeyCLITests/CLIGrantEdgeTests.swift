@@ -147,6 +147,9 @@ struct CLIGrantEdgeTests {
         #expect(failed.stderr.contains("in this process or another"), "\(failed.stderr)")
         #expect(try endpoint.stats()["refreshes"] as? Int == 1)
         try FileManager.default.removeItem(atPath: store.namespaceFile("credentials.lock"))
+        let status = try store.run(["status"])
+        #expect(status.text.contains("pending rotations: 1 rotated grant"), "\(status.text)")
+        #expect(try store.json(["status"])["pendingRotations"] as? Int == 1)
         // Another process (in-process, whichever mode ran the first): it saves the kept answer.
         let next = try store.run(
             ["session", "get", "s", "--refresh-command", endpoint.refreshCommand()],
@@ -156,6 +159,7 @@ struct CLIGrantEdgeTests {
         #expect(stats["refreshes"] as? Int == 1 && stats["reuse"] as? Int == 0, "\(stats)")
         #expect(next.text == "\(stats["access_token"] as? String ?? "?")\n")
         #expect(!FileManager.default.fileExists(atPath: store.namespaceFile("pending.vault")), "deleted once saved")
+        #expect(try store.json(["status"])["pendingRotations"] as? Int == 0)
         // The saved grant holds the endpoint's current refresh token: the next refresh works, with no reuse.
         let third = try store.run(["session", "get", "s", "--refresh-command", endpoint.refreshCommand()])
         let after = try endpoint.stats()
