@@ -215,6 +215,31 @@ struct GrantEdgeTests {
         }
         #expect(refresher.calls == 1)
     }
+
+    @Test("a wipe or a deletion of the session after a failed save removes the kept answer (a wipe its file too)")
+    func wipeRemovesPendingRotation() throws {
+        for wipes in [true, false] {
+            let (vault, _) = try Self.flakyVault([false, true], purpose: "wipe\(wipes)")
+            let refresher = CountingRefresher.rotating()
+            #expect(throws: LatchkeyError(.io, "")) {
+                try vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+            }
+            #expect(FileManager.default.fileExists(atPath: try Self.pendingVault(of: vault)))
+            let next = try Self.nextProcess(of: vault)
+            if wipes { try next.wipe() } else { try next.deleteSession(named: "s", account: "alice") }
+            let kept = PendingRotationVault(appID: vault.appID, directory: try #require(vault.storeDirectory))
+            let remaining = try kept.store.vaultExists() ? try kept.store.list(kind: .session) : []
+            #expect(remaining.isEmpty, "the kept answer was removed")
+            #expect(try next.accessToken(named: "s", account: "alice", refresher: refresher.refresher) == nil)
+            if wipes {
+                #expect(
+                    !FileManager.default.fileExists(atPath: try Self.pendingVault(of: vault)), "a wipe removes the file"
+                )
+            }
+            let gone = try next.grant(named: "s", account: "alice") == nil
+            #expect(refresher.calls == 1 && gone, "the session stays deleted")
+        }
+    }
 }
 
 /// A store whose session writes fail (`.io`) as scheduled; everything else passes through.

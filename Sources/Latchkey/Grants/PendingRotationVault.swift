@@ -73,7 +73,7 @@ struct PendingRotationVault {
     /// - Parameters:
     ///   - removingEmptyVault: Whether the vault and its key go too once no entry is left: only
     ///     under the namespace's refresh lock, which every ``keep(_:replacing:for:)`` runs under,
-    ///     so no entry kept meanwhile is lost with them.
+    ///     or once every session is gone, so no entry that matters is lost with them.
     ///   - doomed: Selects the sessions whose entries go.
     /// - Throws: `LatchkeyError` when the vault cannot be written.
     func drop(removingEmptyVault: Bool, where doomed: (ItemKey) -> Bool) throws {

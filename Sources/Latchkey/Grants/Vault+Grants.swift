@@ -253,7 +253,7 @@ extension Vault {
                 error.code, "the rotated grant of session '\(key.name)' could not be saved (\(error.message)); \(kept)",
                 cFunction: error.cFunction, errnoCode: error.errnoCode)
         }
-        try forgetPendingRotations(underRefreshLock: true) { $0 == key }
+        try forgetPendingRotations(removingEmptyVault: true) { $0 == key }
         return settled
     }
 
@@ -311,7 +311,7 @@ extension Vault {
         for doomedKey in doomed { try changes.willChange(doomedKey, in: backend) }
         try recordTombstones(doomed.map { .item($0) })
         try Vault.delete(doomed, from: backend)
-        try forgetPendingRotations(underRefreshLock: true) { doomed.contains($0) }
+        try forgetPendingRotations(removingEmptyVault: true) { doomed.contains($0) }
         // A leftover file vault that can be opened loses them too, so the migration never brings them back.
         if backend.kind != .file, let fileVault, try fileVaultExists() {
             for doomedKey in doomed { try changes.willChange(doomedKey, in: fileVault) }

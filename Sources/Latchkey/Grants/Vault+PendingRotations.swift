@@ -44,14 +44,15 @@ extension Vault {
     /// the sessions are deleted (call it after the deletion, so a crash between the two never
     /// leaves a session without the answer its spent refresh token needs).
     /// - Parameters:
-    ///   - underRefreshLock: Whether the caller holds the refresh lock (the empty vault on disk
-    ///     is then removed too).
+    ///   - removingEmptyVault: Whether the vault on disk goes too once no entry is left: only
+    ///     when no entry that matters can be kept meanwhile, that is under the refresh lock
+    ///     (every entry is kept under it), or once every session is gone (a wipe).
     ///   - doomed: Selects the sessions.
     /// - Throws: `LatchkeyError` when the pending rotations on disk cannot be written.
-    func forgetPendingRotations(underRefreshLock: Bool, where doomed: (ItemKey) -> Bool) throws {
+    func forgetPendingRotations(removingEmptyVault: Bool, where doomed: (ItemKey) -> Bool) throws {
         pendingRotations.withLock { kept in
             for key in kept.keys where doomed(key) { kept.removeValue(forKey: key) }
         }
-        try pendingRotationVault?.drop(removingEmptyVault: underRefreshLock, where: doomed)
+        try pendingRotationVault?.drop(removingEmptyVault: removingEmptyVault, where: doomed)
     }
 }

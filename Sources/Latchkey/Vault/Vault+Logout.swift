@@ -39,7 +39,7 @@ extension Vault {
                 report.forgotUsername = report.forgotUsername || doomed.contains(Vault.usernameItem)
             }
             if policy.sessionsOnLogout == .wipe {
-                try forgetPendingRotations(underRefreshLock: false) { account == nil || $0.account == account }
+                try forgetPendingRotations(removingEmptyVault: false) { account == nil || $0.account == account }
             }
             return OperationOutcome(report, detail: report.summary)
         }
@@ -67,7 +67,7 @@ extension Vault {
                 report.wipedSessions = removed.filter { $0.kind == .session }
                 report.wipedSecrets = removed.filter { $0.kind == .secret }
                 report.forgotUsername = removed.contains(Vault.usernameItem)
-                try forgetPendingRotations(underRefreshLock: false) { _ in true }
+                try forgetPendingRotations(removingEmptyVault: true) { _ in true }
                 return OperationOutcome(report, detail: report.summary)
             }
             // The Secret Service: the opt-out setting is never deleted (unless the provider
@@ -87,7 +87,7 @@ extension Vault {
                 try tombstones.destroy()
                 report.wipedLeftoverFileVault = true
             }
-            try forgetPendingRotations(underRefreshLock: false) { _ in true }
+            try forgetPendingRotations(removingEmptyVault: true) { _ in true }
             return OperationOutcome(report, detail: report.summary)
         }
     }
@@ -111,7 +111,7 @@ extension Vault {
                     report.wipedSessions.append(key)
                 }
             }
-            try forgetPendingRotations(underRefreshLock: false) { _ in true }
+            try forgetPendingRotations(removingEmptyVault: true) { _ in true }
             return OperationOutcome(report, detail: "app exit: " + report.summary)
         }
     }
