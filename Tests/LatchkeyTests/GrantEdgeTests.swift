@@ -89,14 +89,14 @@ struct GrantEdgeTests {
     }
 
     /// A vault on a key-file store whose session writes fail as `failures` says, in order (true: fails).
-    private static func flakyVault(_ failures: [Bool], purpose: String = #function) throws -> (
-        Vault, FlakySessionWrites
-    ) {
+    private static func flakyVault(_ failures: [Bool], policy: Policy = .default, purpose: String = #function) throws
+        -> (Vault, FlakySessionWrites)
+    {
         let appID = try SecretServiceTestSupport.freshAppID(purpose.filter { $0.isLetter })
         let directory = try freshDirectory(purpose) + "/store"
         let backend = FlakySessionWrites(
             EncryptedFileBackend(appID: appID, directory: directory, keySource: fastPassphrase()))
-        let vault = try Vault(appID: appID, policy: .default, storeDirectory: directory, store: backend, clock: .system)
+        let vault = try Vault(appID: appID, policy: policy, storeDirectory: directory, store: backend, clock: .system)
         try vault.saveGrant(expiredGrant(), name: "s", account: "alice")
         backend.schedule(failures)
         return (vault, backend)
@@ -137,7 +137,7 @@ struct GrantEdgeTests {
     private static func nextProcess(of vault: Vault) throws -> Vault {
         let directory = try #require(vault.storeDirectory)
         return try Vault(
-            appID: vault.appID, policy: .default, storeDirectory: directory,
+            appID: vault.appID, policy: vault.policy, storeDirectory: directory,
             store: EncryptedFileBackend(appID: vault.appID, directory: directory, keySource: fastPassphrase()),
             clock: .system)
     }
@@ -149,10 +149,10 @@ struct GrantEdgeTests {
     }
 
     @Test(
-        "a save that fails after the endpoint answered: the next process saves that answer, with no refresher call and the old token never presented"
-    )
-    func failedSaveIsRecoveredByAnotherProcess() throws {
-        let (vault, _) = try Self.flakyVault([false, true])
+        "a save that fails after the endpoint answered: the next process saves that answer, with no refresher call and the old token never presented",
+        arguments: [Policy.default, .strict])
+    func failedSaveIsRecoveredByAnotherProcess(policy: Policy) throws {
+        let (vault, _) = try Self.flakyVault([false, true], policy: policy, purpose: policy.name)
         let refresher = CountingRefresher.rotating()
         #expect(throws: LatchkeyError(.io, "")) {
             try vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
