@@ -47,6 +47,11 @@ enum VaultCommands {
                 "damaged: \(status.damagedItemCount) item\(status.damagedItemCount == 1 ? "" : "s") whose value the Secret Service lost (`latchkey session list` names the sessions; `latchkey logout` or `latchkey wipe --yes` removes them)"
             )
         }
+        if status.pendingRotationCount > 0 {
+            try out.line(
+                "pending rotations: \(status.pendingRotationCount) rotated grant\(status.pendingRotationCount == 1 ? "" : "s") whose save failed, kept in pending.vault until the next refresh of the session saves it (a key-file vault, under every policy: protects against copies of that file alone)"
+            )
+        }
         if status.backend == .secretService {
             let unlock = context.unlockMode(vault.policy)
             try out.line("unlock: \(unlock.mode.rawValue) (\(unlock.why))")
@@ -68,6 +73,7 @@ enum VaultCommands {
         out.set("accounts", .integer(status.accountCount))
         out.set("secrets", .integer(status.secretCount))
         out.set("damagedItems", .integer(status.damagedItemCount))
+        out.set("pendingRotations", .integer(status.pendingRotationCount))
         out.set("auditTrails", .array(status.auditTrails.map { .string($0) }))
         out.set(
             "settings",

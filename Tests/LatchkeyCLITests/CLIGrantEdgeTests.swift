@@ -124,4 +124,67 @@ struct CLIGrantEdgeTests {
         #expect(stats["reuse"] as? Int == 0 && stats["revoked"] as? Bool == false, "\(stats)")
         #expect(next.text == "\(stats["access_token"] as? String ?? "?")\n")
     }
+
+    /// A refresh command that makes the file store refuse the save of its answer (the vault's lock
+    /// becomes a directory, which no one, root included, can open for writing), then asks `endpoint`.
+    private static func sabotagingRefresh(_ store: Store, _ endpoint: TokenEndpoint) -> String {
+        let lock = store.namespaceFile("credentials.lock")
+        return "rm -f '\(lock)' && mkdir '\(lock)' && " + endpoint.refreshCommand()
+    }
+
+    @Test(
+        "a save that fails after the endpoint answered: the next process saves the answer, with no second refresh and no reuse"
+    )
+    func failedSaveRecoveredByNextProcess() throws {
+        let store = try Store("file")
+        // Access tokens that are due at once, so every get refreshes with the refresh token last saved.
+        let endpoint = try TokenEndpoint(expiresIn: 0)
+        try store.run(["session", "put", "s", "--grant"], input: TokenEndpoint.expiredResponse(refresh: "r0"))
+        let failed = try store.run([
+            "session", "get", "s", "--refresh-command", Self.sabotagingRefresh(store, endpoint),
+        ])
+        #expect(failed.status == 74 && failed.stdout.isEmpty, "\(failed.status): \(failed.stderr)")
+        #expect(failed.stderr.contains("in this process or another"), "\(failed.stderr)")
+        #expect(try endpoint.stats()["refreshes"] as? Int == 1)
+        try FileManager.default.removeItem(atPath: store.namespaceFile("credentials.lock"))
+        let status = try store.run(["status"])
+        #expect(status.text.contains("pending rotations: 1 rotated grant"), "\(status.text)")
+        #expect(try store.json(["status"])["pendingRotations"] as? Int == 1)
+        // Another process (in-process, whichever mode ran the first): it saves the kept answer.
+        let next = try store.run(
+            ["session", "get", "s", "--refresh-command", endpoint.refreshCommand()],
+            environment: ["LATCHKEY_AGENT": "off"])
+        let stats = try endpoint.stats()
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(stats["refreshes"] as? Int == 1 && stats["reuse"] as? Int == 0, "\(stats)")
+        #expect(next.text == "\(stats["access_token"] as? String ?? "?")\n")
+        #expect(!FileManager.default.fileExists(atPath: store.namespaceFile("pending.vault")), "deleted once saved")
+        #expect(try store.json(["status"])["pendingRotations"] as? Int == 0)
+        // The saved grant holds the endpoint's current refresh token: the next refresh works, with no reuse.
+        let third = try store.run(["session", "get", "s", "--refresh-command", endpoint.refreshCommand()])
+        let after = try endpoint.stats()
+        #expect(third.status == 0 && after["refreshes"] as? Int == 2 && after["reuse"] as? Int == 0, "\(after)")
+    }
+
+    @Test(
+        "a logout between a failed save and the next call wins: the session stays logged out, the kept answer is gone")
+    func logoutAfterFailedSaveWins() throws {
+        let store = try Store("file")
+        let endpoint = try TokenEndpoint()
+        try store.run(["session", "put", "s", "--grant"], input: TokenEndpoint.expiredResponse(refresh: "r0"))
+        let failed = try store.run([
+            "session", "get", "s", "--refresh-command", Self.sabotagingRefresh(store, endpoint),
+        ])
+        #expect(failed.status == 74, "\(failed.stderr)")
+        try FileManager.default.removeItem(atPath: store.namespaceFile("credentials.lock"))
+        let logout = try store.run(["logout"], environment: ["LATCHKEY_AGENT": "off"])
+        #expect(logout.status == 0, "\(logout.stderr)")
+        let kept = PendingRotationVault(appID: try AppID(store.app), directory: store.storeDirectory)
+        #expect(try kept.store.list(kind: .session).isEmpty, "the logout removed the kept answer")
+        let next = try store.run(["session", "get", "s", "--refresh-command", endpoint.refreshCommand()])
+        #expect(next.stdout.isEmpty && next.status != 0, "\(next.status): \(next.stderr)")
+        let listed = try store.json(["session", "list"])["sessions"] as? [[String: Any]]
+        #expect(listed?.isEmpty == true, "the session never came back")
+        #expect(try endpoint.stats()["refreshes"] as? Int == 1)
+    }
 }

@@ -89,14 +89,14 @@ struct GrantEdgeTests {
     }
 
     /// A vault on a key-file store whose session writes fail as `failures` says, in order (true: fails).
-    private static func flakyVault(_ failures: [Bool], purpose: String = #function) throws -> (
-        Vault, FlakySessionWrites
-    ) {
+    private static func flakyVault(_ failures: [Bool], policy: Policy = .default, purpose: String = #function) throws
+        -> (Vault, FlakySessionWrites)
+    {
         let appID = try SecretServiceTestSupport.freshAppID(purpose.filter { $0.isLetter })
         let directory = try freshDirectory(purpose) + "/store"
         let backend = FlakySessionWrites(
             EncryptedFileBackend(appID: appID, directory: directory, keySource: fastPassphrase()))
-        let vault = try Vault(appID: appID, policy: .default, storeDirectory: directory, store: backend, clock: .system)
+        let vault = try Vault(appID: appID, policy: policy, storeDirectory: directory, store: backend, clock: .system)
         try vault.saveGrant(expiredGrant(), name: "s", account: "alice")
         backend.schedule(failures)
         return (vault, backend)
@@ -131,6 +131,114 @@ struct GrantEdgeTests {
         #expect(token == SecretBytes(utf8: "a1") && refresher.usedTokens == ["r0"], "\(refresher.usedTokens)")
         let saved = try #require(try vault.grant(named: "s", account: "alice"))
         #expect(saved.refreshToken == SecretBytes(utf8: "r1"), "the endpoint's answer was saved")
+    }
+
+    /// Another vault on the store of `vault` (another process of the app, on the same namespace).
+    private static func nextProcess(of vault: Vault) throws -> Vault {
+        let directory = try #require(vault.storeDirectory)
+        return try Vault(
+            appID: vault.appID, policy: vault.policy, storeDirectory: directory,
+            store: EncryptedFileBackend(appID: vault.appID, directory: directory, keySource: fastPassphrase()),
+            clock: .system)
+    }
+
+    /// The path of the namespace's pending-rotation vault.
+    private static func pendingVault(of vault: Vault) throws -> String {
+        NamespaceDirectory(appID: vault.appID, storeDirectory: try #require(vault.storeDirectory))
+            .file("pending.vault")
+    }
+
+    @Test(
+        "a save that fails after the endpoint answered: the next process saves that answer, with no refresher call and the old token never presented",
+        arguments: [Policy.default, .strict])
+    func failedSaveIsRecoveredByAnotherProcess(policy: Policy) throws {
+        let (vault, _) = try Self.flakyVault([false, true], policy: policy, purpose: policy.name)
+        let refresher = CountingRefresher.rotating()
+        #expect(throws: LatchkeyError(.io, "")) {
+            try vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+        }
+        #expect(refresher.calls == 1)
+        #expect(FileManager.default.fileExists(atPath: try Self.pendingVault(of: vault)), "the answer is kept on disk")
+        let next = try Self.nextProcess(of: vault)
+        let token = try next.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+        #expect(token == SecretBytes(utf8: "a1"))
+        #expect(refresher.calls == 1 && refresher.usedTokens == ["r0"], "\(refresher.usedTokens)")
+        let saved = try #require(try Self.nextProcess(of: vault).grant(named: "s", account: "alice"))
+        #expect(saved.refreshToken == SecretBytes(utf8: "r1"), "the endpoint's answer was saved")
+        #expect(!FileManager.default.fileExists(atPath: try Self.pendingVault(of: vault)), "deleted once saved")
+    }
+
+    @Test(
+        "a save that fails after the endpoint answered, and the next process cannot save it either: it fails, never presenting the old token"
+    )
+    func failedSaveStillUnsavable() throws {
+        let (vault, backend) = try Self.flakyVault([false, true])
+        let refresher = CountingRefresher.rotating()
+        #expect(throws: LatchkeyError(.io, "")) {
+            try vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+        }
+        let next = try Vault(
+            appID: vault.appID, policy: .default, storeDirectory: try #require(vault.storeDirectory),
+            store: backend, clock: .system)
+        backend.schedule([true])
+        #expect(throws: LatchkeyError(.io, "")) {
+            try next.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+        }
+        #expect(refresher.calls == 1, "the old token was not presented again")
+        let token = try Self.nextProcess(of: vault).accessToken(
+            named: "s", account: "alice", refresher: refresher.refresher)
+        #expect(token == SecretBytes(utf8: "a1") && refresher.usedTokens == ["r0"], "\(refresher.usedTokens)")
+    }
+
+    @Test(
+        "a logout between a failed save and the next call wins: the kept answer is dropped and never brings the session back",
+        arguments: [false, true])
+    func logoutWinsOverPendingRotation(loginAgain: Bool) throws {
+        let (vault, _) = try Self.flakyVault([false, true])
+        let refresher = CountingRefresher.rotating()
+        #expect(throws: LatchkeyError(.io, "")) {
+            try vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+        }
+        try Self.nextProcess(of: vault).logout(account: "alice")
+        let kept = PendingRotationVault(appID: vault.appID, directory: try #require(vault.storeDirectory))
+        #expect(try kept.store.list(kind: .session).isEmpty, "a logout removes the kept answer")
+        let next = try Self.nextProcess(of: vault)
+        if loginAgain {
+            // A new login whose grant happens to carry the same refresh token still does not adopt the old answer.
+            try next.saveGrant(expiredGrant(access: "b0", refresh: "r0"), name: "s", account: "alice")
+            let fresh = CountingRefresher.rotating()
+            #expect(try next.accessToken(named: "s", account: "alice", refresher: fresh.refresher) != nil)
+            #expect(fresh.calls == 1, "the new login refreshes for itself")
+        } else {
+            #expect(try next.accessToken(named: "s", account: "alice", refresher: refresher.refresher) == nil)
+            #expect(try next.grant(named: "s", account: "alice") == nil, "the session stays logged out")
+        }
+        #expect(refresher.calls == 1)
+    }
+
+    @Test("a wipe or a deletion of the session after a failed save removes the kept answer (a wipe its file too)")
+    func wipeRemovesPendingRotation() throws {
+        for wipes in [true, false] {
+            let (vault, _) = try Self.flakyVault([false, true], purpose: "wipe\(wipes)")
+            let refresher = CountingRefresher.rotating()
+            #expect(throws: LatchkeyError(.io, "")) {
+                try vault.accessToken(named: "s", account: "alice", refresher: refresher.refresher)
+            }
+            #expect(FileManager.default.fileExists(atPath: try Self.pendingVault(of: vault)))
+            let next = try Self.nextProcess(of: vault)
+            if wipes { try next.wipe() } else { try next.deleteSession(named: "s", account: "alice") }
+            let kept = PendingRotationVault(appID: vault.appID, directory: try #require(vault.storeDirectory))
+            let remaining = try kept.store.vaultExists() ? try kept.store.list(kind: .session) : []
+            #expect(remaining.isEmpty, "the kept answer was removed")
+            #expect(try next.accessToken(named: "s", account: "alice", refresher: refresher.refresher) == nil)
+            if wipes {
+                #expect(
+                    !FileManager.default.fileExists(atPath: try Self.pendingVault(of: vault)), "a wipe removes the file"
+                )
+            }
+            let gone = try next.grant(named: "s", account: "alice") == nil
+            #expect(refresher.calls == 1 && gone, "the session stays deleted")
+        }
     }
 }
 

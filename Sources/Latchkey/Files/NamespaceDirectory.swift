@@ -6,7 +6,8 @@
 /// Inside it (`docs/FILE-FORMAT.md`): `credentials.vault|key|lock` (the
 /// encrypted file vault), `audit-keys.vault|key|lock` (the key and anchor of the
 /// file's audit trail), `tombstones.vault|key|lock` (the deletions made while a migration
-/// awaits its verification), `audit.<backend kind>.jsonl|lock|anchor` (one trail per kind
+/// awaits its verification), `pending.vault|key|lock` (rotated grants whose save failed after
+/// the endpoint answered), `audit.<backend kind>.jsonl|lock|anchor` (one trail per kind
 /// of backend; `anchor.making` while a trail is made), `fallback` while the namespace has
 /// fallen back to the file, and `secret-service` from a change in the Secret Service until
 /// a write lands in the file for want of it.
@@ -24,6 +25,8 @@ package struct NamespaceDirectory: Sendable {
     static let auditKeysStem = "audit-keys"
     /// The file stem of the vault holding the deletions made during a migration's window.
     static let tombstonesStem = "tombstones"
+    /// The file stem of the vault holding rotated grants whose save failed after the endpoint answered.
+    static let pendingRotationsStem = "pending"
 
     /// The directory of `appID` in `storeDirectory` (a trailing slash is ignored).
     package init(appID: AppID, storeDirectory: String) {

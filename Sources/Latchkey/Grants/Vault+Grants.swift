@@ -88,7 +88,9 @@ extension Vault {
     /// `refresher` is called by one caller at a time and never with a refresh token
     /// that was already used successfully. The new grant is saved only if the
     /// session still holds the grant the refresh started from (a newer one is
-    /// kept). Each refresh is audited as `session.refreshed`.
+    /// kept). Each refresh is audited as `session.refreshed`. When that save fails after
+    /// the server answered, the answer is kept (in the namespace's directory, for every
+    /// process) and the next call saves it instead of refreshing again.
     ///
     /// Call this synchronous form from threads, not from Swift concurrency (it
     /// blocks while `refresher` runs); use the `async` form there.
@@ -196,15 +198,16 @@ extension Vault {
             // Another caller may have refreshed while this one waited: adopt its grant.
             guard let item = try backend.read(key), !item.isExpired(at: grantClock()),
                 GrantRecord.isGrant(item.value)
-            else { return nil }
+            else {
+                // The session is gone (a logout wins): an answer kept for it is moot.
+                _ = try pendingAnswer(for: key, holding: nil)
+                return nil
+            }
             let current = try GrantRecord.decode(item.value)
-            // A rotation this vault received and could not save: save it now, never spend the old token again.
-            if let pending = pendingRotations.withLock({ $0[key] }) {
-                if pending.previousRefreshToken == current.refreshToken {
-                    return try settleKeeping(.refreshed(pending.response), of: current, key: key)
-                }
-                // The session changed meanwhile (a new login): the rotation is moot.
-                pendingRotations.withLock { _ = $0.removeValue(forKey: key) }
+            // A rotation that a caller, in any process, received and could not save: save it now,
+            // never spend the old token again.
+            if let answer = try pendingAnswer(for: key, holding: current.refreshToken) {
+                return try settleKeeping(.refreshed(answer), of: current, key: key)
             }
             let now = grantClock()
             if !current.isRefreshDue(at: now, issued: item.created) { return current }
@@ -231,24 +234,27 @@ extension Vault {
         }
     }
 
-    /// ``settle(_:of:key:)``, keeping a rotated grant whose save failed in ``pendingRotations``,
-    /// so the next refresh of the session in this vault saves it instead of presenting the
-    /// spent refresh token again.
+    /// ``settle(_:of:key:)``, keeping a rotated grant whose save failed (``keepPendingRotation(_:replacing:for:)``),
+    /// so the next refresh of the session, in this process or another, saves it instead of
+    /// presenting the spent refresh token again.
     private func settleKeeping(_ outcome: RefreshOutcome, of previous: Grant, key: ItemKey) throws -> Grant? {
+        let settled: Grant?
         do {
-            let settled = try settle(outcome, of: previous, key: key)
-            pendingRotations.withLock { _ = $0.removeValue(forKey: key) }
-            return settled
+            settled = try settle(outcome, of: previous, key: key)
         } catch let error as LatchkeyError {
             guard case .refreshed(let response) = outcome, error.code != .invalidInput else { throw error }
-            pendingRotations.withLock {
-                $0[key] = PendingRotation(previousRefreshToken: previous.refreshToken, response: response)
-            }
+            let kept =
+                if let diskError = keepPendingRotation(response, replacing: previous.refreshToken, for: key) {
+                    "this process keeps it and saves it at its next call instead of refreshing again (it could not be kept on disk: \(diskError.message))"
+                } else {
+                    "it is kept and saved at the next call, in this process or another, instead of refreshing again"
+                }
             throw LatchkeyError(
-                error.code,
-                "the rotated grant of session '\(key.name)' could not be saved (\(error.message)); this process keeps it and saves it at the next call instead of refreshing again",
+                error.code, "the rotated grant of session '\(key.name)' could not be saved (\(error.message)); \(kept)",
                 cFunction: error.cFunction, errnoCode: error.errnoCode)
         }
+        try forgetPendingRotations(removingEmptyVault: true) { $0 == key }
+        return settled
     }
 
     /// Saves, ends or keeps the grant after a refresh, under the refresh lock,
@@ -305,6 +311,7 @@ extension Vault {
         for doomedKey in doomed { try changes.willChange(doomedKey, in: backend) }
         try recordTombstones(doomed.map { .item($0) })
         try Vault.delete(doomed, from: backend)
+        try forgetPendingRotations(removingEmptyVault: true) { doomed.contains($0) }
         // A leftover file vault that can be opened loses them too, so the migration never brings them back.
         if backend.kind != .file, let fileVault, try fileVaultExists() {
             for doomedKey in doomed { try changes.willChange(doomedKey, in: fileVault) }

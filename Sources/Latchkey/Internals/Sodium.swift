@@ -294,6 +294,24 @@ enum Sodium {
         return digest
     }
 
+    /// A keyed BLAKE2b digest of a secret's bytes from `crypto_generichash`, read in place
+    /// (no copy of the secret outside its zeroing memory).
+    /// - Parameter length: 16 to 64 bytes.
+    static func keyedHash(of secret: SecretBytes, key: SecretBytes, length: Int = 32) -> [UInt8] {
+        _ = initialized
+        precondition((Int(crypto_generichash_BYTES_MIN)...Int(crypto_generichash_BYTES_MAX)).contains(length))
+        var digest = [UInt8](repeating: 0, count: length)
+        let result = secret.withUnsafeBytes { m in
+            key.withUnsafeBytes { k in
+                crypto_generichash(
+                    &digest, length, m.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
+                    k.baseAddress?.assumingMemoryBound(to: UInt8.self), k.count)
+            }
+        }
+        precondition(result == 0, "crypto_generichash failed")
+        return digest
+    }
+
     /// An unkeyed BLAKE2b digest from `crypto_generichash`, for detecting accidental damage.
     /// - Parameter length: 16 to 64 bytes.
     static func hash(_ message: ArraySlice<UInt8>, length: Int) -> [UInt8] {

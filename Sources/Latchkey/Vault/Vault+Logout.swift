@@ -38,6 +38,9 @@ extension Vault {
                 report.wipedSecrets += doomed.filter { $0.kind == .secret }
                 report.forgotUsername = report.forgotUsername || doomed.contains(Vault.usernameItem)
             }
+            if policy.sessionsOnLogout == .wipe {
+                try forgetPendingRotations(removingEmptyVault: false) { account == nil || $0.account == account }
+            }
             return OperationOutcome(report, detail: report.summary)
         }
     }
@@ -64,6 +67,7 @@ extension Vault {
                 report.wipedSessions = removed.filter { $0.kind == .session }
                 report.wipedSecrets = removed.filter { $0.kind == .secret }
                 report.forgotUsername = removed.contains(Vault.usernameItem)
+                try forgetPendingRotations(removingEmptyVault: true) { _ in true }
                 return OperationOutcome(report, detail: report.summary)
             }
             // The Secret Service: the opt-out setting is never deleted (unless the provider
@@ -83,6 +87,7 @@ extension Vault {
                 try tombstones.destroy()
                 report.wipedLeftoverFileVault = true
             }
+            try forgetPendingRotations(removingEmptyVault: true) { _ in true }
             return OperationOutcome(report, detail: report.summary)
         }
     }
@@ -106,6 +111,7 @@ extension Vault {
                     report.wipedSessions.append(key)
                 }
             }
+            try forgetPendingRotations(removingEmptyVault: true) { _ in true }
             return OperationOutcome(report, detail: "app exit: " + report.summary)
         }
     }

@@ -158,6 +158,7 @@ extension Vault {
         try recordTombstones([.item(key)])
         try changes.willChange(key, in: backend)
         try backend.delete(key)
+        if key.kind == .session { try forgetPendingRotations(removingEmptyVault: false) { $0 == key } }
         guard backend.kind != .file, let fileVault, try fileVaultExists() else { return }
         try changes.willChange(key, in: fileVault)
         try fileVault.delete(key)

@@ -22,7 +22,16 @@ extension Vault {
             damagedItemCount: try damagedItems().count,
             accountCount: Set(sessions.map(\.account)).count,
             secretCount: try backend.list(kind: .secret).count,
+            pendingRotationCount: try pendingRotationCount(),
             auditTrails: [audit?.path, fileAudit?.path].compactMap { $0 })
+    }
+
+    /// How many rotated grants whose save failed are kept: on disk, or in this vault's
+    /// memory for a vault kept in memory.
+    private func pendingRotationCount() throws -> Int {
+        guard let kept = pendingRotationVault else { return pendingRotations.withLock { $0.count } }
+        guard try kept.store.vaultExists() else { return 0 }
+        return try kept.store.list(kind: .session).count
     }
 
     /// The encrypted vault file of the namespace, when the policy lets it have one.

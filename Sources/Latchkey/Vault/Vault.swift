@@ -61,9 +61,10 @@ public final class Vault: Sendable {
     /// Audit entries that could not be written while the policy's
     /// `audit.onFailure` is `warn`, for ``auditWarnings``.
     let droppedAuditEntries = Mutex<[LatchkeyError]>([])
-    /// Rotated grants whose save failed after the endpoint answered, by session: saved
-    /// first at the next refresh of the session, whose old refresh token is never
-    /// presented again (`docs/ROTATION.md`, "A save that fails").
+    /// Rotated grants whose save failed after the endpoint answered, by session, as this
+    /// vault received them (kept on disk too, in ``pendingRotationVault``, for other
+    /// processes): saved first at the next refresh of the session, whose old refresh token
+    /// is never presented again (`docs/ROTATION.md`, "A save that fails").
     let pendingRotations = Mutex<[ItemKey: PendingRotation]>([:])
     /// Why the Secret Service could not be used, when this open is the one at
     /// which the namespace fell back to the file (set by ``recordStoreChange(fallback:)``).

@@ -32,6 +32,10 @@ public struct VaultStatus: Sendable, Codable {
     public let accountCount: Int
     /// How many named secrets there are (expired ones included until read).
     public let secretCount: Int
+    /// How many rotated grants whose save failed after the endpoint answered are kept for
+    /// the next refresh of their session (`pending.vault`, a key-file vault in the namespace's
+    /// directory under every policy: it protects against copies of that file alone).
+    public let pendingRotationCount: Int
     /// The audit trail files, or empty when auditing is off.
     public let auditTrails: [String]
 }

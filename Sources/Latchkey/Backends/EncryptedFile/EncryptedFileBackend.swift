@@ -66,6 +66,18 @@ package final class EncryptedFileBackend: CredentialBackend {
             appID: appID, fileStem: NamespaceDirectory.tombstonesStem, directory: directory, keySource: .keyFile)
     }
 
+    /// The key-file vault beside an app's vault that keeps rotated grants whose save failed
+    /// after the endpoint answered (`pending.vault`, ``PendingRotationVault``).
+    /// - Parameters:
+    ///   - appID: The app namespace.
+    ///   - directory: The store directory.
+    /// - Returns: The backend.
+    static func pendingRotations(appID: AppID, directory: String) -> EncryptedFileBackend {
+        EncryptedFileBackend(
+            appID: appID, fileStem: NamespaceDirectory.pendingRotationsStem, directory: directory,
+            keySource: .keyFile)
+    }
+
     /// Creates a backend whose files are named `<fileStem>.vault` and so on in
     /// the namespace's directory.
     private init(appID: AppID, fileStem: String, directory: String, keySource: KeySource) {
