@@ -28,13 +28,7 @@ struct PendingRotationVault {
     /// - Throws: `LatchkeyError` when the vault cannot be written (nothing was kept).
     func keep(_ answer: Grant, replacing spent: SecretBytes?, for key: ItemKey) throws {
         try store.update { items in
-            let digestKey: SecretBytes
-            if let kept = items[Self.keyItem]?.value, kept.count == Sodium.genericHashKeyLength {
-                digestKey = kept
-            } else {
-                digestKey = SecretBytes.random(count: Sodium.genericHashKeyLength)
-                items[Self.keyItem] = StoredItem(value: digestKey)
-            }
+            let digestKey = EncryptedFileBackend.digestKey(at: Self.keyItem, in: &items)
             let digest = SecretBytes(Self.digest(of: spent, key: digestKey))
             items[key] = StoredItem(value: SecretBytes(concatenating: [digest, GrantRecord.encode(answer)]))
             return true

@@ -48,13 +48,7 @@ struct MigrationTombstones {
     func record(_ patterns: [Pattern], at time: Date) throws {
         guard !patterns.isEmpty else { return }
         try store.update { items in
-            let key: SecretBytes
-            if let kept = items[Self.keyItem]?.value, kept.count == Sodium.genericHashKeyLength {
-                key = kept
-            } else {
-                key = SecretBytes.random(count: Sodium.genericHashKeyLength)
-                items[Self.keyItem] = StoredItem(value: key)
-            }
+            let key = EncryptedFileBackend.digestKey(at: Self.keyItem, in: &items)
             for pattern in patterns {
                 let entry = Self.entry(pattern, key: key)
                 // The latest deletion is the one that counts.

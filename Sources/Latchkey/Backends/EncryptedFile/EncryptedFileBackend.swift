@@ -78,6 +78,15 @@ package final class EncryptedFileBackend: CredentialBackend {
             keySource: .keyFile)
     }
 
+    /// The random key for keyed digests that a small vault of this kind keeps at `item`
+    /// among `items` (the entries ``update(_:)`` hands over), made and added when missing.
+    static func digestKey(at item: ItemKey, in items: inout [ItemKey: StoredItem]) -> SecretBytes {
+        if let kept = items[item]?.value, kept.count == Sodium.genericHashKeyLength { return kept }
+        let key = SecretBytes.random(count: Sodium.genericHashKeyLength)
+        items[item] = StoredItem(value: key)
+        return key
+    }
+
     /// Creates a backend whose files are named `<fileStem>.vault` and so on in
     /// the namespace's directory.
     private init(appID: AppID, fileStem: String, directory: String, keySource: KeySource) {
