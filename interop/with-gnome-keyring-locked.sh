@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# with-gnome-keyring-locked.sh COMMAND [ARGS...]
+# with-gnome-keyring-locked.sh [--no-keyring] COMMAND [ARGS...]
 #
 # Runs COMMAND inside a private, throw-away D-Bus session whose Secret Service is
 # gnome-keyring-daemon (Debian 12: 42.1) with its "login" collection LOCKED, on a
@@ -11,6 +11,10 @@
 # Set-up: gnome-keyring-daemon --foreground --unlock --components=secrets (password on
 # stdin), one item stored with secret-tool so the login collection exists, then
 # org.freedesktop.Secret.Service.Lock([the default collection]) (no prompt needed).
+# With --no-keyring there is NO keyring at all: the daemon starts without --unlock, nothing
+# is stored, the `default` alias names no collection, so a client that wants one asks
+# gnome-keyring to create it and gets its "new keyring password" dialog (issue 34, case 14).
+# GNOME_KEYRING_PASSWORD_FILE then holds a password to type into that dialog.
 #
 # Inside COMMAND:
 #   LATCHKEY_TEST_SANDBOX          the temporary directory
@@ -24,7 +28,8 @@ set -euo pipefail
 packages=(gnome-keyring gcr xvfb x11-utils dbus dbus-bin dbus-daemon python3-dbus libsecret-tools xdotool imagemagick)
 
 if [ "${1:-}" != "--inside" ]; then
-  [ $# -gt 0 ] || { sed -n '2,20p' "$0" >&2; exit 64; }
+  if [ "${1:-}" = "--no-keyring" ]; then export GNOME_KEYRING_NO_KEYRING=1; shift; else unset GNOME_KEYRING_NO_KEYRING; fi
+  [ $# -gt 0 ] || { sed -n '2,27p' "$0" >&2; exit 64; }
   missing=()
   for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -86,14 +91,18 @@ dbus-update-activation-environment DISPLAY
 
 head -c 24 /dev/urandom | base64 | tr -d "\n" > "$sandbox/keyring-password"
 export GNOME_KEYRING_PASSWORD_FILE=$sandbox/keyring-password GNOME_KEYRING_PID_FILE=$sandbox/gnome-keyring.pid
-gnome-keyring-daemon --foreground --unlock --components=secrets < "$GNOME_KEYRING_PASSWORD_FILE" > "$logs/gnome-keyring.log" 2>&1 &
+if [ -n "${GNOME_KEYRING_NO_KEYRING:-}" ]; then
+  gnome-keyring-daemon --foreground --components=secrets </dev/null > "$logs/gnome-keyring.log" 2>&1 &
+else
+  gnome-keyring-daemon --foreground --unlock --components=secrets < "$GNOME_KEYRING_PASSWORD_FILE" > "$logs/gnome-keyring.log" 2>&1 &
+fi
 echo $! > "$GNOME_KEYRING_PID_FILE"; remember_pid $! gnome-keyring-d
 for _ in $(seq 200); do
   dbus-send --session --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner \
     string:org.freedesktop.secrets 2>/dev/null | grep -q 'boolean true' && break
   sleep 0.05
 done
-printf 'ready' | secret-tool store --label='harness probe' harness probe
+[ -n "${GNOME_KEYRING_NO_KEYRING:-}" ] || printf 'ready' | secret-tool store --label='harness probe' harness probe
 
 cat > "$bin/keyring-lock" <<'EOF'
 #!/usr/bin/python3
@@ -124,7 +133,7 @@ xwininfo -display "$DISPLAY" -root -children | grep -E '^ +0x' | sed 's/^ *//'
 EOF
 chmod 700 "$bin"/*
 export PATH="$bin:$PATH"
-keyring-lock || { echo "with-gnome-keyring-locked: could not lock the login collection" >&2; exit 1; }
+[ -n "${GNOME_KEYRING_NO_KEYRING:-}" ] || keyring-lock || { echo "with-gnome-keyring-locked: could not lock the login collection" >&2; exit 1; }
 set +e
 "$@"
 status=$?

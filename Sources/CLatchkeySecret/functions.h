@@ -59,6 +59,7 @@
     X(g_variant_new_object_path) \
     X(g_variant_new_string) \
     X(g_variant_new_tuple) \
+    X(g_variant_new_variant) \
     X(g_variant_ref_sink) \
     X(g_variant_type_free) \
     X(g_variant_type_new) \
@@ -74,7 +75,6 @@
     X(secret_password_lookupv_sync) \
     X(secret_schema_newv) \
     X(secret_schema_unref) \
-    X(secret_service_create_collection_dbus_path_sync) \
     X(secret_service_create_item_dbus_path_sync) \
     X(secret_service_get_secrets_for_dbus_paths_sync) \
     X(secret_service_get_type) \

@@ -290,6 +290,10 @@ LKGVariant *lk_g_variant_new_tuple(LKGVariant *const *children, size_t n_childre
     return lk_table.g_variant_new_tuple(children, n_children);
 }
 
+LKGVariant *lk_g_variant_new_variant(LKGVariant *value) {
+    return lk_table.g_variant_new_variant(value);
+}
+
 LKGVariant *lk_g_variant_ref_sink(LKGVariant *value) {
     return lk_table.g_variant_ref_sink(value);
 }
@@ -348,10 +352,6 @@ LKSecretSchema *lk_secret_schema_newv(const char *name, unsigned int flags, LKGH
 
 void lk_secret_schema_unref(LKSecretSchema *schema) {
     lk_table.secret_schema_unref(schema);
-}
-
-char *lk_secret_service_create_collection_dbus_path_sync(LKSecretService *self, LKGHashTable *properties, const char *alias, unsigned int flags, LKGCancellable *cancellable, LKGError **error) {
-    return lk_table.secret_service_create_collection_dbus_path_sync(self, properties, alias, flags, cancellable, error);
 }
 
 char *lk_secret_service_create_item_dbus_path_sync(LKSecretService *self, const char *collection_path, LKGHashTable *properties, LKSecretValue *value, unsigned int flags, LKGCancellable *cancellable, LKGError **error) {

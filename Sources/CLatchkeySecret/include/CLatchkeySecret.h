@@ -104,8 +104,6 @@ typedef struct LKSecretValue LKSecretValue;
 #define LK_SECRET_SEARCH_LOAD_SECRETS 8u
 /** SecretServiceFlags */
 #define LK_SECRET_SERVICE_OPEN_SESSION 2u
-/** SecretCollectionCreateFlags */
-#define LK_SECRET_COLLECTION_CREATE_NONE 0u
 /** SecretItemCreateFlags */
 #define LK_SECRET_ITEM_CREATE_NONE 0u
 #define LK_SECRET_ITEM_CREATE_REPLACE 2u
@@ -224,6 +222,7 @@ LKGVariant *lk_g_variant_new_dict_entry(LKGVariant *key, LKGVariant *value);
 LKGVariant *lk_g_variant_new_object_path(const char *object_path);
 LKGVariant *lk_g_variant_new_string(const char *string);
 LKGVariant *lk_g_variant_new_tuple(LKGVariant *const *children, size_t n_children);
+LKGVariant *lk_g_variant_new_variant(LKGVariant *value);
 LKGVariant *lk_g_variant_ref_sink(LKGVariant *value);
 void lk_g_variant_type_free(LKGVariantType *type);
 LKGVariantType *lk_g_variant_type_new(const char *type_string);
@@ -239,8 +238,6 @@ void lk_secret_password_free(char *password);
 char *lk_secret_password_lookupv_sync(const LKSecretSchema *schema, LKGHashTable *attributes, LKGCancellable *cancellable, LKGError **error);
 LKSecretSchema *lk_secret_schema_newv(const char *name, unsigned int flags, LKGHashTable *attribute_names_and_types);
 void lk_secret_schema_unref(LKSecretSchema *schema);
-char *lk_secret_service_create_collection_dbus_path_sync(LKSecretService *self, LKGHashTable *properties, const char *alias,
-                                                         unsigned int flags, LKGCancellable *cancellable, LKGError **error);
 char *lk_secret_service_create_item_dbus_path_sync(LKSecretService *self, const char *collection_path, LKGHashTable *properties,
                                                    LKSecretValue *value, unsigned int flags, LKGCancellable *cancellable, LKGError **error);
 LKGHashTable *lk_secret_service_get_secrets_for_dbus_paths_sync(LKSecretService *self, const char **item_paths,

@@ -205,33 +205,69 @@ extension LibSecret {
             try defaultCollectionPath() != nil
         }
 
-        /// Creates the default collection (`secret_service_create_collection_dbus_path_sync`
-        /// with the alias `default` and libsecret's own label, "Default keyring"), which
-        /// runs the provider's own prompt: gnome-keyring asks for the new keyring's
+        /// Creates the default collection through the provider's own prompt, as the Secret
+        /// Service API runs one: the service's `CreateCollection` (libsecret's own label,
+        /// "Default keyring", and the alias `default`), then, when it answers with a prompt,
+        /// the prompt's `Prompt` and its `Completed` signal, waited for until the cancellation
+        /// (as ``unlockCollection(at:)`` does, through `g_dbus_connection_call_sync` and
+        /// `g_dbus_connection_signal_subscribe`). gnome-keyring asks for the new keyring's
         /// password, KWallet for a new wallet's.
+        ///
+        /// At the deadline the prompt is left to the person, never dismissed. libsecret's
+        /// `secret_service_create_collection_dbus_path_sync` sends the prompt's `Dismiss` when it
+        /// is cancelled, and gnome-keyring 42.1 then closes the "new keyring password" dialog
+        /// (logging `gkd_secret_prompt_dismiss: assertion '!self->pv->completed' failed`), so
+        /// nobody could answer it any more. Left open, answering it later creates the keyring
+        /// for the next command.
         /// - Throws: `.locked` when the prompt was dismissed or could not be shown;
-        ///   `.timedOut` (with a C function) when nobody answered it before the deadline.
+        ///   `.timedOut` (C function ``unansweredPromptFunction``) when nobody answered it before the deadline.
         func createDefaultCollection() throws {
-            let properties = CollectionPropertyTable(label: "Default keyring")
-            let dismissed = LatchkeyError(
-                .locked,
-                "the Secret Service has no default collection, and the provider's prompt to create one was dismissed (or the provider could not show one)",
-                cFunction: "secret_service_create_collection_dbus_path_sync")
-            let path: UnsafeMutablePointer<CChar>?
+            let connection = lk_g_dbus_proxy_get_connection(service.pointer) // a SecretService is a GDBusProxy
+            let type = lk_g_variant_type_new("a{sv}")
+            let builder = lk_g_variant_builder_new(type)
+            lk_g_variant_type_free(type)
+            lk_g_variant_builder_add_value(
+                builder,
+                lk_g_variant_new_dict_entry(
+                    lk_g_variant_new_string("org.freedesktop.Secret.Collection.Label"),
+                    lk_g_variant_new_variant(lk_g_variant_new_string("Default keyring"))))
+            var arguments: [OpaquePointer?] = [lk_g_variant_builder_end(builder), lk_g_variant_new_string("default")]
+            lk_g_variant_builder_unref(builder)
+            let reply: OpaquePointer
             do {
-                path = try check("secret_service_create_collection_dbus_path_sync", cancellation) {
-                    lk_secret_service_create_collection_dbus_path_sync(
-                        service.pointer, properties.pointer, "default", LK_SECRET_COLLECTION_CREATE_NONE,
-                        cancellation.pointer, $0)
-                }
+                reply = try call(
+                    connection, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "CreateCollection",
+                    lk_g_variant_new_tuple(&arguments, 2))
             } catch let error as LatchkeyError where error.code != .timedOut {
-                // gnome-keyring answers a prompt it cannot show (no display) with an error.
-                throw LatchkeyError(.locked, dismissed.message + ": " + error.message, cFunction: error.cFunction)
+                // A provider that cannot create one (or show its prompt) answers with an error.
+                throw LatchkeyError(.locked, Self.notCreated.message + ": " + error.message, cFunction: error.cFunction)
             }
-            lk_g_free(path)
-            // A dismissed prompt gives no path, or "/"; only the alias itself says it worked.
-            guard try hasDefaultCollection() else { throw dismissed }
+            defer { lk_g_variant_unref(reply) }
+            guard lk_g_variant_n_children(reply) == 2, let collection = lk_g_variant_get_child_value(reply, 0),
+                let promptPath = lk_g_variant_get_child_value(reply, 1)
+            else {
+                throw LatchkeyError(
+                    .io, "unexpected reply to the Secret Service's CreateCollection",
+                    cFunction: "g_variant_get_child_value")
+            }
+            let created = String(cString: lk_g_variant_get_string(collection, nil)) != "/"
+            let prompt = String(cString: lk_g_variant_get_string(promptPath, nil))
+            lk_g_variant_unref(collection)
+            lk_g_variant_unref(promptPath)
+            if !created {
+                guard prompt != "/" else { throw Self.notCreated }
+                guard try answer(prompt, connection) else { throw Self.notCreated }
+            }
+            // Only the alias itself says that the new collection is the default one.
+            guard try hasDefaultCollection() else { throw Self.notCreated }
         }
+
+        /// The error of a prompt to create the default collection that was dismissed (or that
+        /// the provider could not show): the provider's answer, not a failing C call.
+        private static let notCreated = LatchkeyError(
+            .locked,
+            "the Secret Service has no default collection, and the provider's prompt to create one was dismissed (or the provider could not show one)"
+        )
 
         /// What an unlock prompt would have to do: `.missing` when there is no default
         /// collection, the D-Bus path of the default collection when it is locked, nil
@@ -250,7 +286,8 @@ extension LibSecret {
             case locked(path: String)
         }
 
-        /// The C function named in the error of an unlock prompt nobody answered before the deadline.
+        /// The C function named in the error of a prompt (to unlock or to create the default
+        /// collection) nobody answered before the deadline.
         static let unansweredPromptFunction = "g_main_context_iteration"
 
         /// Unlocks the collection at `path` through the provider's own prompt, as the Secret

@@ -40,20 +40,6 @@ extension LibSecret {
         deinit { lk_g_hash_table_unref(pointer) }
     }
 
-    /// A `GHashTable` of a new collection's D-Bus properties (its label), as
-    /// `secret_service_create_collection_dbus_path_sync` takes them; freed by its owner.
-    final class CollectionPropertyTable {
-        let pointer: OpaquePointer
-        init(label: String) {
-            pointer = lk_g_hash_table_new_full(
-                lk_g_str_hash, lk_g_str_equal, lk_g_free, { lk_g_variant_unref(OpaquePointer($0)) })
-            lk_g_hash_table_insert(
-                pointer, lk_g_strdup("org.freedesktop.Secret.Collection.Label"),
-                UnsafeMutableRawPointer(lk_g_variant_ref_sink(lk_g_variant_new_string(label))))
-        }
-        deinit { lk_g_hash_table_unref(pointer) }
-    }
-
     /// A `SecretValue` holding a copy of a secret (`secret_value_new` copies into
     /// libsecret's own memory, which it zeroes when freed), released by its owner.
     final class Value {

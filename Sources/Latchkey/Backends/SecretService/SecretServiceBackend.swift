@@ -161,15 +161,16 @@ package final class SecretServiceBackend: CredentialBackend {
                 }
             }
         } catch let error as LatchkeyError
-            where error.code == .timedOut
-            && (error.cFunction == LibSecret.Connection.unansweredPromptFunction
-                || error.cFunction == "secret_service_create_collection_dbus_path_sync")
+            where error.code == .timedOut && error.cFunction == LibSecret.Connection.unansweredPromptFunction
         {
             silentUntil.withLock { $0 = nil } // a person not answering is not a hung service
             let what =
-                error.cFunction == LibSecret.Connection.unansweredPromptFunction
-                ? "the Secret Service's default collection is locked and its unlock prompt got no answer within \(timeout) (the prompt stays open: answering it unlocks the keyring for the next command)"
-                : "the Secret Service has no default collection and the provider's prompt to create one got no answer within \(timeout)"
+                switch needed {
+                case .locked:
+                    "the Secret Service's default collection is locked and its unlock prompt got no answer within \(timeout) (the prompt stays open: answering it unlocks the keyring for the next command)"
+                case .missing:
+                    "the Secret Service has no default collection and the provider's prompt to create one got no answer within \(timeout) (the prompt stays open: answering it creates the keyring for the next command)"
+                }
             throw LatchkeyError(.locked, what, cFunction: error.cFunction)
         }
     }
