@@ -169,7 +169,7 @@ package final class SecretServiceBackend: CredentialBackend {
                 case .locked:
                     "the Secret Service's default collection is locked and its unlock prompt got no answer within \(timeout) (the prompt stays open: answering it unlocks the keyring for the next command)"
                 case .missing:
-                    "the Secret Service has no default collection and the provider's prompt to create one got no answer within \(timeout) (the prompt stays open: answering it creates the keyring for the next command)"
+                    "the Secret Service has no default collection and the provider's prompt to create one got no answer within \(timeout) (it was not dismissed: where the provider keeps it open, as gnome-keyring does for a process still connected such as the agent, answering it creates the keyring for the next command)"
                 }
             throw LatchkeyError(.locked, what, cFunction: error.cFunction)
         }
