@@ -202,8 +202,9 @@ enum VaultCommands {
         _ context: Context, _ error: LatchkeyError, started: ContinuousClock.Instant
     ) throws {
         let out = context.output
-        let deadline = (try? context.policy()).map { Duration.milliseconds(Int64($0.secretServiceTimeout * 1000)) }
-        let left = (deadline ?? .zero) - (ContinuousClock.now - started)
+        // Opening the store read the policy already: this reads the same file again.
+        let policy = try context.policy()
+        let left = Duration.milliseconds(Int64(policy.secretServiceTimeout * 1000)) - (ContinuousClock.now - started)
         let provider = error.code == .timedOut || left <= .zero ? nil : SecretServiceBackend.provider(timeout: left)
         let store =
             provider.map { "the Secret Service of \(TextEscaping.escaped($0)) on the session bus" }
@@ -212,7 +213,7 @@ enum VaultCommands {
                 : "no Secret Service owns org.freedesktop.secrets on the session bus")
         let advice: String
         switch error.code {
-        case .locked where (try? context.policy()).map({ context.unlockMode($0).mode }) == .prompt:
+        case .locked where context.unlockMode(policy).mode == .prompt:
             advice =
                 "status never raises the keyring's unlock prompt: unlock the keyring in its own app (such as Seahorse), or run a command that uses the credentials and answer the prompt it raises (Latchkey never asks for the keyring password itself)"
         case .locked:

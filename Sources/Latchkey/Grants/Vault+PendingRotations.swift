@@ -16,13 +16,15 @@ extension Vault {
     /// - Returns: The answer to save instead of refreshing, or nil.
     /// - Throws: `LatchkeyError` when the pending rotations on disk cannot be read or written.
     func pendingAnswer(for key: ItemKey, holding current: SecretBytes?) throws -> Grant? {
-        if let kept = pendingRotations.withLock({ $0.removeValue(forKey: key) }), let current,
-            kept.previousRefreshToken == current
-        {
-            pendingRotations.withLock { $0[key] = kept }
-            return kept.response
+        // An entry for a session that no longer holds the token it replaces is moot: it goes.
+        let kept = pendingRotations.withLock { kept -> Grant? in
+            guard let entry = kept[key], let current, entry.previousRefreshToken == current else {
+                kept[key] = nil
+                return nil
+            }
+            return entry.response
         }
-        return try pendingRotationVault?.answer(for: key, holding: current)
+        return try kept ?? pendingRotationVault?.answer(for: key, holding: current)
     }
 
     /// Keeps the answer to a refresh of `key` that spent `spent` and could not be saved: in

@@ -4,8 +4,9 @@ import Synchronization
 
 // Every call into libsecret, GIO and GLib lives in this file and its
 // extensions: `LibSecret+Queries.swift` (the calls one connection makes),
-// `LibSecret+Values.swift` (the GLib values they take) and `GIO.swift` (the
-// message bus). Nothing outside them sees a GLib type, a GError or an unsafe
+// `LibSecret+Collections.swift` (the default collection and the provider's prompts
+// that create or unlock it), `LibSecret+Values.swift` (the GLib values they take)
+// and `GIO.swift` (the message bus). Nothing outside them sees a GLib type, a GError or an unsafe
 // pointer that these libraries produced.
 // libsecret is not linked: `load()` opens it (dlopen, through CLatchkeySecret's
 // `latchkey_secret_load`) the first time the Secret Service is needed, and every
