@@ -50,18 +50,26 @@ let package = Package(
             name: "LatchkeyCredentialHelpers",
             dependencies: ["Latchkey"]
         ),
+        // The tools' one system layer (docs/ARCHITECTURE.md): spawning processes, local
+        // sockets and passed descriptors, the terminal, signals and the standard streams, for
+        // the CLI, the agent and the bench. Every C call of theirs is in its Internals/; an
+        // interrupted call is retried only by the library's POSIX.valueOrErrno. Nothing is public.
+        .target(
+            name: "LatchkeySystem",
+            dependencies: ["Latchkey", "CLatchkeyLinux"]
+        ),
         // The per-user agent (docs/AGENT.md): its protocol, the server with its namespace
         // queues and unlock cache, and the client's checks and hand-off. What a request
         // runs is the CLI's (AgentJobRunner); nothing here is public.
         .target(
             name: "LatchkeyAgent",
-            dependencies: ["Latchkey", "CLatchkeyLinux"]
+            dependencies: ["Latchkey", "LatchkeySystem"]
         ),
         // The `latchkey` command (product `latchkey`); also git-credential-latchkey and
         // docker-credential-latchkey by the name it is run under.
         .executableTarget(
             name: "LatchkeyCLI",
-            dependencies: ["Latchkey", "LatchkeyAgent", "LatchkeyCredentialHelpers", "CLatchkeyLinux"]
+            dependencies: ["Latchkey", "LatchkeyAgent", "LatchkeyCredentialHelpers", "LatchkeySystem"]
         ),
         // Launched by the encrypted-file tests as a separate process; never installed.
         .executableTarget(
@@ -88,7 +96,7 @@ let package = Package(
         // Runs the built `latchkey` binary as a subprocess (built by `swift build --build-tests`).
         .testTarget(
             name: "LatchkeyCLITests",
-            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeyTestSupport"]
+            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeySystem", "LatchkeyTestSupport"]
         ),
         .testTarget(
             name: "LatchkeyLoginFlowTests",
@@ -97,7 +105,7 @@ let package = Package(
         // Benchmarks and the reliability harness (make bench, make stress); never installed.
         .executableTarget(
             name: "latchkey-bench",
-            dependencies: ["Latchkey", "LatchkeyCredentialHelpers"]
+            dependencies: ["Latchkey", "LatchkeyCredentialHelpers", "LatchkeySystem"]
         ),
         // A Swift program that prints one line: the start-up floor the benchmarks hold
         // `latchkey --version` against (make bench); never installed.

@@ -3,8 +3,7 @@
 
 /* Linux calls Swift cannot make directly (prctl is variadic) or sees only under
    _GNU_SOURCE. Called only from
-   Sources/Latchkey/Internals/POSIX/ and the Internals/Glibc.swift of LatchkeyAgent and
-   LatchkeyCLI. */
+   Sources/Latchkey/Internals/POSIX/ and Sources/LatchkeySystem/Internals/Glibc.swift. */
 
 #include <sys/prctl.h>
 #include <sys/socket.h>

@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeySystem
 
 /// The client's side of the agent protocol (docs/AGENT.md): finding this user's
 /// own agent and checking it before anything is sent, starting one, and running

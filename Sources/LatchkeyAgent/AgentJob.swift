@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeySystem
 
 /// A `run` request the agent checked: a command line and what the client sent
 /// with it. The agent runs it through an ``AgentJobRunner``.

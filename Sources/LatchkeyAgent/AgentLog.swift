@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeySystem
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -25,6 +26,8 @@ package final class AgentLog: Sendable {
 
     /// The log file, or nil when standard error is the journal (which has limits of its own).
     private let path: String?
+    /// Where lines go instead of standard error: a test's record of what a server logged.
+    private let sink: (@Sendable (String) -> Void)?
     /// Each kind's current window: when it began, how many lines it wrote and how many it held back.
     private let windows = Mutex<[String: Window]>([:])
 
@@ -34,9 +37,12 @@ package final class AgentLog: Sendable {
         var suppressed = 0
     }
 
-    /// - Parameter path: The log file standard error appends to, or nil for the journal.
-    init(path: String?) {
+    /// - Parameters:
+    ///   - path: The log file standard error appends to, or nil for the journal.
+    ///   - sink: What takes each line (its text, without the time) instead of standard error.
+    package init(path: String?, sink: (@Sendable (String) -> Void)? = nil) {
         self.path = path
+        self.sink = sink
     }
 
     /// Writes `text` as a line with the time, unless its kind has written ``burst`` lines in this window.
@@ -80,6 +86,7 @@ package final class AgentLog: Sendable {
     /// Writes one line on standard error, starting a new log file first when it would pass the cap
     /// (called holding the lock, so lines and the switch to a new file never interleave).
     private func emit(_ text: String) {
+        if let sink { return sink(text) }
         let line = "latchkey agent \(Date().formatted(Date.ISO8601FormatStyle())): \(text)\n"
         if let path, let size = POSIX.standardErrorFileSize(), size + line.utf8.count > Self.cap {
             // When no new file can be started the line is dropped: the cap holds (the next line tries again).

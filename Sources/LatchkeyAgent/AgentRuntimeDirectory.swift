@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeySystem
 
 /// Where the agent of this user lives: `$XDG_RUNTIME_DIR/latchkey/`, a private
 /// (0700) directory holding `agent.sock` (0600), `agent.lock` (held by the

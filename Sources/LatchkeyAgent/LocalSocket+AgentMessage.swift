@@ -1,10 +1,13 @@
 import Latchkey
+import LatchkeySystem
 
 extension POSIX.LocalSocket {
-    /// Sends `message` before `deadline`.
+    /// Sends `message` before `deadline` of `clock`.
     /// - Throws: `.timedOut`, `.io`, or `.invalidInput` when it is too large.
-    package func send(_ message: AgentMessage, before deadline: ContinuousClock.Instant) throws {
-        try send(message.encoded(), before: deadline)
+    package func send(
+        _ message: AgentMessage, before deadline: ContinuousClock.Instant, clock: POSIX.DeadlineClock = .continuous
+    ) throws {
+        try send(message.encoded(), before: deadline, clock: clock)
     }
 
     /// Sends `message` before `deadline`, with `descriptors` (at most 4) attached (`SCM_RIGHTS`).
@@ -15,26 +18,30 @@ extension POSIX.LocalSocket {
         try message.encoded().withUnsafeBytes { try send($0, passing: descriptors, before: deadline) }
     }
 
-    /// Sends bytes already encoded (one message, or several in a row) before `deadline`.
+    /// Sends bytes already encoded (one message, or several in a row) before `deadline` of `clock`.
     /// - Throws: `.timedOut`, `.io`.
-    package func send(_ encoded: SecretBytes, before deadline: ContinuousClock.Instant) throws {
-        try encoded.withUnsafeBytes { try send($0, before: deadline) }
+    package func send(
+        _ encoded: SecretBytes, before deadline: ContinuousClock.Instant, clock: POSIX.DeadlineClock = .continuous
+    ) throws {
+        try encoded.withUnsafeBytes { try send($0, before: deadline, clock: clock) }
     }
 
-    /// Receives one message before `deadline`: the header, then the body straight into zeroing memory.
+    /// Receives one message before `deadline` of `clock`: the header, then the body straight into zeroing memory.
     /// - Returns: The header and the message, or nil when the peer closed the connection before sending anything.
     ///   The message is nil for another protocol version (its body is read and dropped).
     /// - Throws: `.timedOut` when it does not come whole in time; `.invalidInput`
     ///   for a message that breaks the protocol's rules; `.io`.
-    package func receiveMessage(before deadline: ContinuousClock.Instant) throws -> (
-        header: AgentMessage.Header, message: AgentMessage?
-    )? {
+    package func receiveMessage(
+        before deadline: ContinuousClock.Instant, clock: POSIX.DeadlineClock = .continuous
+    ) throws -> (header: AgentMessage.Header, message: AgentMessage?)? {
         var headerBytes = [UInt8](repeating: 0, count: AgentMessage.headerLength)
-        guard try headerBytes.withUnsafeMutableBytes({ try receive(into: $0, before: deadline) }) else { return nil }
+        guard try headerBytes.withUnsafeMutableBytes({ try receive(into: $0, before: deadline, clock: clock) }) else {
+            return nil
+        }
         let header = try AgentMessage.header(headerBytes)
         var received = true
         let body = try SecretBytes(count: header.bodyLength) { buffer in
-            if buffer.count > 0 { received = try receive(into: buffer, before: deadline) }
+            if buffer.count > 0 { received = try receive(into: buffer, before: deadline, clock: clock) }
         }
         guard received else {
             throw LatchkeyError(.invalidInput, "\(path): the peer closed the connection in the middle of a message")

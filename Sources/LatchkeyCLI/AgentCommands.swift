@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeySystem
 
 /// `agent run`, `agent status`, `agent stop` and `lock`: the agent's own commands,
 /// which always run in this process.

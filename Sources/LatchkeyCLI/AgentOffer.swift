@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeySystem
 
 /// The command line's side of the agent (docs/AGENT.md): a command that uses a
 /// store runs in the agent when one answers (started first when none runs and

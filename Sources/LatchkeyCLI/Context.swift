@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeySystem
 import Synchronization
 
 #if canImport(FoundationEssentials)

@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyCredentialHelpers
+import LatchkeySystem
 
 /// `docker-credential-latchkey store|get|erase|list|version`: the tool invoked
 /// under that name (a symlink to `latchkey`, as docker runs the helper named by

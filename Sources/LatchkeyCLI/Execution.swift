@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeySystem
 import Synchronization
 
 /// What one run of a command works against, passed to it explicitly (in the
@@ -9,8 +10,8 @@ import Synchronization
 /// streams (``process(inputIsTerminal:)``); one the agent runs for a client, or one
 /// the client runs in-process after it already read its input, uses what the
 /// client read, and in the agent writes into a ``Capture`` sent back to the client.
-/// Writes go through the library's POSIX wrappers and the command line's own
-/// `Internals/Glibc.swift`, and a secret is written without being copied into a `String`.
+/// Writes go through the library's POSIX wrappers and the tools' system layer
+/// (LatchkeySystem), and a secret is written without being copied into a `String`.
 final class Execution: Sendable {
     /// A standard stream a command writes to.
     enum Stream: Sendable {

@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyCredentialHelpers
+import LatchkeySystem
 
 /// `git-credential get|store|erase`, also run when the tool is invoked as
 /// `git-credential-latchkey`: git's input on standard input, the answer on

@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeySystem
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -63,7 +64,8 @@ enum GrantCommands {
     {
         let run = try POSIX.runShellCommand(
             command, input: refreshToken, outputLimit: outputLimit, deadline: commandDeadline,
-            client: execution.client, inAgent: execution.isInAgent)
+            environment: execution.client?.environment, workingDirectory: execution.client?.workingDirectory,
+            standardError: execution.client?.standardError, quietStandardError: execution.isInAgent)
         if run.timedOut {
             return .unavailable(reason: "the refresh command ran for more than \(commandDeadline.components.seconds) s")
         }

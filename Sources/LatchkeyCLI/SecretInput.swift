@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeySystem
 
 /// Reads secrets (passphrases, tokens) from where a command-line tool may take
 /// them: a file descriptor, a file, or a no-echo terminal prompt. Never from

@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeySystem
 
 // The `latchkey` command (and `git-credential-latchkey` and
 // `docker-credential-latchkey`, the same binary under other names): parsing and

@@ -1,4 +1,6 @@
 import Foundation
+import Latchkey
+import LatchkeySystem
 import Synchronization
 
 /// The agent under load (issue 24), each figure beside its unloaded peer in one run:
@@ -114,8 +116,8 @@ struct AgentLoadSection {
                 "agent load: skipped the stopped Secret Service (no gnome-keyring-daemon owns org.freedesktop.secrets)")
         }
         // 64 idle connections held by this process.
-        let held = (0..<64).compactMap { _ in Spawn.connectUnixSocket(runtime + "/latchkey/agent.sock") }
-        defer { for socket in held { Spawn.close(socket) } }
+        let held = (0..<64).compactMap { _ in try? POSIX.LocalSocket.connected(to: runtime + "/latchkey/agent.sock") }
+        defer { withExtendedLifetime(held) {} }
         let idle = Summary(try timedGets(files[0], count))
         met = met && idle.max <= 0.05
         print(

@@ -1,4 +1,6 @@
 import Foundation
+import Latchkey
+import LatchkeySystem
 
 /// Kill during refresh (docs/ROTATION.md, "Interrupting a refresh"), against
 /// `scripts/token-endpoint.py` (rotating refresh tokens, reuse detection, a 200 ms answer,
@@ -17,8 +19,8 @@ struct KillRefreshStress {
     let directory: String
     let rounds: Int
 
-    private static let signals: [(name: String, number: Int32)] = [
-        ("SIGINT", SIGINT), ("SIGTERM", SIGTERM), ("SIGHUP", SIGHUP), ("SIGKILL", SIGKILL),
+    private static let signals: [(name: String, signal: POSIX.Signal)] = [
+        ("SIGINT", .interrupt), ("SIGTERM", .terminate), ("SIGHUP", .hangUp), ("SIGKILL", .kill),
     ]
 
     func run() throws -> (passed: Int, failed: Int) {
@@ -52,7 +54,7 @@ struct KillRefreshStress {
                 errors: directory + "/kill-refresh.err")
             // Spread over start-up, the refresh command's request, the endpoint's answer and the save.
             Spawn.pause(microseconds: UInt32(latest * round / max(1, rounds - 1)))
-            kill(pid, signal.number)
+            POSIX.send(signal.signal, to: pid)
             let status = Spawn.waitForExit(pid)
             // Let an orphaned refresh command finish what it was doing (the endpoint commits when it answers).
             Spawn.pause(microseconds: UInt32((Self.delayMilliseconds + 300) * 1000))
@@ -63,11 +65,11 @@ struct KillRefreshStress {
             let checked = try endpoint.stats()
             var count = counts[signal.name] ?? (0, 0, 0, 0)
             count.rounds += 1
-            if status == 128 + signal.number { count.byTheSignal += 1 }
+            if status == 128 + signal.signal.number { count.byTheSignal += 1 }
             if rotated { count.rotated += 1 }
             if checked.reuse > after.reuse || next.status != 0 {
                 count.lost += 1
-                if signal.number != SIGKILL {
+                if signal.signal != .kill {
                     failed += 1
                     progress(
                         "kill-refresh round \(round) (\(signal.name)): the next refresh failed (reuse \(checked.reuse - after.reuse), status \(status)): \(next.error)"
@@ -75,7 +77,7 @@ struct KillRefreshStress {
                 }
                 try endpoint.reset("kill-refresh-\(round)")
                 try putExpired("kill-refresh-\(round)")
-                if signal.number == SIGKILL {
+                if signal.signal == .kill {
                     reuse.killed += checked.reuse - after.reuse
                 } else {
                     reuse.caught += checked.reuse - after.reuse

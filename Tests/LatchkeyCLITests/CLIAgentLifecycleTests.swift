@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LatchkeyAgent
+import LatchkeySystem
 import LatchkeyTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAgent
+import LatchkeySystem
 import LatchkeyTestSupport
 import Testing
 

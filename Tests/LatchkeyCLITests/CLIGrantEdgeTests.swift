@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeySystem
 import LatchkeyTestSupport
 import Testing
 

@@ -5,9 +5,8 @@ internal import Glibc
 // process), `POSIX+File.swift` (an open file), `POSIX+Paths.swift` (calls on
 // paths and directories), `POSIX+Streams.swift` (descriptors read and written
 // whole) and `POSIX+Process.swift` (threads, sleeping and dumps). Sockets,
-// process spawning and the terminal are the agent's and the command line's
-// (their own `Internals/Glibc.swift`). Nothing outside sees a raw descriptor's
-// C API or errno.
+// process spawning and the terminal are the tools' (the LatchkeySystem target's
+// `Internals/Glibc.swift`). Nothing outside sees a raw descriptor's C API or errno.
 
 /// Thin, internal wrappers over the POSIX calls Latchkey needs.
 package enum POSIX {

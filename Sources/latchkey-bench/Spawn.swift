@@ -1,115 +1,59 @@
 import Foundation
+import Latchkey
+import LatchkeySystem
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// Every C call of the benchmarks. Runs whole processes for the start-to-exit
-/// figures: `posix_spawnp` with stdout and stderr on /dev/null and stdin from a
-/// file (or /dev/null), then `waitpid`. Nothing else runs in between, so every
-/// program is timed the same way.
+/// The processes the benchmarks run, through the tools' system layer (LatchkeySystem's
+/// `POSIX.Launch`): whole processes for the start-to-exit figures, with stdout and stderr
+/// on /dev/null and stdin from a file (or /dev/null), then `waitpid`. Nothing else runs in
+/// between, so every program is timed the same way.
 enum Spawn {
     /// Makes a fresh private directory under `base` (`mkdtemp`).
     static func makeTemporaryDirectory(in base: String) throws -> String {
-        // mkdtemp replaces the six Xs
-        var template = Array("\(base)/latchkey-bench.\(String(repeating: "X", count: 6))".utf8CString)
-        guard let made = mkdtemp(&template) else { throw Failure(description: "mkdtemp in \(base) failed") }
-        return String(cString: made)
+        try POSIX.makeTemporaryDirectory(in: base, prefix: "latchkey-bench")
     }
 
-    /// Kills a process at once (`kill` with SIGKILL).
+    /// Kills a process at once (SIGKILL).
     static func killNow(_ process: Int32) {
-        kill(process, SIGKILL)
+        POSIX.send(.kill, to: process)
     }
 
-    /// Stops a process (`kill` with SIGSTOP) for `seconds`, then lets it go on (SIGCONT).
+    /// Stops a process (SIGSTOP) for `seconds`, then lets it go on (SIGCONT).
     static func stop(_ process: Int32, for seconds: Double) {
-        kill(process, SIGSTOP)
-        usleep(UInt32(seconds * 1_000_000))
-        kill(process, SIGCONT)
+        POSIX.send(.stop, to: process)
+        POSIX.sleep(.microseconds(Int64(seconds * 1_000_000)))
+        POSIX.send(.resume, to: process)
     }
 
     /// Stops (SIGSTOP) or continues (SIGCONT) a process.
     static func signal(_ process: Int32, stop: Bool) {
-        kill(process, stop ? SIGSTOP : SIGCONT)
+        POSIX.send(stop ? .stop : .resume, to: process)
     }
 
-    /// A client connection to the Unix socket at `path` (`socket`, `connect`), as an idle
-    /// client holds one, or nil; close it with ``close(_:)``.
-    static func connectUnixSocket(_ path: String) -> Int32? {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { return nil }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            Glibc.close(descriptor)
-            return nil
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            Glibc.close(descriptor)
-            return nil
-        }
-        return descriptor
-    }
-
-    /// Closes a descriptor (`close`).
-    static func close(_ descriptor: Int32) {
-        _ = Glibc.close(descriptor)
-    }
-
-    /// Sleeps for up to `microseconds` (`usleep`).
+    /// Sleeps for `microseconds`.
     static func pause(microseconds: UInt32) {
-        usleep(microseconds)
+        POSIX.sleep(.microseconds(Int64(microseconds)))
     }
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
-    /// A command ready to spawn: its file actions and C strings are built once
-    /// and freed by the owner, so timed runs measure the spawn and the program only.
+    /// A command ready to spawn: laid out once (``POSIX/Launch``), so timed runs measure
+    /// the spawn and the program only. It inherits what a shell's child would.
     final class Prepared {
-        private let arguments: [String]
-        private var actions = posix_spawn_file_actions_t()
-        private let argv: [UnsafeMutablePointer<CChar>?]
-        private let envp: [UnsafeMutablePointer<CChar>?]
+        private let launch: POSIX.Launch
 
         init(_ arguments: [String], stdin: String?, environment: [String: String]) {
-            self.arguments = arguments
-            posix_spawn_file_actions_init(&actions)
-            posix_spawn_file_actions_addopen(&actions, 0, stdin ?? "/dev/null", O_RDONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
             let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-            argv = arguments.map { strdup($0) } + [nil]
-            envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        }
-
-        deinit {
-            posix_spawn_file_actions_destroy(&actions)
-            for pointer in argv + envp { free(pointer) }
+            launch = POSIX.Launch(
+                arguments[0], arguments: arguments, searchingPath: true,
+                environment: merged.map { SecretBytes(utf8: "\($0.key)=\($0.value)") },
+                standardInput: stdin.map { .reading($0) } ?? .null, inheritingOthers: true)
         }
 
         /// Spawns it (`posix_spawnp`), waits (`waitpid`) and returns the exit status (128 + signal when killed).
         func run() throws -> Int32 {
-            var pid: pid_t = 0
-            let result = posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp)
-            guard result == 0 else {
-                throw Failure(description: "posix_spawnp \(arguments[0]): \(String(cString: strerror(result)))")
-            }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 {
-                guard errno == EINTR else { throw Failure(description: "waitpid: \(String(cString: strerror(errno)))") }
-            }
-            let signal = status & 0x7f
-            return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+            try POSIX.waitForExit(try launch.start()).shellStatus
         }
     }
 
@@ -193,50 +137,33 @@ extension Spawn {
     static func startInGroup(_ arguments: [String], environment: [String: String], output: String, errors: String)
         throws -> Int32
     {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
         let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var pid: pid_t = 0
-        let result = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
-        guard result == 0 else {
-            throw Failure(description: "posix_spawnp \(arguments[0]): \(String(cString: strerror(result)))")
-        }
-        return pid
+        return try POSIX.Launch(
+            arguments[0], arguments: arguments, searchingPath: true,
+            environment: merged.map { SecretBytes(utf8: "\($0.key)=\($0.value)") },
+            standardOutput: .writing(output), standardError: .writing(errors), detachment: .ownGroup,
+            inheritingOthers: true
+        ).start()
     }
 
-    /// Waits for `pid` (`waitpid`). - Returns: its exit status, 128 + signal when killed.
+    /// Waits for `pid` (`waitpid`). - Returns: its exit status, 128 + signal when killed (255 when it is no child).
     static func waitForExit(_ pid: Int32) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        (try? POSIX.waitForExit(pid))?.shellStatus ?? 255
     }
 
     /// Kills `pid` and everything it started, as a crash or a service manager would:
     /// stops it (`SIGSTOP`, so it starts nothing more), kills the process group of each
     /// child (a refresh command runs in a group of its own), then its own group.
     static func killWithChildren(_ pid: Int32) {
-        kill(pid, SIGSTOP)
+        POSIX.send(.stop, to: pid)
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         for task in tasks {
             let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
             for child in children.split(separator: " ").compactMap({ Int32($0) }) {
-                kill(-child, SIGKILL)
-                kill(child, SIGKILL)
+                POSIX.send(.kill, to: -child)
+                POSIX.send(.kill, to: child)
             }
         }
-        kill(-pid, SIGKILL)
+        POSIX.send(.kill, to: -pid)
     }
 }

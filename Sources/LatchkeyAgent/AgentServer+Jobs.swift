@@ -1,0 +1,112 @@
+import Latchkey
+import LatchkeySystem
+
+// What a `run` request runs: the one place the server uses its runner (``AgentJobRunner``):
+// the request checked into a job, its namespace, the job run in its lane (failing fast
+// within a silence window) and its outcome sent back.
+extension AgentServer {
+    /// Runs a `run` request in its namespace's lane, once its client is told it is `accepted`,
+    /// and sends the answer: the output in pieces, then the exit status.
+    func serveRun(_ request: AgentMessage, arrived: ContinuousClock.Instant, on connection: POSIX.LocalSocket) throws {
+        let job: AgentJob
+        switch try prepare(request, on: connection) {
+        case .failure(let declined):
+            try answer(declined.message, on: connection)
+            return
+        case .success(let prepared): job = prepared
+        }
+        let patience = request.integer(.patience).map { Duration.milliseconds(Int64(max($0, 0))) }
+        let deadline = arrived + (patience ?? AgentClient.answerDeadline)
+        let ran = try runInLane(jobs.namespace(of: job), for: connection, deadline: deadline) { lane in
+            execute(job, in: lane)
+        }
+        guard case .ran(let outcome) = ran else { return }
+        // What the command appended to its audit trails is written; it is made durable (and
+        // anchored) once the client has its answer, so the client does not wait for the disk.
+        // The agent counts the command as running until then, so it never stops in between.
+        defer {
+            for (path, error) in outcome.auditSync?.settle() ?? [] {
+                log("an audit entry written to \(path) was not made durable after the answer: \(error)")
+            }
+            finished()
+        }
+        if outcome.needsPassphrase {
+            try answer(AgentMessage(.needsPassphrase), on: connection)
+            return
+        }
+        var result = AgentMessage(.result)
+        result.append(.exitStatus, outcome.status)
+        try answer(Self.outputMessages(outcome.output) + [result], on: connection)
+    }
+
+    /// Checks a `run` request: the job, or the `declined` answer for another version or session bus.
+    /// With flags bit 1 the client passed its working directory and standard error (in that
+    /// order) and sent its environment, for the programs the command starts.
+    private func prepare(_ request: AgentMessage, on connection: POSIX.LocalSocket) throws -> Result<
+        AgentJob, DeclinedRequest
+    > {
+        guard let arguments = request.texts(.argument), let variables = request.texts(.environment),
+            let invokedAs = request.text(.invokedAs), let flags = request.value(.flags), flags.count == 1
+        else {
+            throw LatchkeyError(
+                .invalidInput,
+                "a run request without its arguments, environment, name or flags (or with text that is not UTF-8)")
+        }
+        guard request.text(.toolVersion) == jobs.toolVersion else {
+            return .failure(DeclinedRequest("this agent runs latchkey \(jobs.toolVersion)"))
+        }
+        var environment: [String: String] = [:]
+        for variable in variables {
+            guard let equals = variable.firstIndex(of: "="),
+                jobs.forwardedVariables.contains(String(variable[..<equals]))
+            else {
+                throw LatchkeyError(
+                    .invalidInput, "a run request names an environment variable the agent does not take")
+            }
+            environment[String(variable[..<equals])] = String(variable[variable.index(after: equals)...])
+        }
+        guard environment["DBUS_SESSION_BUS_ADDRESS"] == POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") else {
+            return .failure(DeclinedRequest("the client is on another D-Bus session bus"))
+        }
+        let flagBits = flags.withUnsafeBytes { $0[0] }
+        let passed = connection.takePassedDescriptors()
+        var client: ClientWorld?
+        if flagBits & 2 == 2 {
+            guard passed.count == 2 else {
+                throw LatchkeyError(
+                    .invalidInput, "a run request for a client's world without its working directory and standard error"
+                )
+            }
+            client = ClientWorld(
+                environment: request.fields.filter { $0.tag == .commandEnvironment }.map(\.value),
+                workingDirectory: passed[0], standardError: passed[1])
+        } else if !passed.isEmpty {
+            throw LatchkeyError(.invalidInput, "a run request passed descriptors it does not use")
+        }
+        return .success(
+            AgentJob(
+                arguments: arguments, invokedAs: invokedAs, environment: environment,
+                inputIsTerminal: flagBits & 1 == 1,
+                standardInput: request.value(.standardInput), passphrase: request.value(.passphrase), client: client))
+    }
+
+    /// Runs a command for a client (counted as running from `accepted` until its answer is
+    /// sent and its audit appends are settled). Within the silence window after a command of
+    /// its namespace missed the Secret Service deadline, it fails fast with that miss's error
+    /// instead of waiting a deadline of its own (a command that does not use the Secret
+    /// Service still runs); a miss opens the window, for as long as the deadline that was missed.
+    private func execute(_ job: AgentJob, in lane: AgentLane) -> AgentJobOutcome {
+        let outcome = jobs.run(job, unlocked: unlocked, failingFastWith: lane.silentFailure(at: clock.now()))
+        if outcome.failedFast {
+            log("a command failed fast: its namespace's Secret Service missed a deadline moments ago")
+        } else if let miss = outcome.missedDeadline {
+            lane.silence(until: clock.now() + miss.deadline, failingWith: miss.failure)
+            log(
+                "a command missed the Secret Service deadline (\(miss.deadline)); its namespace's queued commands fail fast for as long"
+            )
+        }
+        // Keys derived for a passphrase that is not held (a policy that does not cache) go with the command.
+        unlocked.keepOnlyHeldKeys()
+        return outcome
+    }
+}
