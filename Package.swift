@@ -98,6 +98,11 @@ let package = Package(
             name: "LatchkeyCLITests",
             dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeySystem", "LatchkeyTestSupport"]
         ),
+        // The agent's server over socketpairs with a manual clock and a recording runner.
+        .testTarget(
+            name: "LatchkeyAgentTests",
+            dependencies: ["LatchkeyAgent", "LatchkeySystem", "Latchkey", "LatchkeyTestSupport"]
+        ),
         .testTarget(
             name: "LatchkeyLoginFlowTests",
             dependencies: ["LatchkeyLoginFlow", "Latchkey", "LatchkeyTesting", "LatchkeyTestSupport"]
