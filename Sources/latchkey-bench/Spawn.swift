@@ -57,28 +57,29 @@ enum Spawn {
         }
     }
 
-    /// Runs `arguments` once through Foundation's `Process`, capturing its
-    /// output, to check that a command works before timing it.
+    /// Runs `arguments` once (``POSIX/Launch``, looked up on `PATH`), with `input` as its
+    /// standard input and its standard output and error captured in files of a private
+    /// directory (removed after), to check that a command works before timing it.
+    /// - Returns: Its exit status (128 + signal when killed), and what it wrote to each stream.
     static func capture(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> (
         status: Int32, output: String, error: String
     ) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let output = Pipe()
-        let error = Pipe()
-        let standardInput = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = standardInput
-        try process.run()
-        standardInput.fileHandleForWriting.write(Data((input ?? "").utf8))
-        try standardInput.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        let directory = try POSIX.makeTemporaryDirectory(in: base, prefix: "latchkey-bench-capture")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let paths = (input: directory + "/input", output: directory + "/output", error: directory + "/error")
+        try Data((input ?? "").utf8).write(to: URL(fileURLWithPath: paths.input))
+        let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let child = try POSIX.Launch(
+            arguments[0], arguments: arguments, searchingPath: true,
+            environment: merged.map { SecretBytes(utf8: "\($0.key)=\($0.value)") },
+            standardInput: .reading(paths.input),
+            standardOutput: .writing(paths.output), standardError: .writing(paths.error)
+        ).start()
+        let status = try POSIX.waitForExit(child).shellStatus
+        let output = FileManager.default.contents(atPath: paths.output) ?? Data()
+        let error = FileManager.default.contents(atPath: paths.error) ?? Data()
+        return (status, String(decoding: output, as: UTF8.self), String(decoding: error, as: UTF8.self))
     }
 
     /// Whether `name` is an executable on PATH (or a path to one).
