@@ -653,10 +653,8 @@ extension POSIX {
     package static func makeTemporaryDirectory(in base: String, prefix: String) throws -> String {
         var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
         return try template.withUnsafeMutableBufferPointer { buffer in
-            guard let made = mkdtemp(buffer.baseAddress!) else {
-                throw error(errno: errno, function: "mkdtemp", path: base)
-            }
-            return String(cString: made)
+            try check("mkdtemp", path: base) { mkdtemp(buffer.baseAddress!) == nil ? -1 : 0 }
+            return String(cString: buffer.baseAddress!)
         }
     }
 }
