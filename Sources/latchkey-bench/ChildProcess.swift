@@ -1,31 +1,37 @@
 import Foundation
+import Latchkey
+import LatchkeySystem
 
 /// A `latchkey-testhelper` child whose acknowledgements (one number per line on
-/// stdout) the parent reads as they come.
+/// stdout) the parent reads as they come, started through the tools' system layer
+/// (`POSIX.Launch`, its standard output a `POSIX.Pipe`).
 final class ChildProcess {
-    let process = Process()
-    private let output = Pipe()
-    private var pending = Data()
+    /// Its process id.
+    let processID: Int32
+    private let output: POSIX.Pipe
+    private var pending: [UInt8] = []
+    private var termination: POSIX.Termination?
 
-    /// Starts `executable` with `arguments`.
+    /// Starts `executable` with `arguments`, with this process's standard input and error.
     init(_ executable: String, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = output
-        try process.run()
+        output = try POSIX.Pipe()
+        processID = try POSIX.Launch(
+            executable, arguments: [executable] + arguments, standardInput: .inherited,
+            standardOutput: .descriptor(output.writingEnd), standardError: .inherited
+        ).start()
+        output.closeWritingEnd()
     }
 
     /// The next whole line, waiting for it; nil once the child's stdout is closed.
     func line() -> String? {
         while true {
             if let end = pending.firstIndex(of: 10) {
-                let text = String(decoding: pending[pending.startIndex..<end], as: UTF8.self)
-                pending.removeSubrange(pending.startIndex...end)
+                let text = String(decoding: pending[..<end], as: UTF8.self)
+                pending.removeSubrange(...end)
                 return text
             }
-            let more = output.fileHandleForReading.availableData
-            guard !more.isEmpty else { return nil }
-            pending.append(more)
+            guard let more = try? output.read(), !more.isEmpty else { return nil }
+            pending.append(contentsOf: more)
         }
     }
 
@@ -36,6 +42,15 @@ final class ChildProcess {
             if let number = Int(text) { numbers.append(number) }
         }
         return numbers
+    }
+
+    /// How it ended, waiting for it (`waitpid`, once).
+    /// - Throws: `.io` when it cannot be waited for.
+    func waitForExit() throws -> POSIX.Termination {
+        if let termination { return termination }
+        let ended = try POSIX.waitForExit(processID)
+        termination = ended
+        return ended
     }
 
     /// The helper executables built next to this one.

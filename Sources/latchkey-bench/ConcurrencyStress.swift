@@ -19,7 +19,7 @@ struct ConcurrencyStress {
             try ChildProcess(helper, ["write-many-audited", store, appID.rawValue, "p\($0)", "\(writes)"])
         }
         let acknowledged = writers.map { $0.remainingNumbers().count }
-        for writer in writers { writer.process.waitUntilExit() }
+        let endings = try writers.map { try $0.waitForExit() }
         let elapsed = (ContinuousClock.now - started).seconds
         var passed = 0
         var failed = 0
@@ -31,10 +31,10 @@ struct ConcurrencyStress {
                 FileHandle.standardError.write(Data("concurrency: \(problem())\n".utf8))
             }
         }
-        for (index, writer) in writers.enumerated() {
+        for (index, ended) in endings.enumerated() {
             check(
-                writer.process.terminationStatus == 0 && acknowledged[index] == writes,
-                "writer p\(index) exited with \(writer.process.terminationStatus) after \(acknowledged[index]) acknowledged writes"
+                ended.status == 0 && acknowledged[index] == writes,
+                "writer p\(index) exited with \(ended.shellStatus) after \(acknowledged[index]) acknowledged writes"
             )
         }
         let backend = EncryptedFileBackend(appID: appID, directory: store, keySource: .keyFile)

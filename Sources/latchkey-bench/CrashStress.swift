@@ -25,12 +25,12 @@ struct CrashStress {
             var numbers: [Int] = []
             if let first = writer.line(), let number = Int(first) { numbers.append(number) }
             Spawn.pause(microseconds: UInt32.random(in: 0...20_000))
-            Spawn.killNow(writer.process.processIdentifier)
+            Spawn.killNow(writer.processID)
             numbers += writer.remainingNumbers()
-            writer.process.waitUntilExit()
+            let ended = try writer.waitForExit()
             var problems: [String] = []
-            if writer.process.terminationReason != .uncaughtSignal {
-                problems.append("the writer exited by itself (status \(writer.process.terminationStatus))")
+            if ended.signal == nil {
+                problems.append("the writer exited by itself (status \(ended.shellStatus))")
             }
             if numbers != Array(next..<(next + numbers.count)) { problems.append("acknowledgements out of order") }
             for value in numbers { expected[value % Self.slots] = value }

@@ -1,4 +1,6 @@
 import Foundation
+import Latchkey
+import LatchkeySystem
 
 /// Token rotation under load (docs/ROTATION.md), against `scripts/token-endpoint.py` on
 /// 127.0.0.1 (rotating refresh tokens, reuse detection that revokes the family, a 200 ms
@@ -134,7 +136,8 @@ struct RotationStress {
     }
 
     final class Endpoint {
-        let process = Process()
+        /// Its process id.
+        let processID: Int32
         let port: Int
 
         struct Stats {
@@ -150,12 +153,16 @@ struct RotationStress {
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("scripts/token-endpoint.py").path
             let portFile = directory + "/token-endpoint.port"
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments =
+            // One an endpoint started earlier in this run left (rotation before kill-refresh) names a closed port.
+            try? FileManager.default.removeItem(atPath: portFile)
+            let arguments =
                 [
                     "python3", script, "--port-file", portFile, "--delay-ms", String(RotationStress.delayMilliseconds),
                 ] + (expiresIn.map { ["--expires-in", String($0)] } ?? [])
-            try process.run()
+            processID = try POSIX.Launch(
+                "python3", arguments: arguments, searchingPath: true, standardInput: .inherited,
+                standardOutput: .inherited, standardError: .inherited
+            ).start()
             for _ in 0..<1000 {
                 if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text) {
                     self.port = port
@@ -163,7 +170,8 @@ struct RotationStress {
                 }
                 Spawn.pause(microseconds: 10_000)
             }
-            process.terminate()
+            POSIX.send(.terminate, to: processID)
+            _ = try? POSIX.waitForExit(processID)
             throw Spawn.Failure(description: "the token endpoint (\(script)) did not start")
         }
 
@@ -189,9 +197,10 @@ struct RotationStress {
             ])
         }
 
+        /// Ends it (SIGTERM) and waits for it.
         func stop() {
-            process.terminate()
-            process.waitUntilExit()
+            POSIX.send(.terminate, to: processID)
+            _ = try? POSIX.waitForExit(processID)
         }
     }
 }

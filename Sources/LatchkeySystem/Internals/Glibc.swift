@@ -916,3 +916,49 @@ package final class SignalDeferral {
         return try body()
     }
 }
+
+extension POSIX {
+    /// A pipe (`pipe2` with `O_CLOEXEC`), its ends closed when released: what a child started
+    /// with its writing end as a standard stream (``Launch/Stream/descriptor(_:)``) writes is
+    /// read here as it comes.
+    package final class Pipe {
+        /// The reading end.
+        private let reading: Int32
+        /// The writing end; -1 once closed.
+        private var writing: Int32
+
+        /// A new pipe.
+        /// - Throws: `.io` naming `pipe2`.
+        package init() throws {
+            var ends: [Int32] = [-1, -1]
+            try check("pipe2", path: "a pipe") { pipe2(&ends, O_CLOEXEC) }
+            reading = ends[0]
+            writing = ends[1]
+        }
+
+        deinit {
+            close(reading)
+            if writing >= 0 { close(writing) }
+        }
+
+        /// The writing end, to hand to a child; -1 once ``closeWritingEnd()`` closed it.
+        package var writingEnd: Int32 { writing }
+
+        /// Closes the writing end (once the child has its own), so that reading finds the
+        /// end once every child holding it closed it.
+        package func closeWritingEnd() {
+            guard writing >= 0 else { return }
+            close(writing)
+            writing = -1
+        }
+
+        /// What the pipe holds, at most `limit` bytes, waiting until something comes (`read`).
+        /// - Returns: The bytes; none at the end.
+        /// - Throws: `.io` naming `read`.
+        package func read(upTo limit: Int = 65_536) throws -> [UInt8] {
+            var buffer = [UInt8](repeating: 0, count: limit)
+            let count = try check("read", path: "a pipe") { Glibc.read(reading, &buffer, limit) }
+            return Array(buffer.prefix(count))
+        }
+    }
+}
