@@ -1,5 +1,6 @@
 import Dispatch
 import Latchkey
+import LatchkeyProvider
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -104,10 +105,13 @@ package final class AgentServer: Sendable {
     ///   - idleTimeout: How long it waits without a request before it stops; asked once
     ///     the standard streams are let go (an error is then in the log).
     ///   - jobs: What runs the commands clients send.
+    ///   - secretService: Whether to serve the Secret Service on the session bus too
+    ///     (`--secret-service`, docs/SECRET-SERVICE-PROVIDER.md), when nobody else does.
     /// - Throws: `LatchkeyError` `.unavailable` without a usable `XDG_RUNTIME_DIR`;
     ///   `.insecurePermissions` for a runtime directory others can use.
     package static func serve(
-        environment: [String: String], idleTimeout: () throws -> Duration, jobs: any AgentJobRunner
+        environment: [String: String], idleTimeout: () throws -> Duration, jobs: any AgentJobRunner,
+        secretService: Bool = false
     ) throws {
         POSIX.forbidDumps()
         let runtime = try AgentRuntimeDirectory(runtimeDirectory: environment["XDG_RUNTIME_DIR"])
@@ -156,6 +160,7 @@ package final class AgentServer: Sendable {
             )
         }
         server.log("serving \(runtime.socketPath) (pid \(POSIX.processID)); idle exit after \(idleExit)")
+        if secretService { SecretServiceProvider.start { server.log($0) } }
         try server.run()
     }
 
