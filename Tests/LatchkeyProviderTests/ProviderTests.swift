@@ -88,6 +88,51 @@ struct ProviderTests {
             ], "\(run.text)")
     }
 
+    @Test("collections and items emit the spec's signals; Collections, aliases and labels follow")
+    func signals() throws {
+        let bus = try ProviderBus()
+        try bus.startAgent()
+        let run = try bus.python(
+            pythonPrelude + """
+                import time
+                seen = set()
+                bus.signal_subscribe(None, None, None, None, None, Gio.DBusSignalFlags.NONE,
+                                     lambda c, sender, path, interface, name, p: seen.add(interface.split('.')[-1] + '.' + name))
+                output, session = call(SERVICE, 'Service', 'OpenSession', '(sv)', ('plain', GLib.Variant('s', '')))
+                label = {S + 'Collection.Label': GLib.Variant('s', 'Extra Things')}
+                collection, _ = call(SERVICE, 'Service', 'CreateCollection', '(a{sv}s)', (label, 'extra'))
+                print('collection', collection)
+                print('alias', call(SERVICE, 'Service', 'ReadAlias', '(s)', ('extra',))[0] == collection)
+                print('default', call(SERVICE, 'Service', 'ReadAlias', '(s)', ('default',))[0])
+                get = lambda path, interface, name: call(path, 'org.freedesktop.DBus.Properties', 'Get', '(ss)', (S + interface, name))[0]
+                print('listed', collection in get(SERVICE, 'Service', 'Collections'))
+                item, _ = call(collection, 'Collection', 'CreateItem', '(a{sv}(oayays)b)',
+                               (item_properties('one', {'k': 'v'}), (session, b'', b'x', 'text/plain'), False))
+                print('items', get(collection, 'Collection', 'Items') == [item])
+                call(item, 'Item', 'SetSecret', '((oayays))', ((session, b'', b'y', 'text/plain'),))
+                call(item, 'org.freedesktop.DBus.Properties', 'Set', '(ssv)', (S + 'Item', 'Label', GLib.Variant('s', 'renamed')))
+                call(collection, 'org.freedesktop.DBus.Properties', 'Set', '(ssv)',
+                     (S + 'Collection', 'Label', GLib.Variant('s', 'Renamed')))
+                print('labels', get(item, 'Item', 'Label'), get(collection, 'Collection', 'Label'))
+                print('delete item', call(item, 'Item', 'Delete')[0])
+                print('delete collection', call(collection, 'Collection', 'Delete')[0])
+                print('gone', call(SERVICE, 'Service', 'ReadAlias', '(s)', ('extra',))[0], collection in get(SERVICE, 'Service', 'Collections'))
+                end = time.time() + 10
+                while len(seen) < 7 and time.time() < end:
+                    GLib.MainContext.default().iteration(False) or time.sleep(0.01)
+                print('signals', ' '.join(sorted(seen)))
+                """)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.lines == [
+                "collection /org/freedesktop/secrets/collection/extra_things", "alias True",
+                "default /org/freedesktop/secrets/collection/login", "listed True", "items True",
+                "labels renamed Renamed", "delete item /", "delete collection /", "gone / False",
+                "signals Collection.ItemChanged Collection.ItemCreated Collection.ItemDeleted Properties.PropertiesChanged "
+                    + "Service.CollectionChanged Service.CollectionCreated Service.CollectionDeleted",
+            ], "\(run.text)")
+    }
+
     @Test("bad calls get the spec's errors, and the agent stays up")
     func badCalls() throws {
         let bus = try ProviderBus()

@@ -52,8 +52,12 @@ enum Gcrypt {
         let exponent = try Number(bytes: privateKey)
         let shared = Number()
         gcry_mpi_powm(shared.mpi, peer.mpi, exponent.mpi, prime.mpi)
-        let input = try shared.bytes()
-        // HKDF-SHA256 (RFC 5869): no salt is a salt of 32 zero bytes; no info.
+        return try hkdf(try shared.bytes())
+    }
+
+    /// The first 16 bytes of HKDF-SHA256 (RFC 5869) of `input` with no salt (a salt of 32 zero
+    /// bytes) and no info: one block of the expansion.
+    static func hkdf(_ input: SecretBytes) throws -> SecretBytes {
         let pseudorandomKey = try hmacSHA256(key: SecretBytes([UInt8](repeating: 0, count: 32)), input)
         let block = try hmacSHA256(key: pseudorandomKey, SecretBytes([1]))
         return block.withUnsafeBytes { SecretBytes($0.prefix(16)) }
