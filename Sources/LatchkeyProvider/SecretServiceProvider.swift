@@ -45,6 +45,9 @@ package final class SecretServiceProvider {
                 let store = try ProviderStore(storeDirectory: directory)
                 let provider = SecretServiceProvider(bus: bus, store: store, log: log)
                 try provider.registerObjects()
+                bus.whenClientLeaves { client in
+                    provider.sessions = provider.sessions.filter { $0.value.owner != client }
+                }
                 bus.ownName(busName) { acquired in
                     log(
                         acquired

@@ -133,6 +133,35 @@ struct ProviderTests {
             ], "\(run.text)")
     }
 
+    @Test("a client's sessions are closed when it leaves the bus")
+    func sessionsEndWithClient() throws {
+        let bus = try ProviderBus()
+        try bus.startAgent()
+        let nodes = """
+            import re
+            def sessions():
+                xml = call('/org/freedesktop/secrets/session', 'org.freedesktop.DBus.Introspectable', 'Introspect')[0]
+                return len(re.findall('<node name=', xml))
+
+            """
+        let first = try bus.python(
+            pythonPrelude + nodes + """
+                for _ in range(3):
+                    call(SERVICE, 'Service', 'OpenSession', '(sv)', ('plain', GLib.Variant('s', '')))
+                print(sessions())
+                """)
+        #expect(first.lines == ["3"], "\(first.text) \(first.stderr)")
+        let after = try bus.python(
+            pythonPrelude + nodes + """
+                import time
+                end = time.time() + 10
+                while sessions() > 0 and time.time() < end:
+                    time.sleep(0.02)
+                print(sessions())
+                """)
+        #expect(after.lines == ["0"], "\(after.text) \(after.stderr)")
+    }
+
     @Test("bad calls get the spec's errors, and the agent stays up")
     func badCalls() throws {
         let bus = try ProviderBus()

@@ -17,6 +17,8 @@ final class BusConnection {
     private let connection: OpaquePointer
     /// The handler of each registered subtree, kept while it is registered (GDBus holds a pointer to it).
     private var boxes: [UInt32: HandlerBox] = [:]
+    /// What ``whenClientLeaves(_:)`` calls.
+    private var clientLeft: ((String) -> Void)?
 
     /// Loads GIO (through libsecret's loader), makes a main context this thread's default,
     /// and opens a private connection to the session bus
@@ -74,6 +76,24 @@ final class BusConnection {
             { _, _, data in Unmanaged<NameWatch>.fromOpaque(data!).takeUnretainedValue().changed(true) },
             { _, _, data in Unmanaged<NameWatch>.fromOpaque(data!).takeUnretainedValue().changed(false) },
             box, { data in Unmanaged<NameWatch>.fromOpaque(data!).release() })
+    }
+
+    /// Calls `left` with the unique name of each client that leaves the bus (the bus's
+    /// `NameOwnerChanged` with no new owner, `g_dbus_connection_signal_subscribe`).
+    func whenClientLeaves(_ left: @escaping (String) -> Void) {
+        clientLeft = left
+        // The connection lives as long as the process (``run()`` never returns), so GDBus may hold it unretained.
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        _ = lk_g_dbus_connection_signal_subscribe(
+            connection, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged", "/org/freedesktop/DBus",
+            nil,
+            LK_G_DBUS_SIGNAL_FLAGS_NONE,
+            { _, _, _, _, _, parameters, data in
+                let bus = Unmanaged<BusConnection>.fromOpaque(data!).takeUnretainedValue()
+                let names = decodeArguments(parameters).map { $0?.string }
+                guard names.count == 3, let name = names[0], name.hasPrefix(":"), names[2] == "" else { return }
+                bus.clientLeft?(name)
+            }, context, nil)
     }
 
     /// Serves the subtree at `path` through `handler` (`latchkey_provider_register`).
