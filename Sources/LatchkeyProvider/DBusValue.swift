@@ -13,6 +13,8 @@ indirect enum DBusValue {
     case dictEntry(DBusValue, DBusValue)
     case tuple([DBusValue])
     case variant(DBusValue)
+    /// A value of a type the provider never reads (a number in a client's own property), by its type.
+    case other(String)
 
     /// An `ao`.
     static func paths(_ paths: [String]) -> DBusValue { .array("o", paths.map { .objectPath($0) }) }

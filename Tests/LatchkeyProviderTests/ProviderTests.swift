@@ -60,8 +60,10 @@ struct ProviderTests {
                     return (session, b'', value, 'text/plain')
                 attributes = {'app': 'plain-test', 'user': 'u'}
                 args = '(a{sv}(oayays)b)'
-                first, prompt = call(DEFAULT, 'Collection', 'CreateItem', args,
-                                     (item_properties('one', attributes), secret(b'first'), False))
+                # A property of the client's own, of a type the provider does not read, is ignored.
+                properties = item_properties('one', attributes)
+                properties['org.example.Flags'] = GLib.Variant('u', 7)
+                first, prompt = call(DEFAULT, 'Collection', 'CreateItem', args, (properties, secret(b'first'), False))
                 print('prompt', prompt)
                 print('get', bytes(call(first, 'Item', 'GetSecret', '(o)', (session,))[0][2]).decode())
                 replaced, _ = call(DEFAULT, 'Collection', 'CreateItem', args,

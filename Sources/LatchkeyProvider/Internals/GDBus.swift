@@ -212,7 +212,7 @@ private func decodeArguments(_ parameters: OpaquePointer?) -> [DBusValue?] {
     }
 }
 
-/// `value` as a `DBusValue`, or nil for a type the provider never receives.
+/// `value` as a `DBusValue` (``DBusValue/other(_:)`` for a type the provider does not read).
 private func decode(_ value: OpaquePointer) -> DBusValue? {
     let type = String(cString: lk_g_variant_get_type_string(value))
     switch type.first {
@@ -241,7 +241,7 @@ private func decode(_ value: OpaquePointer) -> DBusValue? {
         case "{": return children.count == 2 ? .dictEntry(children[0], children[1]) : nil
         default: return .tuple(children)
         }
-    default: return nil
+    default: return .other(type)
     }
 }
 
@@ -265,6 +265,7 @@ private func encode(_ value: DBusValue) -> OpaquePointer? {
         defer { lk_g_variant_type_free(type) }
         return bytes.withUnsafeBytes { lk_g_variant_new_fixed_array(type, $0.baseAddress, $0.count, 1) }
     case .variant(let inner): return lk_g_variant_new_variant(encode(inner))
+    case .other: preconditionFailure("the provider never sends a value it does not read")
     case .dictEntry(let key, let entry): return lk_g_variant_new_dict_entry(encode(key), encode(entry))
     case .tuple(let values): return encodeTuple(values)
     case .array(let elementType, let elements):
