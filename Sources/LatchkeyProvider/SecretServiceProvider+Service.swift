@@ -15,6 +15,9 @@ extension SecretServiceProvider {
             guard let properties = arguments.first??.dictionary, let alias = arguments.last??.string else {
                 throw .invalidArgs("CreateCollection takes properties and an alias")
             }
+            guard alias.isEmpty || Self.isAliasName(alias) else {
+                throw .invalidArgs("an alias is made of letters, digits and _")
+            }
             if !alias.isEmpty, let existing = store.aliases[alias], store.collections[existing] != nil {
                 return [.objectPath(ObjectPath.collection(id: existing)), .objectPath(ObjectPath.nothing)]
             }
@@ -60,9 +63,9 @@ extension SecretServiceProvider {
             let path = collectionID(ObjectPath.base + "/aliases/" + name).map { ObjectPath.collection(id: $0) }
             return [.objectPath(path ?? ObjectPath.nothing)]
         case "SetAlias":
-            guard let name = arguments.first??.string, let path = arguments.last??.objectPath, !name.isEmpty,
-                !name.contains("/")
-            else { throw .invalidArgs("SetAlias takes an alias and a collection") }
+            guard let name = arguments.first??.string, let path = arguments.last??.objectPath,
+                Self.isAliasName(name)
+            else { throw .invalidArgs("SetAlias takes an alias (letters, digits and _) and a collection") }
             if path == ObjectPath.nothing {
                 try changing { try store.setAlias(name, to: nil) }
             } else {
@@ -73,6 +76,14 @@ extension SecretServiceProvider {
         default:
             throw .unknownMethod("no method \(call.method)")
         }
+    }
+
+    /// Whether `name` can be an alias: the last element of an object path (ASCII letters, digits and `_`).
+    static func isAliasName(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_")
+            }
     }
 
     /// Runs a change of the store; its failure is the client's `Failed` (nothing changed then).

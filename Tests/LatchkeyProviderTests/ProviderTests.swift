@@ -183,6 +183,8 @@ struct ProviderTests {
                            ('dh-ietf1024-sha256-aes128-cbc-pkcs7', GLib.Variant('ay', b'\\x00'))))
                 print(call(DEFAULT, 'Collection', 'CreateItem', '(a{sv}(oayays)b)',
                            ({S + 'Item.Attributes': GLib.Variant('s', 'flat')}, (session, b'', b'v', 't'), False)))
+                print(call(SERVICE, 'Service', 'SetAlias', '(so)', ('no alias', '/org/freedesktop/secrets/collection/login')))
+                print(call(SERVICE, 'Service', 'SetAlias', '(so)', ('extra', '/org/freedesktop/secrets/collection/none')))
                 print(call(SERVICE, 'Service', 'SearchItems', '(a{ss})', ({'a': 'b'},)))
                 """)
         #expect(run.status == 0, "\(run.stderr)")
@@ -196,6 +198,8 @@ struct ProviderTests {
                 "error org.freedesktop.DBus.Error.InvalidArgs",
                 "error org.freedesktop.DBus.Error.InvalidArgs",
                 "error org.freedesktop.DBus.Error.InvalidArgs",
+                "error org.freedesktop.DBus.Error.InvalidArgs",
+                "error org.freedesktop.Secret.Error.NoSuchObject",
                 "([], [])",
             ], "\(run.text)")
         #expect(try bus.ownerProcessID() == agent, "the agent still owns the name")
