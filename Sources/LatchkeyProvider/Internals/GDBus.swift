@@ -35,18 +35,38 @@ final class BusConnection {
         }
         lk_g_main_context_push_thread_default(context)
         self.context = context
-        let address = try Self.check("g_dbus_address_get_for_bus_sync") {
+        do {
+            connection = try Self.connect()
+        } catch {
+            lk_g_main_context_pop_thread_default(context)
+            lk_g_main_context_unref(context)
+            throw error
+        }
+        try Self.check("g_dbus_node_info_new_for_xml") { latchkey_provider_load_interfaces(Introspection.xml, $0) }
+    }
+
+    /// Closes the connection (`g_dbus_connection_close_sync`), which ends its registrations and
+    /// name, and lets go of the main context; on the thread that made it (the provider's, when it does not serve).
+    deinit {
+        _ = lk_g_dbus_connection_close_sync(connection, nil, nil)
+        lk_g_object_unref(UnsafeMutableRawPointer(connection))
+        lk_g_main_context_pop_thread_default(context)
+        lk_g_main_context_unref(context)
+    }
+
+    /// A private connection to the session bus.
+    private static func connect() throws -> OpaquePointer {
+        let address = try check("g_dbus_address_get_for_bus_sync") {
             lk_g_dbus_address_get_for_bus_sync(LK_G_BUS_TYPE_SESSION, nil, $0)
         }
         guard let address else { throw LatchkeyError(.unavailable, "no session bus address") }
         defer { lk_g_free(address) }
         let flags = LK_G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT | LK_G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION
-        let connection = try Self.check("g_dbus_connection_new_for_address_sync") {
+        let connection = try check("g_dbus_connection_new_for_address_sync") {
             lk_g_dbus_connection_new_for_address_sync(address, flags, nil, nil, $0)
         }
         guard let connection else { throw LatchkeyError(.unavailable, "no session bus connection") }
-        self.connection = connection
-        try Self.check("g_dbus_node_info_new_for_xml") { latchkey_provider_load_interfaces(Introspection.xml, $0) }
+        return connection
     }
 
     /// Whether `name` has an owner on the bus (the bus's `NameHasOwner`).
