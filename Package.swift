@@ -34,6 +34,13 @@ let package = Package(
             cSettings: testSeamsInC,
             linkerSettings: [.linkedLibrary("dl")]
         ),
+        // libgcrypt, for the Secret Service provider's DH sessions (its gcry_control is variadic:
+        // the one call Swift cannot make is a static inline function in shim.h).
+        .systemLibrary(
+            name: "CLatchkeyGcrypt",
+            pkgConfig: "libgcrypt",
+            providers: [.apt(["libgcrypt20-dev"])]
+        ),
         // Linux calls Swift cannot make directly (prctl is variadic): static inline C in a header.
         .systemLibrary(name: "CLatchkeyLinux"),
         .target(
@@ -63,7 +70,14 @@ let package = Package(
         // runs is the CLI's (AgentJobRunner); nothing here is public.
         .target(
             name: "LatchkeyAgent",
-            dependencies: ["Latchkey", "LatchkeySystem"]
+            dependencies: ["Latchkey", "LatchkeySystem", "LatchkeyProvider"]
+        ),
+        // The Secret Service provider (docs/SECRET-SERVICE-PROVIDER.md): serves
+        // org.freedesktop.secrets through GDBus from a file vault of its own, for the agent
+        // to start (`latchkey agent run --secret-service`); nothing here is public.
+        .target(
+            name: "LatchkeyProvider",
+            dependencies: ["Latchkey", "CLatchkeySecret", "CLatchkeyGcrypt"]
         ),
         // The `latchkey` command (product `latchkey`); also git-credential-latchkey and
         // docker-credential-latchkey by the name it is run under.
@@ -102,6 +116,11 @@ let package = Package(
         .testTarget(
             name: "LatchkeyAgentTests",
             dependencies: ["LatchkeyAgent", "LatchkeySystem", "Latchkey", "LatchkeyTestSupport"]
+        ),
+        // Runs the built `latchkey` agent as the Secret Service on a private bus, with real clients.
+        .testTarget(
+            name: "LatchkeyProviderTests",
+            dependencies: ["LatchkeyProvider", "Latchkey", "LatchkeyTestSupport"]
         ),
         .testTarget(
             name: "LatchkeyLoginFlowTests",

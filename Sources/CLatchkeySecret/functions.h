@@ -84,6 +84,28 @@
     X(secret_service_search_sync) \
     X(secret_value_get) \
     X(secret_value_new) \
-    X(secret_value_unref)
+    X(secret_value_unref) \
+    LK_EACH_PROVIDER_FUNCTION(X)
+
+/* The ones only the Secret Service provider (LatchkeyProvider) calls. */
+#define LK_EACH_PROVIDER_FUNCTION(X) \
+    X(g_bus_own_name_on_connection) \
+    X(g_dbus_address_get_for_bus_sync) \
+    X(g_dbus_connection_emit_signal) \
+    X(g_dbus_connection_register_subtree) \
+    X(g_dbus_connection_unregister_subtree) \
+    X(g_dbus_error_new_for_dbus_error) \
+    X(g_dbus_interface_info_ref) \
+    X(g_dbus_method_invocation_return_dbus_error) \
+    X(g_dbus_method_invocation_return_value) \
+    X(g_dbus_node_info_lookup_interface) \
+    X(g_dbus_node_info_new_for_xml) \
+    X(g_memdup2) \
+    X(g_strsplit) \
+    X(g_variant_get_fixed_array) \
+    X(g_variant_get_type_string) \
+    X(g_variant_new_boolean) \
+    X(g_variant_new_fixed_array) \
+    X(g_variant_new_uint64)
 
 #endif

@@ -393,3 +393,90 @@ LKSecretValue *lk_secret_value_new(const char *secret, ssize_t length, const cha
 void lk_secret_value_unref(void *value) {
     lk_table.secret_value_unref(value);
 }
+
+/* The wrappers only the Secret Service provider calls (LK_EACH_PROVIDER_FUNCTION). */
+
+char *lk_g_dbus_address_get_for_bus_sync(int bus_type, LKGCancellable *cancellable, LKGError **error) {
+    return lk_table.g_dbus_address_get_for_bus_sync(bus_type, cancellable, error);
+}
+
+unsigned int lk_g_bus_own_name_on_connection(LKGDBusConnection *connection, const char *name, unsigned int flags,
+                                             void (*name_acquired_handler)(LKGDBusConnection *connection, const char *name,
+                                                                           void *user_data),
+                                             void (*name_lost_handler)(LKGDBusConnection *connection, const char *name,
+                                                                       void *user_data),
+                                             void *user_data, void (*user_data_free_func)(void *data)) {
+    return lk_table.g_bus_own_name_on_connection(connection, name, flags, name_acquired_handler, name_lost_handler, user_data,
+                                                 user_data_free_func);
+}
+
+int lk_g_dbus_connection_emit_signal(LKGDBusConnection *connection, const char *destination_bus_name, const char *object_path,
+                                     const char *interface_name, const char *signal_name, LKGVariant *parameters, LKGError **error) {
+    return lk_table.g_dbus_connection_emit_signal(connection, destination_bus_name, object_path, interface_name, signal_name,
+                                                  parameters, error);
+}
+
+unsigned int lk_g_dbus_connection_register_subtree(LKGDBusConnection *connection, const char *object_path,
+                                                   const LKGDBusSubtreeVTable *vtable, unsigned int flags,
+                                                   void *user_data, void (*user_data_free_func)(void *data), LKGError **error) {
+    return lk_table.g_dbus_connection_register_subtree(connection, object_path, vtable, flags, user_data, user_data_free_func,
+                                                       error);
+}
+
+int lk_g_dbus_connection_unregister_subtree(LKGDBusConnection *connection, unsigned int registration_id) {
+    return lk_table.g_dbus_connection_unregister_subtree(connection, registration_id);
+}
+
+LKGError *lk_g_dbus_error_new_for_dbus_error(const char *dbus_error_name, const char *dbus_error_message) {
+    return lk_table.g_dbus_error_new_for_dbus_error(dbus_error_name, dbus_error_message);
+}
+
+LKGDBusInterfaceInfo *lk_g_dbus_interface_info_ref(LKGDBusInterfaceInfo *info) {
+    return lk_table.g_dbus_interface_info_ref(info);
+}
+
+void lk_g_dbus_method_invocation_return_dbus_error(LKGDBusMethodInvocation *invocation, const char *error_name,
+                                                   const char *error_message) {
+    lk_table.g_dbus_method_invocation_return_dbus_error(invocation, error_name, error_message);
+}
+
+void lk_g_dbus_method_invocation_return_value(LKGDBusMethodInvocation *invocation, LKGVariant *parameters) {
+    lk_table.g_dbus_method_invocation_return_value(invocation, parameters);
+}
+
+LKGDBusInterfaceInfo *lk_g_dbus_node_info_lookup_interface(LKGDBusNodeInfo *info, const char *name) {
+    return lk_table.g_dbus_node_info_lookup_interface(info, name);
+}
+
+LKGDBusNodeInfo *lk_g_dbus_node_info_new_for_xml(const char *xml_data, LKGError **error) {
+    return lk_table.g_dbus_node_info_new_for_xml(xml_data, error);
+}
+
+void *lk_g_memdup2(const void *mem, size_t byte_size) {
+    return lk_table.g_memdup2(mem, byte_size);
+}
+
+char **lk_g_strsplit(const char *string, const char *delimiter, int max_tokens) {
+    return lk_table.g_strsplit(string, delimiter, max_tokens);
+}
+
+LKGVariant *lk_g_variant_new_boolean(int value) {
+    return lk_table.g_variant_new_boolean(value);
+}
+
+LKGVariant *lk_g_variant_new_fixed_array(const LKGVariantType *element_type, const void *elements, size_t n_elements,
+                                         size_t element_size) {
+    return lk_table.g_variant_new_fixed_array(element_type, elements, n_elements, element_size);
+}
+
+LKGVariant *lk_g_variant_new_uint64(uint64_t value) {
+    return lk_table.g_variant_new_uint64(value);
+}
+
+const void *lk_g_variant_get_fixed_array(LKGVariant *value, size_t *n_elements, size_t element_size) {
+    return lk_table.g_variant_get_fixed_array(value, n_elements, element_size);
+}
+
+const char *lk_g_variant_get_type_string(LKGVariant *value) {
+    return lk_table.g_variant_get_type_string(value);
+}

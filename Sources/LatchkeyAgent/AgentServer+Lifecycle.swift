@@ -16,7 +16,8 @@ extension AgentServer {
     /// - Throws: `LatchkeyError` `.unavailable` without a usable `XDG_RUNTIME_DIR`;
     ///   `.insecurePermissions` for a runtime directory others can use.
     package static func serve(
-        environment: [String: String], idleTimeout: () throws -> Duration, jobs: any AgentJobRunner
+        environment: [String: String], idleTimeout: () throws -> Duration, jobs: any AgentJobRunner,
+        secretService: Bool = false
     ) throws {
         POSIX.forbidDumps()
         let runtime = try AgentRuntimeDirectory(runtimeDirectory: environment["XDG_RUNTIME_DIR"])
@@ -66,6 +67,7 @@ extension AgentServer {
             )
         }
         server.log("serving \(runtime.socketPath) (pid \(POSIX.processID)); idle exit after \(idleExit)")
+        if secretService { SecretServiceProvider.start { server.log($0) } }
         try server.startAcceptingConnections()
         server.watch()
     }

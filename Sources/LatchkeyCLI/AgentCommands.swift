@@ -5,12 +5,17 @@ import LatchkeySystem
 /// `agent run`, `agent status`, `agent stop` and `lock`: the agent's own commands,
 /// which always run in this process.
 enum AgentCommands {
-    /// `latchkey agent run` (also `latchkey agent`): serve in the foreground.
+    /// `latchkey agent run` (also `latchkey agent`): serve in the foreground; with
+    /// `--secret-service`, the Secret Service on the session bus too, and then no idle exit.
     static func run(_ context: Context, _ arguments: CommandArguments) throws {
+        let secretService = arguments.flags.contains("--secret-service")
         try AgentServer.serve(
             environment: context.environment.subset(["XDG_RUNTIME_DIR", "LISTEN_PID", "LISTEN_FDS", "JOURNAL_STREAM"]),
-            idleTimeout: { .milliseconds(Int64(try context.policy().agent.idleTimeout * 1000)) },
-            jobs: CommandLineJobs())
+            idleTimeout: {
+                secretService
+                    ? .seconds(Int64(Int32.max)) : .milliseconds(Int64(try context.policy().agent.idleTimeout * 1000))
+            },
+            jobs: CommandLineJobs(), secretService: secretService)
     }
 
     /// `latchkey agent status`: whether an agent runs, since when, which namespaces it has served, and which it holds unlocked.

@@ -152,6 +152,12 @@ extension Command {
             words: ["agent", "run"],
             summary:
                 "serve the command line and the credential helpers in the foreground, for a service manager (also `latchkey agent` alone)",
+            options: [
+                Option(
+                    name: "--secret-service",
+                    help: "serve the Secret Service (org.freedesktop.secrets) on the session bus too, when no other "
+                        + "provider owns it, and do not exit when idle")
+            ],
             isGroupDefault: true, run: AgentCommands.run),
         Command(
             words: ["agent", "status"],

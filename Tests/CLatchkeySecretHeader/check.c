@@ -42,6 +42,8 @@ SAME(LK_G_DBUS_ERROR_TIMEOUT, G_DBUS_ERROR_TIMEOUT);
 SAME(LK_G_DBUS_ERROR_TIMED_OUT, G_DBUS_ERROR_TIMED_OUT);
 SAME(LK_SECRET_ERROR_IS_LOCKED, SECRET_ERROR_IS_LOCKED);
 SAME(LK_SECRET_ERROR_NO_SUCH_OBJECT, SECRET_ERROR_NO_SUCH_OBJECT);
+SAME(LK_G_BUS_NAME_OWNER_FLAGS_NONE, G_BUS_NAME_OWNER_FLAGS_NONE);
+SAME(LK_G_DBUS_SUBTREE_FLAGS_DISPATCH_TO_UNENUMERATED_NODES, G_DBUS_SUBTREE_FLAGS_DISPATCH_TO_UNENUMERATED_NODES);
 
 #define SAME_SIZE(mine, real) _Static_assert(sizeof(mine) == sizeof(real), "the size of " #mine " differs from " #real)
 #define SAME_FIELD(mine, real, field)                                                        \
@@ -60,6 +62,16 @@ SAME_FIELD(struct LKGListLayout, GList, prev);
 SAME_SIZE(struct LKGHashTableIterLayout, GHashTableIter);
 _Static_assert(_Alignof(struct LKGHashTableIterLayout) == _Alignof(GHashTableIter), "GHashTableIter's alignment differs");
 /* GHashTableIter's fields are private; its size and alignment are what a caller's copy needs. */
+SAME_SIZE(struct LKGDBusInterfaceVTableLayout, GDBusInterfaceVTable);
+SAME_FIELD(struct LKGDBusInterfaceVTableLayout, GDBusInterfaceVTable, method_call);
+SAME_FIELD(struct LKGDBusInterfaceVTableLayout, GDBusInterfaceVTable, get_property);
+SAME_FIELD(struct LKGDBusInterfaceVTableLayout, GDBusInterfaceVTable, set_property);
+SAME_FIELD(struct LKGDBusInterfaceVTableLayout, GDBusInterfaceVTable, padding);
+SAME_SIZE(struct LKGDBusSubtreeVTableLayout, GDBusSubtreeVTable);
+SAME_FIELD(struct LKGDBusSubtreeVTableLayout, GDBusSubtreeVTable, enumerate);
+SAME_FIELD(struct LKGDBusSubtreeVTableLayout, GDBusSubtreeVTable, introspect);
+SAME_FIELD(struct LKGDBusSubtreeVTableLayout, GDBusSubtreeVTable, dispatch);
+SAME_FIELD(struct LKGDBusSubtreeVTableLayout, GDBusSubtreeVTable, padding);
 
 /* With the real types in place, each wrapper must have exactly the signature of
  * the function it calls (enums count as their unsigned int). */

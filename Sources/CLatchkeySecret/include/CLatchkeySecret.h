@@ -75,6 +75,9 @@ typedef SecretService LKSecretService;
 typedef SecretItem LKSecretItem;
 typedef SecretSchema LKSecretSchema;
 typedef SecretValue LKSecretValue;
+typedef GDBusMethodInvocation LKGDBusMethodInvocation;
+typedef GDBusNodeInfo LKGDBusNodeInfo;
+typedef GDBusInterfaceInfo LKGDBusInterfaceInfo;
 #else
 typedef struct LKGErrorLayout LKGError;
 typedef struct LKGListLayout LKGList;
@@ -93,6 +96,9 @@ typedef struct LKSecretService LKSecretService;
 typedef struct LKSecretItem LKSecretItem;
 typedef struct LKSecretSchema LKSecretSchema;
 typedef struct LKSecretValue LKSecretValue;
+typedef struct LKGDBusMethodInvocation LKGDBusMethodInvocation;
+typedef struct LKGDBusNodeInfo LKGDBusNodeInfo;
+typedef struct LKGDBusInterfaceInfo LKGDBusInterfaceInfo;
 #endif
 
 /* Enum values (libsecret/secret-types.h, secret-service.h, secret-item.h,
@@ -131,6 +137,10 @@ typedef struct LKSecretValue LKSecretValue;
 /** SecretError (domain secret_error_get_quark) */
 #define LK_SECRET_ERROR_IS_LOCKED 2
 #define LK_SECRET_ERROR_NO_SUCH_OBJECT 3
+/** GBusNameOwnerFlags */
+#define LK_G_BUS_NAME_OWNER_FLAGS_NONE 0u
+/** GDBusSubtreeFlags */
+#define LK_G_DBUS_SUBTREE_FLAGS_DISPATCH_TO_UNENUMERATED_NODES 1u
 
 /**
  * Opens libsecret-1.so.0 (dlopen, RTLD_NOW | RTLD_LOCAL) and resolves every
@@ -253,6 +263,100 @@ LKGList *lk_secret_service_search_sync(LKSecretService *service, const LKSecretS
 const char *lk_secret_value_get(LKSecretValue *value, size_t *length);
 LKSecretValue *lk_secret_value_new(const char *secret, ssize_t length, const char *content_type);
 void lk_secret_value_unref(void *value);
+
+/* The Secret Service provider (LatchkeyProvider): GDBus's server side. provider.c holds the
+ * two vtables GDBus calls (a subtree's and its interfaces'), each entry forwarding to the
+ * handlers below; their layouts are checked against gio/gdbusconnection.h. */
+
+/** GDBusInterfaceVTable's layout (three function pointers and eight of padding). */
+struct LKGDBusInterfaceVTableLayout {
+    void *method_call;
+    void *get_property;
+    void *set_property;
+    void *padding[8];
+};
+
+/** GDBusSubtreeVTable's layout (three function pointers and eight of padding). */
+struct LKGDBusSubtreeVTableLayout {
+    void *enumerate;
+    void *introspect;
+    void *dispatch;
+    void *padding[8];
+};
+
+#ifdef LATCHKEY_CSECRET_REAL_TYPES
+typedef GDBusSubtreeVTable LKGDBusSubtreeVTable;
+#else
+typedef struct LKGDBusSubtreeVTableLayout LKGDBusSubtreeVTable;
+#endif
+
+/** What a provider subtree asks of its owner; `context` is the owner given at registration. */
+struct lk_provider_handlers {
+    /** A method call on `object_path`; the handler answers `invocation` (which it then owns) exactly once. */
+    void (*method_call)(void *context, const char *sender, const char *object_path, const char *interface_name,
+                        const char *method_name, LKGVariant *parameters, LKGDBusMethodInvocation *invocation);
+    /** A property's value (floating or owned), or NULL with `*error` set. */
+    LKGVariant *(*get_property)(void *context, const char *object_path, const char *interface_name,
+                                const char *property_name, LKGError **error);
+    /** Sets a property: nonzero when set, else 0 with `*error` set. */
+    int (*set_property)(void *context, const char *object_path, const char *interface_name, const char *property_name,
+                        LKGVariant *value, LKGError **error);
+    /** The interfaces `object_path` serves, as LK_PROVIDER_* bits (0: none). */
+    unsigned int (*interfaces)(void *context, const char *object_path);
+    /** The names of `object_path`'s children, newline-separated, in a string the caller frees with free(); NULL for none. */
+    char *(*children)(void *context, const char *object_path);
+};
+
+/** The interface bits of lk_provider_handlers.interfaces. */
+#define LK_PROVIDER_SERVICE 1u
+#define LK_PROVIDER_COLLECTION 2u
+#define LK_PROVIDER_ITEM 4u
+#define LK_PROVIDER_SESSION 8u
+
+/**
+ * Parses the provider's introspection XML once (g_dbus_node_info_new_for_xml), the interfaces
+ * org.freedesktop.Secret.Service, .Collection, .Item and .Session; later calls return 0 at once.
+ * Call with latchkey_secret_load done. Returns 0, or -1 with `*error` set.
+ */
+int latchkey_provider_load_interfaces(const char *xml, LKGError **error);
+
+/**
+ * Registers a subtree at `object_path` on `connection` (g_dbus_connection_register_subtree,
+ * dispatching to unenumerated nodes too), whose root and children are served through `handlers`
+ * with `context`; calls arrive on the thread-default main context of the calling thread.
+ * Returns the registration id, or 0 with `*error` set.
+ */
+unsigned int latchkey_provider_register(LKGDBusConnection *connection, const char *object_path,
+                                        const struct lk_provider_handlers *handlers, void *context, LKGError **error);
+
+char *lk_g_dbus_address_get_for_bus_sync(int bus_type, LKGCancellable *cancellable, LKGError **error);
+unsigned int lk_g_bus_own_name_on_connection(LKGDBusConnection *connection, const char *name, unsigned int flags,
+                                             void (*name_acquired_handler)(LKGDBusConnection *connection, const char *name,
+                                                                           void *user_data),
+                                             void (*name_lost_handler)(LKGDBusConnection *connection, const char *name,
+                                                                       void *user_data),
+                                             void *user_data, void (*user_data_free_func)(void *data));
+int lk_g_dbus_connection_emit_signal(LKGDBusConnection *connection, const char *destination_bus_name, const char *object_path,
+                                     const char *interface_name, const char *signal_name, LKGVariant *parameters, LKGError **error);
+unsigned int lk_g_dbus_connection_register_subtree(LKGDBusConnection *connection, const char *object_path,
+                                                   const LKGDBusSubtreeVTable *vtable, unsigned int flags,
+                                                   void *user_data, void (*user_data_free_func)(void *data), LKGError **error);
+int lk_g_dbus_connection_unregister_subtree(LKGDBusConnection *connection, unsigned int registration_id);
+LKGError *lk_g_dbus_error_new_for_dbus_error(const char *dbus_error_name, const char *dbus_error_message);
+LKGDBusInterfaceInfo *lk_g_dbus_interface_info_ref(LKGDBusInterfaceInfo *info);
+void lk_g_dbus_method_invocation_return_dbus_error(LKGDBusMethodInvocation *invocation, const char *error_name,
+                                                   const char *error_message);
+void lk_g_dbus_method_invocation_return_value(LKGDBusMethodInvocation *invocation, LKGVariant *parameters);
+LKGDBusInterfaceInfo *lk_g_dbus_node_info_lookup_interface(LKGDBusNodeInfo *info, const char *name);
+LKGDBusNodeInfo *lk_g_dbus_node_info_new_for_xml(const char *xml_data, LKGError **error);
+void *lk_g_memdup2(const void *mem, size_t byte_size);
+char **lk_g_strsplit(const char *string, const char *delimiter, int max_tokens);
+LKGVariant *lk_g_variant_new_boolean(int value);
+LKGVariant *lk_g_variant_new_fixed_array(const LKGVariantType *element_type, const void *elements, size_t n_elements,
+                                         size_t element_size);
+LKGVariant *lk_g_variant_new_uint64(uint64_t value);
+const void *lk_g_variant_get_fixed_array(LKGVariant *value, size_t *n_elements, size_t element_size);
+const char *lk_g_variant_get_type_string(LKGVariant *value);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,260 @@
+import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One item of a collection, by the collection's id and its own.
+struct ItemRef: Hashable {
+    let collection: String
+    let item: String
+}
+
+/// A collection: its label and times, and its items' infos (their secrets stay in the vault).
+struct StoredCollection {
+    let id: String
+    var label: String
+    let created: UInt64
+    var modified: UInt64
+    /// False for the `session` collection, which is kept in memory only.
+    let persistent: Bool
+    var items: [String: ItemInfo] = [:]
+    var nextItem = 1
+}
+
+/// The provider's items and collections: persistent ones in an encrypted file vault of
+/// the provider's own namespace, each item a named secret `item/COLLECTION/ID` whose value
+/// is an ``ItemRecord``, and the collections and aliases one named secret `collections`
+/// (``CollectionsRecord``); the `session` collection in memory only. Attributes and labels
+/// are held in memory too, with an index on attributes for searches. Every change is the
+/// vault's own atomic, durable write, made before the change is answered.
+/// Used on the provider's thread only.
+final class ProviderStore {
+    /// The namespace of the provider's vault.
+    static let appID = "io.github.latchkey.secret-service"
+    /// The id of the in-memory collection (and its alias).
+    static let sessionCollection = "session"
+
+    private let vault: Vault
+    private(set) var collections: [String: StoredCollection] = [:]
+    private(set) var aliases: [String: String] = [:]
+    /// Items by `name NUL value` of each attribute.
+    private var index: [String: Set<ItemRef>] = [:]
+    /// The secrets of the `session` collection's items.
+    private var memorySecrets: [ItemRef: SecretBytes] = [:]
+
+    /// Opens the vault in `storeDirectory` (the file backend, its key in a key file) and reads every item.
+    /// - Throws: `LatchkeyError` from opening or reading the vault.
+    init(storeDirectory: String) throws {
+        let policy = try Policy(jsonData: Array(Self.policyJSON.utf8), source: "the Secret Service provider's policy")
+        vault = try Vault.open(
+            appID: AppID(Self.appID), policy: policy, storeDirectory: storeDirectory, backend: .file)
+        let names = try vault.secrets().map(\.name)
+        if names.contains("collections"), let record = try vault.secret(named: "collections") {
+            (collections, aliases) = try CollectionsRecord.decode(record.value)
+        } else {
+            let now = Self.now()
+            collections["login"] = StoredCollection(
+                id: "login", label: "Login", created: now, modified: now, persistent: true)
+            aliases["default"] = "login"
+            try saveCollections()
+        }
+        for name in names where name.hasPrefix("item/") {
+            let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3, collections[parts[1]] != nil, let stored = try vault.secret(named: name) else {
+                continue
+            }
+            let info = try ItemRecord.decode(stored.value).info
+            let ref = ItemRef(collection: parts[1], item: parts[2])
+            collections[ref.collection]?.items[ref.item] = info
+            if let number = Int(ref.item), number >= collections[ref.collection]!.nextItem {
+                collections[ref.collection]!.nextItem = number + 1
+            }
+            addToIndex(ref, info.attributes)
+        }
+        let now = Self.now()
+        collections[Self.sessionCollection] = StoredCollection(
+            id: Self.sessionCollection, label: "Session", created: now, modified: now, persistent: false)
+        aliases[Self.sessionCollection] = Self.sessionCollection
+    }
+
+    /// The provider's policy: the encrypted file with a key file, audited; never the Secret
+    /// Service (which would be the provider itself) and no migration to it.
+    private static let policyJSON = """
+        {"version": 1, "name": "secret-service-provider",
+         "backend": {"kind": "file", "allowFileFallback": true, "migrateToSecretService": false},
+         "file": {"keySource": "keyfile"},
+         "secrets": {"maxAgeSeconds": null, "onLogout": "keep"}}
+        """
+
+    /// Seconds since 1970, now.
+    static func now() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970)) }
+
+    /// The items whose attributes include every one of `attributes` (every item for none).
+    func search(_ attributes: [String: String]) -> [ItemRef] {
+        guard !attributes.isEmpty else {
+            return collections.values.flatMap { collection in
+                collection.items.keys.map { ItemRef(collection: collection.id, item: $0) }
+            }
+        }
+        let sets = attributes.map { index[Self.indexKey($0.key, $0.value)] ?? [] }.sorted { $0.count < $1.count }
+        var result = sets[0]
+        for set in sets.dropFirst() { result.formIntersection(set) }
+        return Array(result)
+    }
+
+    /// The info of an item, nil when there is none.
+    func info(_ ref: ItemRef) -> ItemInfo? { collections[ref.collection]?.items[ref.item] }
+
+    /// An item's secret, nil when there is no such item.
+    /// - Throws: `LatchkeyError` when the vault cannot be read.
+    func secret(_ ref: ItemRef) throws -> SecretBytes? {
+        guard let collection = collections[ref.collection], collection.items[ref.item] != nil else { return nil }
+        guard collection.persistent else { return memorySecrets[ref] }
+        guard let stored = try vault.secret(named: Self.name(ref)) else { return nil }
+        return try ItemRecord.decode(stored.value).secret
+    }
+
+    /// Creates an item in `collection`, or with `replace` replaces the secret, label and content
+    /// type of the one there with the same attributes.
+    /// - Returns: The item and whether it is new.
+    /// - Throws: `LatchkeyError` when the vault cannot be written (nothing changed then).
+    func createItem(
+        in collection: String, label: String, attributes: [String: String], secret: SecretBytes, contentType: String,
+        replace: Bool
+    ) throws -> (ref: ItemRef, created: Bool) {
+        let now = Self.now()
+        if replace, let existing = collections[collection]?.items.first(where: { $0.value.attributes == attributes }) {
+            let ref = ItemRef(collection: collection, item: existing.key)
+            var info = existing.value
+            info.label = label
+            info.contentType = contentType
+            info.modified = now
+            try write(ref, info, secret)
+            return (ref, false)
+        }
+        let number = collections[collection]!.nextItem
+        let ref = ItemRef(collection: collection, item: String(number))
+        let info = ItemInfo(label: label, attributes: attributes, contentType: contentType, created: now, modified: now)
+        try write(ref, info, secret)
+        collections[collection]!.nextItem = number + 1
+        return (ref, true)
+    }
+
+    /// Changes an item's secret (and content type), label or attributes: nil keeps what there is.
+    /// - Throws: `LatchkeyError` when the vault cannot be read or written (nothing changed then).
+    func update(
+        _ ref: ItemRef, secret newSecret: SecretBytes? = nil, contentType: String? = nil, label: String? = nil,
+        attributes: [String: String]? = nil
+    ) throws {
+        guard var info = info(ref), let secret = try newSecret ?? secret(ref) else { return }
+        info.contentType = contentType ?? info.contentType
+        info.label = label ?? info.label
+        info.attributes = attributes ?? info.attributes
+        info.modified = Self.now()
+        try write(ref, info, secret)
+    }
+
+    /// Deletes an item; one that is not there is left alone.
+    /// - Throws: `LatchkeyError` when the vault cannot be written (nothing changed then).
+    func delete(_ ref: ItemRef) throws {
+        guard let collection = collections[ref.collection], let info = collection.items[ref.item] else { return }
+        if collection.persistent { try vault.deleteSecret(named: Self.name(ref)) }
+        memorySecrets[ref] = nil
+        removeFromIndex(ref, info.attributes)
+        collections[ref.collection]?.items[ref.item] = nil
+        collections[ref.collection]?.modified = Self.now()
+    }
+
+    /// Creates a collection labelled `label`, with `alias` pointing to it when not empty.
+    /// - Returns: Its id.
+    func createCollection(label: String, alias: String) throws -> String {
+        let base = String(label.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" }.prefix(64))
+        var id = base.isEmpty ? "collection" : base
+        var suffix = 1
+        while collections[id] != nil || id == Self.sessionCollection {
+            suffix += 1
+            id = (base.isEmpty ? "collection" : base) + String(suffix)
+        }
+        let now = Self.now()
+        let previous = (collections, aliases)
+        collections[id] = StoredCollection(id: id, label: label, created: now, modified: now, persistent: true)
+        if !alias.isEmpty { aliases[alias] = id }
+        do { try saveCollections() } catch {
+            (collections, aliases) = previous
+            throw error
+        }
+        return id
+    }
+
+    /// Deletes a collection and its items (the items first: a crash between leaves an empty collection).
+    func deleteCollection(_ id: String) throws {
+        guard let collection = collections[id] else { return }
+        for item in collection.items.keys { try delete(ItemRef(collection: id, item: item)) }
+        guard collection.persistent else { return }
+        let previous = (collections, aliases)
+        collections[id] = nil
+        aliases = aliases.filter { $0.value != id }
+        do { try saveCollections() } catch {
+            (collections, aliases) = previous
+            throw error
+        }
+    }
+
+    /// Points `alias` at a collection, or removes it for nil.
+    func setAlias(_ alias: String, to id: String?) throws {
+        let previous = aliases
+        aliases[alias] = id
+        do { try saveCollections() } catch {
+            aliases = previous
+            throw error
+        }
+    }
+
+    /// Changes a collection's label.
+    func setLabel(_ label: String, ofCollection id: String) throws {
+        guard collections[id] != nil else { return }
+        let previous = collections
+        collections[id]!.label = label
+        collections[id]!.modified = Self.now()
+        guard collections[id]!.persistent else { return }
+        do { try saveCollections() } catch {
+            collections = previous
+            throw error
+        }
+    }
+
+    /// Writes an item (to the vault, or to memory for the `session` collection) and updates the index.
+    private func write(_ ref: ItemRef, _ info: ItemInfo, _ secret: SecretBytes) throws {
+        if collections[ref.collection]!.persistent {
+            try vault.saveSecret(ItemRecord.encode(info, secret: secret), named: Self.name(ref))
+        } else {
+            memorySecrets[ref] = secret
+        }
+        if let old = collections[ref.collection]!.items[ref.item] { removeFromIndex(ref, old.attributes) }
+        collections[ref.collection]!.items[ref.item] = info
+        collections[ref.collection]!.modified = info.modified
+        addToIndex(ref, info.attributes)
+    }
+
+    private func saveCollections() throws {
+        let persistent = collections.values.filter(\.persistent)
+        let kept = aliases.filter { collections[$0.value]?.persistent == true }
+        try vault.saveSecret(CollectionsRecord.encode(persistent, aliases: kept), named: "collections")
+    }
+
+    private func addToIndex(_ ref: ItemRef, _ attributes: [String: String]) {
+        for (name, value) in attributes { index[Self.indexKey(name, value), default: []].insert(ref) }
+    }
+
+    private func removeFromIndex(_ ref: ItemRef, _ attributes: [String: String]) {
+        for (name, value) in attributes { index[Self.indexKey(name, value)]?.remove(ref) }
+    }
+
+    private static func indexKey(_ name: String, _ value: String) -> String { name + "\u{0}" + value }
+
+    /// The vault's name for an item.
+    private static func name(_ ref: ItemRef) -> String { "item/\(ref.collection)/\(ref.item)" }
+}

@@ -1,0 +1,245 @@
+import Foundation // Thread
+import Latchkey
+
+/// The Secret Service provider (docs/SECRET-SERVICE-PROVIDER.md): serves the freedesktop Secret
+/// Service API (spec 0.2) on the session bus from a ``ProviderStore``, on a thread of its own,
+/// taking `org.freedesktop.secrets` only when nobody owns it. Every handler runs on that
+/// thread (GDBus calls them from the main context the thread iterates), so its state needs no lock.
+package final class SecretServiceProvider {
+    /// The well-known name of the Secret Service.
+    package static let busName = "org.freedesktop.secrets"
+
+    let bus: BusConnection
+    let store: ProviderStore
+    let log: @Sendable (String) -> Void
+    /// Open sessions by object path.
+    var sessions: [String: ProviderSession] = [:]
+    private var nextSession = 1
+    /// The subtree of each collection (its items), by collection id.
+    private var registrations: [String: UInt32] = [:]
+
+    private init(bus: BusConnection, store: ProviderStore, log: @escaping @Sendable (String) -> Void) {
+        self.bus = bus
+        self.store = store
+        self.log = log
+    }
+
+    /// Starts the provider on a thread of its own and returns: it connects to the session bus,
+    /// and when `org.freedesktop.secrets` has an owner already, says so in `log` and stops
+    /// (a running provider is never replaced); else it opens its vault, serves its objects and
+    /// asks for the name. Whatever fails is said in `log`; the caller goes on either way.
+    /// - Parameters:
+    ///   - storeDirectory: Where the provider's vault lives; the user's store directory
+    ///     (`VaultSettings`: `LATCHKEY_HOME`, else the default) when nil.
+    ///   - log: Where the provider says what it does (the agent's log). Never given a secret.
+    package static func start(storeDirectory: String? = nil, log: @escaping @Sendable (String) -> Void) {
+        let thread = Thread {
+            do {
+                let bus = try BusConnection()
+                if try bus.hasOwner(busName) {
+                    log("secret service: \(busName) is owned by another provider; not serving the Secret Service")
+                    return
+                }
+                try Gcrypt.initialize()
+                let directory = try storeDirectory ?? VaultSettings().storeDirectory
+                let store = try ProviderStore(storeDirectory: directory)
+                let provider = SecretServiceProvider(bus: bus, store: store, log: log)
+                try provider.registerObjects()
+                bus.whenClientLeaves { client in
+                    provider.sessions = provider.sessions.filter { $0.value.owner != client }
+                }
+                bus.ownName(busName) { acquired in
+                    log(
+                        acquired
+                            ? "secret service: serving \(busName) from the vault of \(ProviderStore.appID) in \(directory)"
+                            : "secret service: \(busName) is owned by another provider; waiting in the bus's queue")
+                }
+                bus.run()
+            } catch {
+                log("secret service: not serving \(busName): \(error.message)")
+            }
+        }
+        thread.name = "latchkey secret service"
+        thread.start()
+    }
+
+    /// Serves the service, the collections, the aliases and the sessions.
+    private func registerObjects() throws {
+        for path in ["", "/collection", "/aliases", "/session"] {
+            try bus.register(ObjectPath.base + path, self)
+        }
+        for id in store.collections.keys { try registerCollection(id) }
+    }
+
+    /// Serves the items of collection `id`.
+    func registerCollection(_ id: String) throws {
+        registrations[id] = try bus.register(ObjectPath.collection(id: id), self)
+    }
+
+    /// Stops serving the items of collection `id`.
+    func unregisterCollection(_ id: String) {
+        if let registration = registrations.removeValue(forKey: id) { bus.unregister(registration) }
+    }
+
+    /// Opens a session for `owner`; its object path.
+    func addSession(_ session: ProviderSession) -> String {
+        let path = ObjectPath.session(id: "s\(nextSession)")
+        nextSession += 1
+        sessions[path] = session
+        return path
+    }
+
+    /// The session at `path` when `sender` opened it and it is open.
+    func session(_ path: String, of sender: String) throws(ProviderError) -> ProviderSession {
+        guard let session = sessions[path], session.owner == sender else { throw .noSession(path) }
+        return session
+    }
+
+    /// The id of the collection `path` names (by id or by alias), nil when there is none.
+    func collectionID(_ path: String) -> String? {
+        switch ObjectPath(path) {
+        case .collection(let id): store.collections[id] != nil ? id : nil
+        case .alias(let alias): store.aliases[alias].flatMap { store.collections[$0] != nil ? $0 : nil }
+        default: nil
+        }
+    }
+
+    /// The item `path` names, nil when there is none.
+    func itemRef(_ path: String) -> ItemRef? {
+        guard case .item(let collection, let item) = ObjectPath(path) else { return nil }
+        let ref = ItemRef(collection: collection, item: item)
+        return store.info(ref) != nil ? ref : nil
+    }
+
+    /// Emits `PropertiesChanged` for `interface` of `path`.
+    func propertiesChanged(_ path: String, _ interface: String, _ names: [String]) {
+        let changed = names.compactMap { name -> DBusValue? in
+            guard case .success(let value) = property(path, interface, name) else { return nil }
+            return .dictEntry(.string(name), .variant(value))
+        }
+        bus.emit(
+            path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+            [.string(interface), .array("{sv}", changed), .array("s", [])])
+    }
+}
+
+extension SecretServiceProvider: SubtreeHandler {
+    func call(_ call: MethodCall) -> Result<[DBusValue], ProviderError> {
+        do throws(ProviderError) {
+            switch (ObjectPath(call.path), call.interface) {
+            case (.service, "org.freedesktop.Secret.Service"): return .success(try serviceCall(call))
+            case (.collection, "org.freedesktop.Secret.Collection"), (.alias, "org.freedesktop.Secret.Collection"):
+                guard let id = collectionID(call.path) else { throw .noSuchObject(call.path) }
+                return .success(try collectionCall(call, id))
+            case (.item, "org.freedesktop.Secret.Item"):
+                guard let ref = itemRef(call.path) else { throw .noSuchObject(call.path) }
+                return .success(try itemCall(call, ref))
+            case (.session, "org.freedesktop.Secret.Session") where call.method == "Close":
+                _ = try session(call.path, of: call.sender)
+                sessions[call.path] = nil
+                return .success([])
+            case (.session, _): throw .noSession(call.path)
+            default: throw .noSuchObject(call.path)
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    func property(_ path: String, _ interface: String, _ name: String) -> Result<DBusValue, ProviderError> {
+        switch (ObjectPath(path), interface, name) {
+        case (.service, "org.freedesktop.Secret.Service", "Collections"):
+            return .success(.paths(store.collections.keys.sorted().map { ObjectPath.collection(id: $0) }))
+        case (.collection, "org.freedesktop.Secret.Collection", _), (.alias, "org.freedesktop.Secret.Collection", _):
+            guard let id = collectionID(path), let collection = store.collections[id] else {
+                return .failure(.noSuchObject(path))
+            }
+            switch name {
+            case "Items":
+                return .success(
+                    .paths(collection.items.keys.sorted().map { ObjectPath.item(ItemRef(collection: id, item: $0)) }))
+            case "Label": return .success(.string(collection.label))
+            case "Locked": return .success(.boolean(false))
+            case "Created": return .success(.uint64(collection.created))
+            case "Modified": return .success(.uint64(collection.modified))
+            default: return .failure(.unknownMethod("no property \(name)"))
+            }
+        case (.item, "org.freedesktop.Secret.Item", _):
+            guard let ref = itemRef(path), let info = store.info(ref) else { return .failure(.noSuchObject(path)) }
+            switch name {
+            case "Attributes": return .success(.strings(info.attributes))
+            case "Label": return .success(.string(info.label))
+            case "Locked": return .success(.boolean(false))
+            case "Created": return .success(.uint64(info.created))
+            case "Modified": return .success(.uint64(info.modified))
+            default: return .failure(.unknownMethod("no property \(name)"))
+            }
+        default:
+            return .failure(.noSuchObject(path))
+        }
+    }
+
+    func setProperty(_ path: String, _ interface: String, _ name: String, _ value: DBusValue?) -> Result<
+        Void, ProviderError
+    > {
+        do {
+            switch (interface, name, value?.unboxed) {
+            case ("org.freedesktop.Secret.Collection", "Label", .string(let label)):
+                guard let id = collectionID(path) else { return .failure(.noSuchObject(path)) }
+                try store.setLabel(label, ofCollection: id)
+                propertiesChanged(path, interface, ["Label", "Modified"])
+                bus.emit(ObjectPath.base, "org.freedesktop.Secret.Service", "CollectionChanged", [.objectPath(path)])
+            case ("org.freedesktop.Secret.Item", "Label", .string(let label)):
+                guard let ref = itemRef(path) else { return .failure(.noSuchObject(path)) }
+                try store.update(ref, label: label)
+                itemChanged(ref, properties: ["Label", "Modified"])
+            case ("org.freedesktop.Secret.Item", "Attributes", let value?):
+                guard let ref = itemRef(path) else { return .failure(.noSuchObject(path)) }
+                guard let attributes = value.stringDictionary else {
+                    return .failure(.invalidArgs("Attributes is a dictionary of strings"))
+                }
+                try store.update(ref, attributes: attributes)
+                itemChanged(ref, properties: ["Attributes", "Modified"])
+            default:
+                return .failure(.invalidArgs("\(interface).\(name) cannot be set to that"))
+            }
+            return .success(())
+        } catch {
+            return .failure(.failed(error.message))
+        }
+    }
+
+    func interfaces(_ path: String) -> Interfaces {
+        switch ObjectPath(path) {
+        case .service: .service
+        case .collection, .alias: .collection
+        case .item: .item
+        case .session: .session
+        case .none: []
+        }
+    }
+
+    func children(_ path: String) -> [String] {
+        switch path {
+        case ObjectPath.base: ["collection", "aliases", "session"]
+        case ObjectPath.base + "/collection": store.collections.keys.sorted()
+        case ObjectPath.base + "/aliases": store.aliases.keys.sorted()
+        case ObjectPath.base + "/session": sessions.keys.compactMap { $0.split(separator: "/").last.map(String.init) }
+        default:
+            if case .collection(let id) = ObjectPath(path) {
+                store.collections[id].map { $0.items.keys.sorted() } ?? []
+            } else {
+                []
+            }
+        }
+    }
+
+    /// Says that an item changed: `ItemChanged` on its collection and `PropertiesChanged` on it.
+    func itemChanged(_ ref: ItemRef, properties: [String]) {
+        let path = ObjectPath.item(ref)
+        bus.emit(
+            ObjectPath.collection(id: ref.collection), "org.freedesktop.Secret.Collection", "ItemChanged",
+            [.objectPath(path)])
+        propertiesChanged(path, "org.freedesktop.Secret.Item", properties)
+    }
+}
