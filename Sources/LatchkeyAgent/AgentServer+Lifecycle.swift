@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyProvider
 import LatchkeySystem
 
 // The server's lifecycle: starting to serve, the once-a-second watch (idle exit, the socket
