@@ -141,9 +141,6 @@ package final class AgentServer: Sendable {
             listener = try POSIX.LocalSocket.listening(at: runtime.socketPath, by: runtime.newSocketPath)
             ownSocket = try runtime.socketIdentity()
         }
-        // What a long-lived process keeps: derived keys (within the unlock cache time) and open stores.
-        DerivedKeyCache.shared.enable()
-        BackendReuse.shared.enable()
         let server = AgentServer(
             runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket, idleExit: idleExit, jobs: jobs,
             logger: AgentLog(path: logPath))
@@ -561,8 +558,6 @@ package final class AgentServer: Sendable {
                 "a command missed the Secret Service deadline (\(miss.deadline)); its namespace's queued commands fail fast for as long"
             )
         }
-        // Keys derived for a passphrase that is not held (a policy that does not cache) go with the command.
-        unlocked.keepOnlyHeldKeys()
         return outcome
     }
 }

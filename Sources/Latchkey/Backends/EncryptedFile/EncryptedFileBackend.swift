@@ -138,6 +138,16 @@ package final class EncryptedFileBackend: CredentialBackend {
         try store.withLock { try $0.checkKey() }
     }
 
+    /// Makes the next use read, decrypt and authenticate the vault file again, and read
+    /// the key file again, as a newly opened backend would: a vault kept open across
+    /// operations (``Vault``) calls it as each one begins, so an edit of the file in
+    /// place is caught by the next operation. The key derived from a passphrase for the
+    /// vault's salt is kept (it follows from the passphrase and the salt alone), and so
+    /// is the highest generation seen, which refuses a rolled-back copy.
+    func beginOperation() {
+        store.withLock { $0.forgetContent() }
+    }
+
     /// Whether the vault file exists.
     /// - Throws: `LatchkeyError` when the namespace's files cannot be checked.
     package func vaultExists() throws -> Bool {
