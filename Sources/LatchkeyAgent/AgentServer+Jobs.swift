@@ -105,8 +105,6 @@ extension AgentServer {
                 "a command missed the Secret Service deadline (\(miss.deadline)); its namespace's queued commands fail fast for as long"
             )
         }
-        // Keys derived for a passphrase that is not held (a policy that does not cache) go with the command.
-        unlocked.keepOnlyHeldKeys()
         return outcome
     }
 }

@@ -52,9 +52,6 @@ extension AgentServer {
             listener = try POSIX.LocalSocket.listening(at: runtime.socketPath, by: runtime.newSocketPath)
             ownSocket = try runtime.socketIdentity()
         }
-        // What a long-lived process keeps: derived keys (within the unlock cache time) and open stores.
-        DerivedKeyCache.shared.enable()
-        BackendReuse.shared.enable()
         let server = AgentServer(
             endpoint: Endpoint(runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket),
             idleExit: idleExit, jobs: jobs, logger: AgentLog(path: logPath), clock: .continuous, limits: Limits(),

@@ -8,8 +8,8 @@ import Synchronization
 #endif
 
 /// The passphrases of the vaults the agent holds unlocked, each until the end
-/// of its policy's `agent.unlockCacheSeconds`; with them, the keys Argon2id
-/// derived from them (``DerivedKeyCache``), so a vault is not stretched again.
+/// of its policy's `agent.unlockCacheSeconds`. (The key Argon2id derives from a
+/// passphrase is kept by the open `Vault` alone, and goes when the vault is dropped.)
 /// A passphrase is kept only after it opened and authenticated its vault, bound
 /// to that vault's salt, and is used only for that vault and under a policy that
 /// caches. Every passphrase and key is a ``SecretBytes``, zeroed when forgotten.
@@ -82,10 +82,9 @@ package final class UnlockCache: Sendable {
     /// Forgets the namespace's passphrase.
     package func forget(app: AppID, storeDirectory: String) {
         _ = entries.withLock { $0.removeValue(forKey: Self.address(app, storeDirectory)) }
-        keepOnlyHeldKeys()
     }
 
-    /// Forgets every passphrase and derived key at once (`latchkey lock`).
+    /// Forgets every passphrase at once (`latchkey lock`).
     /// - Returns: How many namespaces were held.
     @discardableResult
     func forgetAll() -> Int {
@@ -96,19 +95,13 @@ package final class UnlockCache: Sendable {
                 return entries.count
             }
         }
-        DerivedKeyCache.shared.forgetAll()
         return count
     }
 
     /// Forgets what has reached the end of its time.
     func expire() {
         let now = ContinuousClock.now
-        let expired = entries.withLock { entries in
-            let before = entries.count
-            entries = entries.filter { $0.value.until > now }
-            return entries.count != before
-        }
-        if expired { keepOnlyHeldKeys() }
+        entries.withLock { entries in entries = entries.filter { $0.value.until > now } }
     }
 
     /// The namespaces held, for `agent status` (never a passphrase).
@@ -117,11 +110,5 @@ package final class UnlockCache: Sendable {
         return entries.withLock { Array($0.values) }.sorted {
             ($0.storeDirectory, $0.app.rawValue) < ($1.storeDirectory, $1.app.rawValue)
         }
-    }
-
-    /// Drops the derived keys of passphrases not held (the agent calls it as each
-    /// command ends, so a command under a policy that does not cache leaves no key).
-    func keepOnlyHeldKeys() {
-        DerivedKeyCache.shared.keepOnly(derivedFrom: entries.withLock { $0.values.map(\.passphrase) })
     }
 }

@@ -190,9 +190,11 @@ struct Context {
             ? unlocked?.entry(app: appID, storeDirectory: storeDirectory) : nil
         let prompt = Self.passphrasePrompt(appID)
         func open(_ passphrase: SecretBytes?) throws -> Vault {
-            try Vault.open(
+            let vault = try Vault.open(
                 appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
-                unlock: unlocking ? unlockMode(policy).mode : .never, deferringAuditSyncTo: execution.auditSync)
+                unlock: unlocking ? unlockMode(policy).mode : .never)
+            execution.auditSync?.adopt(vault)
+            return vault
         }
         do {
             let vault = try open(given ?? cached?.passphrase)

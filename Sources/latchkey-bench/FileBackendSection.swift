@@ -33,7 +33,7 @@ struct FileBackendSection {
             keys.append(key)
             items[key] = StoredItem(value: Self.token(), expires: nil)
         }
-        try backend.benchmarkWrite(contentsOf: items)
+        try backend.write(contentsOf: items)
         guard let vaultSize = try BenchmarkProbe.fileSize(backend.vaultPath) else {
             throw LatchkeyError(.internal, "the vault was not created")
         }

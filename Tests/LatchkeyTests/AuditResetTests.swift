@@ -17,7 +17,7 @@ struct AuditResetTests {
     func resetAfterDamage(store: TestedStore, damage: Damage) throws {
         let vault = try store.open()
         for name in ["a", "b", "c"] { try vault.saveSession(SecretBytes(utf8: name), name: name, account: "alice") }
-        let trail = try #require(vault.audit as? AuditTrail)
+        let trail = try #require(vault.auditTrail)
         let highest = try #require(try trail.entries().last?.sequence)
         switch damage {
         case .anchorFileDeleted:

@@ -226,6 +226,7 @@ struct AuditTrailTests {
         _ directory: String, _ backend: InMemoryBackend, retention: AuditRetention = .unbounded
     ) -> (AuditTrail, AuditSyncDeferral) {
         let deferral = AuditSyncDeferral()
+        deferral.isDeferring = true
         let trail = AuditTrail(
             appID: appID, directory: directory, backend: backend, retention: retention, clock: { Date() },
             deferral: deferral)

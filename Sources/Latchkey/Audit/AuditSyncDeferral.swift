@@ -1,50 +1,56 @@
 import Synchronization
 
-/// The audit appends of one command whose `fsync` and anchor move wait until its
-/// answer is sent: the agent's, so that a client does not wait for the disk twice
-/// (about 0.75 ms of every command on the `swift` machine, BENCHMARKS.md).
+/// The audit appends of an open vault whose `fsync` and anchor move wait for
+/// ``Vault/settleAudit()-6yyh3``, while its ``Vault/auditDurability`` is
+/// ``Vault/AuditDurability/deferred``: a server answering requests settles them once
+/// the answer is sent, so that its client does not wait for the disk twice (about
+/// 0.75 ms of every command on the `swift` machine, BENCHMARKS.md).
 ///
 /// Each entry is written into the trail (`write`) before the append returns, so every
-/// reader, and a process killed before ``settle()``, sees it; only its durability
-/// against a power loss comes after the answer. Until then the trail is one entry
-/// past its anchor, the state a crash between an append's two steps leaves and
-/// every reader accepts; the next append to the trail, in any process, anchors that
-/// entry before it writes its own. A vault opened for a command the agent runs gets
-/// one (`Vault.open(appID:policy:storeDirectory:backend:passphrase:unlock:deferringAuditSyncTo:)`);
-/// the library's own vaults never defer.
-package final class AuditSyncDeferral: Sendable {
-    /// The last deferred append of each trail (an earlier one of the same trail was
-    /// anchored when the later one was made).
-    private let pending = Mutex<[AuditTrail.DeferredAppend]>([])
+/// reader, and a process killed before it settles, sees it; only its durability
+/// against a power loss comes later. Until then the trail is one entry past its anchor,
+/// the state a crash between an append's two steps leaves and every reader accepts;
+/// the next append to the trail, in any process, anchors that entry before it writes
+/// its own. Every vault has one, deferring nothing until it is told to.
+final class AuditSyncDeferral: Sendable {
+    /// Whether appends defer, and the last deferred append of each trail (an earlier one
+    /// of the same trail was anchored when the later one was made).
+    private let state = Mutex<(isDeferring: Bool, pending: [AuditTrail.DeferredAppend])>((false, []))
 
-    /// A deferral with nothing left to settle.
-    package init() {}
+    /// A deferral that defers nothing until ``isDeferring`` is set.
+    init() {}
+
+    /// Whether appends leave their `fsync` and anchor move to ``settle()``.
+    var isDeferring: Bool {
+        get { state.withLock { $0.isDeferring } }
+        set { state.withLock { $0.isDeferring = newValue } }
+    }
 
     /// Notes an entry written and not yet made durable.
     func add(_ append: AuditTrail.DeferredAppend) {
-        pending.withLock { pending in
-            pending.removeAll { $0.trail === append.trail }
-            pending.append(append)
+        state.withLock { state in
+            state.pending.removeAll { $0.trail === append.trail }
+            state.pending.append(append)
         }
     }
 
     /// Makes every deferred entry durable and moves each trail's anchor to it, under
-    /// the trail's lock; call it once the command's answer is sent.
-    /// - Returns: What failed, by trail, for the agent's log (the entries are written,
-    ///   and the next append to a trail anchors them).
-    package func settle() -> [(path: String, error: LatchkeyError)] {
-        let appends = pending.withLock { pending in
-            defer { pending.removeAll() }
-            return pending
+    /// the trail's lock.
+    /// - Returns: What failed, by trail (the entries are written, and the next append
+    ///   to a trail anchors them).
+    func settle() -> [AuditSyncFailure] {
+        let appends = state.withLock { state in
+            defer { state.pending.removeAll() }
+            return state.pending
         }
         return appends.compactMap { append in
             do {
                 try append.trail.settle(append)
                 return nil
             } catch let error as LatchkeyError {
-                return (append.trail.path, error)
+                return AuditSyncFailure(path: append.trail.path, error: error)
             } catch {
-                return (append.trail.path, LatchkeyError(.io, "\(error)"))
+                return AuditSyncFailure(path: append.trail.path, error: LatchkeyError(.io, "\(error)"))
             }
         }
     }

@@ -15,12 +15,14 @@ import Synchronization
 ///
 /// Appends are locked (`flock` on `audit.<backend kind>.lock` beside it) and durable (`fsync`)
 /// before they return, so writers in several threads or processes never interleave partial
-/// lines; under an ``AuditSyncDeferral`` (the agent's) the `fsync` and the anchor's move come
-/// right after the command's answer instead.
+/// lines; under a deferral (``Vault/AuditDurability/deferred``, a server's) the `fsync` and the
+/// anchor's move come once it has answered instead (``AuditSyncDeferral``).
 /// ``verify()`` is read-only. No secret is ever written: the account appears
 /// only as a keyed pseudonym and the detail is non-secret text.
 ///
 /// Safe to share across tasks: its one piece of state, the key once read, is behind a lock.
+/// A trail kept across operations (by a vault kept open) keeps that key, and reads it again
+/// when it no longer verifies the trail (another process reset it).
 package final class AuditTrail: Sendable {
     /// The app namespace.
     package let appID: AppID
@@ -32,14 +34,16 @@ package final class AuditTrail: Sendable {
     package let path: String
     /// The lock file's path.
     let lockPath: String
-    /// The store that keeps the MAC key and the anchor.
-    package let backend: any CredentialBackend
+    /// The store that keeps the MAC key, by what it is.
+    let store: Store
+    /// The store that keeps the MAC key.
+    package var backend: any CredentialBackend { store.backend }
     /// How much of the trail is kept.
     package let retention: AuditRetention
     /// The clock entries are stamped with (a seam for retention tests).
     let clock: @Sendable () -> Date
-    /// Where an append leaves the `fsync` and the anchor's move, to be done once the
-    /// command's answer is sent (the agent); nil: done before the append returns.
+    /// Where an append leaves the `fsync` and the anchor's move when it defers them (a
+    /// vault's, ``Vault/auditDurability``); nil: done before the append returns.
     let deferral: AuditSyncDeferral?
 
     /// The backend item holding the 32-byte MAC and pseudonym key.
@@ -50,7 +54,7 @@ package final class AuditTrail: Sendable {
     package let keyItem: ItemKey
     /// The file beside the trail holding the anchor.
     let anchorFile: AuditAnchorFile
-    /// The key, once read or created: read once per process.
+    /// The key, once read or created: read once, and again when it no longer verifies the trail.
     private let knownKey = Mutex<SecretBytes?>(nil)
     /// The length of an account pseudonym in bytes (it is written as twice as many hex digits).
     static let pseudonymLength = 8
@@ -65,16 +69,30 @@ package final class AuditTrail: Sendable {
         appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention = .unbounded
     ) {
         self.init(
-            appID: appID, directory: directory, backend: backend, retention: retention, clock: { Date() },
+            appID: appID, directory: directory, store: .other(backend), retention: retention, clock: { Date() },
             deferral: nil)
     }
 
-    /// - Parameter deferral: Where appends leave the making durable of what they wrote
-    ///   (``AuditSyncDeferral``); nil: each append is durable before it returns.
-    init(
+    /// The trail of `appID` on `backend`, a store kept by what it does alone (tests, and
+    /// tools that read a trail).
+    convenience init(
         appID: AppID, directory: String, backend: any CredentialBackend, retention: AuditRetention,
         clock: @escaping @Sendable () -> Date, deferral: AuditSyncDeferral? = nil
     ) {
+        self.init(
+            appID: appID, directory: directory, store: .other(backend), retention: retention, clock: clock,
+            deferral: deferral)
+    }
+
+    /// - Parameters:
+    ///   - store: The store that keeps the key and the anchor.
+    ///   - deferral: Where appends leave the making durable of what they wrote while it
+    ///     defers (``AuditSyncDeferral``); nil: each append is durable before it returns.
+    init(
+        appID: AppID, directory: String, store: Store, retention: AuditRetention,
+        clock: @escaping @Sendable () -> Date, deferral: AuditSyncDeferral? = nil
+    ) {
+        let backend = store.backend
         let namespace = NamespaceDirectory(appID: appID, storeDirectory: directory)
         self.appID = appID
         self.namespace = namespace
@@ -83,7 +101,7 @@ package final class AuditTrail: Sendable {
         self.lockPath = namespace.trailLockPath(backend.kind)
         self.keyItem = ItemKey(kind: .key, name: "audit." + backend.kind.rawValue)
         self.anchorFile = AuditAnchorFile(path: namespace.trailAnchorPath(backend.kind), appID: appID)
-        self.backend = backend
+        self.store = store
         self.retention = retention
         self.clock = clock
         self.deferral = deferral
@@ -129,6 +147,7 @@ package final class AuditTrail: Sendable {
             let file = try POSIX.File.open(path, .readAppendCreate(permissions: 0o600))
             let status = try file.status()
             try PrivateFiles.requirePrivate(status, path: path, directory: false)
+            let wasKept = knownKey.withLock { $0 != nil }
             var key = try keyCreatingIfFresh(trailSize: status.size)
             func chainHead() throws -> (
                 anchor: (value: AuditAnchor?, counter: UInt64?), lastSequence: UInt64, previous: [UInt8]
@@ -141,10 +160,10 @@ package final class AuditTrail: Sendable {
             let (anchor, lastSequence, previous): ((value: AuditAnchor?, counter: UInt64?), UInt64, [UInt8])
             do {
                 (anchor, lastSequence, previous) = try chainHead()
-            } catch let error as LatchkeyError where error.code == .tampered && BackendReuse.shared.isEnabled {
-                // A long-lived process kept this key from an earlier command; another process may
-                // have replaced it since (an audit reset). Read it again, as a new process would.
-                (backend as? SecretServiceBackend)?.forgetKnownKeys()
+            } catch let error as LatchkeyError where error.code == .tampered && wasKept {
+                // This key was kept from an earlier operation; another process may have
+                // replaced it since (an audit reset). Read it again, as a new process would.
+                store.forgetKnownKeys()
                 knownKey.withLock { $0 = nil }
                 key = try keyCreatingIfFresh(trailSize: status.size)
                 (anchor, lastSequence, previous) = try chainHead()
@@ -231,7 +250,7 @@ package final class AuditTrail: Sendable {
             try file.writeAll(Array((entry.jsonLine + "\n").utf8))
             lastSequence = entry.sequence
             previous = entry.chainValue
-            if let deferral {
+            if let deferral, deferral.isDeferring {
                 deferral.add(
                     DeferredAppend(
                         trail: trail, file: file, key: key, entry: AuditAnchor(sequence: lastSequence, mac: previous),

@@ -228,7 +228,7 @@ package enum PrivateFiles {
     }
 
     /// The directory part of `path`.
-    static func directoryName(of path: String) -> String {
+    package static func directoryName(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }

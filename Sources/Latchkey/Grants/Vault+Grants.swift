@@ -45,6 +45,7 @@ extension Vault {
     ///   session for longer than 30 s; store and audit errors.
     @discardableResult
     public func saveGrant(_ grant: Grant, name: String, account: String) throws -> Date {
+        beginOperation()
         guard !name.isEmpty else { throw LatchkeyError(.invalidInput, "the session name is empty") }
         guard !grant.accessToken.isEmpty else {
             throw LatchkeyError(.invalidInput, "the grant's access token is empty; nothing was stored")
@@ -71,6 +72,7 @@ extension Vault {
     /// - Returns: The grant, or nil when there is none (or the session holds a plain token).
     /// - Throws: `LatchkeyError` when the store cannot answer; `.tampered` for a damaged grant.
     public func grant(named name: String, account: String) throws -> Grant? {
+        beginOperation()
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
         guard let item = try readLiveSession(key), GrantRecord.isGrant(item.value) else { return nil }
@@ -126,7 +128,10 @@ extension Vault {
     ) async throws -> SecretBytes? {
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
-        switch try await Vault.offload({ try self.firstRead(key) }) {
+        switch try await Vault.offload({
+            self.beginOperation()
+            return try self.firstRead(key)
+        }) {
         case .done(let grant):
             return grant?.accessToken
         case .due:
@@ -163,6 +168,7 @@ extension Vault {
         named name: String, account: String, deadline: Duration,
         refreshingWith refresh: (SecretBytes) throws -> RefreshOutcome
     ) throws -> Grant? {
+        beginOperation()
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
         switch try firstRead(key) {
@@ -310,7 +316,7 @@ extension Vault {
         }
         for doomedKey in doomed { try changes.willChange(doomedKey, in: backend) }
         try recordTombstones(doomed.map { .item($0) })
-        try Vault.delete(doomed, from: backend)
+        try store.delete(doomed)
         try forgetPendingRotations(removingEmptyVault: true) { doomed.contains($0) }
         // A leftover file vault that can be opened loses them too, so the migration never brings them back.
         if backend.kind != .file, let fileVault, try fileVaultExists() {

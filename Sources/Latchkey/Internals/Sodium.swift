@@ -5,7 +5,7 @@ import Synchronization
 // unsafe pointer that libsodium produced or a libsodium constant.
 
 /// Thin, internal wrappers over libsodium, named after the C functions they call.
-enum Sodium {
+package enum Sodium {
     /// Runs `sodium_init` exactly once per process.
     ///
     /// A negative result means the library cannot provide secure randomness; no
@@ -18,7 +18,7 @@ enum Sodium {
     // MARK: Randomness
 
     /// Random bytes from `randombytes_buf`.
-    static func randomBytes(count: Int) -> [UInt8] {
+    package static func randomBytes(count: Int) -> [UInt8] {
         _ = initialized
         var bytes = [UInt8](repeating: 0, count: count)
         randombytes_buf(&bytes, count)
@@ -176,13 +176,13 @@ enum Sodium {
 
     // MARK: Authenticated encryption (XChaCha20-Poly1305, IETF construction)
 
-    static let aeadKeyLength = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
+    package static let aeadKeyLength = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
     static let aeadNonceLength = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
     static let aeadTagLength = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
 
     /// Encrypts with `crypto_aead_xchacha20poly1305_ietf_encrypt` under a fresh random nonce.
     /// - Returns: the nonce and the ciphertext (message plus 16-byte tag).
-    static func seal(_ plaintext: SecretBytes, additionalData: [UInt8], key: SecretBytes) -> (
+    package static func seal(_ plaintext: SecretBytes, additionalData: [UInt8], key: SecretBytes) -> (
         nonce: [UInt8], ciphertext: [UInt8]
     ) {
         precondition(key.count == aeadKeyLength, "XChaCha20-Poly1305 needs a 32-byte key")
@@ -206,7 +206,7 @@ enum Sodium {
 
     /// Decrypts and authenticates with `crypto_aead_xchacha20poly1305_ietf_decrypt`.
     /// - Returns: the plaintext, or nil when the tag does not verify (wrong key or altered data).
-    static func open(
+    package static func open(
         _ ciphertext: ArraySlice<UInt8>, nonce: ArraySlice<UInt8>, additionalData: ArraySlice<UInt8>, key: SecretBytes
     ) -> SecretBytes? {
         guard key.count == aeadKeyLength, nonce.count == aeadNonceLength, ciphertext.count >= aeadTagLength else {
@@ -242,7 +242,7 @@ enum Sodium {
 
     // MARK: Password hashing (Argon2id)
 
-    static let pwhashSaltLength = Int(crypto_pwhash_SALTBYTES)
+    package static let pwhashSaltLength = Int(crypto_pwhash_SALTBYTES)
     static let pwhashMinimumOps = UInt64(crypto_pwhash_OPSLIMIT_MIN)
     static let pwhashMinimumMemory = Int(crypto_pwhash_MEMLIMIT_MIN)
     static let pwhashInteractiveOps = UInt64(crypto_pwhash_OPSLIMIT_INTERACTIVE)
@@ -250,7 +250,9 @@ enum Sodium {
 
     /// Derives a key from a passphrase with `crypto_pwhash` (Argon2id v1.3).
     /// - Throws: `LatchkeyError` `.internal` when libsodium refuses (out of memory, parameters out of range).
-    static func deriveKey(length: Int, passphrase: SecretBytes, salt: [UInt8], opsLimit: UInt64, memoryLimit: Int)
+    package static func deriveKey(
+        length: Int, passphrase: SecretBytes, salt: [UInt8], opsLimit: UInt64, memoryLimit: Int
+    )
         throws -> SecretBytes
     {
         precondition(salt.count == pwhashSaltLength, "Argon2id needs a 16-byte salt")

@@ -25,6 +25,14 @@ extension Vault {
         }
     }
 
+    /// See the synchronous ``settleAudit()-6yyh3``.
+    /// - Returns: What failed, by trail.
+    public func settleAudit() async -> [AuditSyncFailure] {
+        await withCheckedContinuation { continuation in
+            Vault.queue.async { continuation.resume(returning: self.settleAudit()) }
+        }
+    }
+
     /// See the synchronous ``lastUsername()``.
     public func lastUsername() async throws -> String? {
         try await Vault.offload { try self.lastUsername() }

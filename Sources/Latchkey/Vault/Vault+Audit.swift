@@ -41,9 +41,8 @@ extension Vault {
     /// - Returns: Whether the trail was reset.
     /// - Throws: `LatchkeyError` when the store or a file cannot answer.
     func repairTrail(before event: AuditEvent) throws -> Bool {
-        guard let trail = audit as? AuditTrail else { return false }
-        let service = backend as? SecretServiceBackend
-        let lost = try service?.damagedItems(kind: .key).contains { $0.name == trail.keyItem.name } ?? false
+        guard let trail = auditTrail else { return false }
+        let lost = try store.secretService?.damagedItems(kind: .key).contains { $0.name == trail.keyItem.name } ?? false
         let cause: String
         if lost {
             cause = Self.lostTrailKeyCause
@@ -66,11 +65,11 @@ extension Vault {
     /// among them, so a process that still holds that key (the agent) does not go on
     /// with a key no other process can read.
     func dropLostKeysBeforeWipe() throws {
-        guard let service = backend as? SecretServiceBackend else { return }
+        guard let service = store.secretService else { return }
         let lost = try service.damagedItems(kind: .key)
         guard !lost.isEmpty else { return }
         try service.deleteDamaged(kind: .key)
-        if let trail = audit as? AuditTrail, lost.contains(where: { $0.name == trail.keyItem.name }) {
+        if let trail = auditTrail, lost.contains(where: { $0.name == trail.keyItem.name }) {
             _ = try trail.reset(cause: Self.lostTrailKeyCause)
         }
     }
@@ -97,6 +96,7 @@ extension Vault {
     /// - Returns: The entries, merged by time.
     /// - Throws: `LatchkeyError` when a trail cannot be read.
     public func auditEntries(since sequence: UInt64? = nil) throws -> [AuditEntry] {
+        beginOperation()
         let entries = try auditTrails.flatMap { try $0.entries(since: sequence) }
         return entries.sorted { $0.time < $1.time }
     }
@@ -109,14 +109,16 @@ extension Vault {
     /// - Returns: The `audit.reset` entries, merged by time.
     /// - Throws: `LatchkeyError` when a trail or a kept segment cannot be read.
     public func auditResets() throws -> [AuditEntry] {
-        try auditTrails.flatMap { try $0.resets() }.sorted { $0.time < $1.time }
+        beginOperation()
+        return try auditTrails.flatMap { try $0.resets() }.sorted { $0.time < $1.time }
     }
 
     /// Verifies every trail of this namespace, without changing anything.
     /// - Returns: Each trail's path and verdict.
     /// - Throws: `LatchkeyError` when a trail or its key cannot be read.
     public func verifyAudit() throws -> [AuditTrailVerification] {
-        try auditTrails.map { AuditTrailVerification(path: $0.path, verification: try $0.verify()) }
+        beginOperation()
+        return try auditTrails.map { AuditTrailVerification(path: $0.path, verification: try $0.verify()) }
     }
 
     /// Recovers, visibly, from a broken audit trail (its anchor, key or tail
@@ -128,7 +130,8 @@ extension Vault {
     /// - Returns: One report per trail that was reset; empty when all verified.
     /// - Throws: `LatchkeyError` when a file or the store cannot be written.
     public func resetAuditTrail() throws -> [AuditResetReport] {
-        try auditTrails.compactMap { try $0.reset() }
+        beginOperation()
+        return try auditTrails.compactMap { try $0.reset() }
     }
 
     private var auditTrails: [any AuditLog] {

@@ -21,12 +21,12 @@ extension Vault {
     /// A later ``Vault/open(appID:policy:storeDirectory:backend:passphrase:unlock:)``
     /// finishes a list it finds (``finishInterruptedDeletions()``).
     func deleteRecoverably(
-        _ keys: [ItemKey], from store: any CredentialBackend, for event: AuditEvent, changes: ChangeLog
+        _ keys: [ItemKey], from store: Store, for event: AuditEvent, changes: ChangeLog
     ) throws {
         guard !keys.isEmpty else { return }
         // The file deletes in one atomic rewrite; a vault kept in memory has nothing to resume after a crash.
-        if store is EncryptedFileBackend || storeDirectory == nil {
-            try Vault.delete(keys, from: store)
+        if store.file != nil || storeDirectory == nil {
+            try store.delete(keys)
             return
         }
         var planned = LogoutReport()
@@ -40,10 +40,10 @@ extension Vault {
         let table = VaultTable.encode(entries)
         try namespace.prepare()
         try PrivateFiles.replace(pendingDeletionMarkerPath, with: Array("\(event.rawValue)\n".utf8))
-        try changes.willChange(pending, in: store)
-        try store.write(StoredItem(value: table), for: pending)
-        try Vault.delete(keys, from: store)
-        try store.delete(pending)
+        try changes.willChange(pending, in: store.backend)
+        try store.backend.write(StoredItem(value: table), for: pending)
+        try store.delete(keys)
+        try store.backend.delete(pending)
         try PrivateFiles.remove(pendingDeletionMarkerPath)
     }
 

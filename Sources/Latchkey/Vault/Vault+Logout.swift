@@ -10,7 +10,8 @@ extension Vault {
     ///   settling for longer than 30 s (`docs/ROTATION.md`; nothing was deleted).
     @discardableResult
     public func logout(account: String? = nil) throws -> LogoutReport {
-        try performCommitting(.logout, account: account) { changes in
+        beginOperation()
+        return try performCommitting(.logout, account: account) { changes in
             var report = LogoutReport()
             var covered: [MigrationTombstones.Pattern] = []
             if policy.sessionsOnLogout == .wipe { covered.append(.init(kind: .session, account: account)) }
@@ -19,7 +20,8 @@ extension Vault {
                 covered.append(.item(Vault.usernameItem))
             }
             try recordTombstones(covered)
-            for store in try storesHoldingCredentials {
+            for held in try storesHoldingCredentials {
+                let store = held.backend
                 let sessions = try store.list(kind: .session).filter { account == nil || $0.account == account }
                 var doomed = policy.sessionsOnLogout == .wipe ? sessions : []
                 report.keptSessions += sessions.count - doomed.count
@@ -30,8 +32,8 @@ extension Vault {
                     if forgets { doomed.append(Vault.usernameItem) } else { report.keptUsername = true }
                 }
                 for key in doomed { try changes.willChange(key, in: store) }
-                try deleteRecoverably(doomed, from: store, for: .logout, changes: changes)
-                if policy.sessionsOnLogout == .wipe, let service = store as? SecretServiceBackend {
+                try deleteRecoverably(doomed, from: held, for: .logout, changes: changes)
+                if policy.sessionsOnLogout == .wipe, let service = held.secretService {
                     report.removedDamagedItems += try service.deleteDamaged(kind: .session, account: account)
                 }
                 report.wipedSessions += doomed.filter { $0.kind == .session }
@@ -55,6 +57,7 @@ extension Vault {
     ///   settling for longer than 30 s (nothing was wiped); when a store cannot answer.
     @discardableResult
     public func wipe() throws -> LogoutReport {
+        beginOperation()
         try dropLostKeysBeforeWipe()
         return try performCommitting(.wipe) { changes in
             var report = LogoutReport()
@@ -73,11 +76,11 @@ extension Vault {
             // The Secret Service: the opt-out setting is never deleted (unless the provider
             // lost it: items whose payload cannot be read go first, a lost pseudonym key among them).
             try recordTombstones([.everything])
-            report.removedDamagedItems = try (backend as? SecretServiceBackend)?.deleteDamaged() ?? 0
+            report.removedDamagedItems = try store.secretService?.deleteDamaged() ?? 0
             var doomed = try backend.list(kind: .session) + backend.list(kind: .secret)
             if try backend.read(Vault.usernameItem) != nil { doomed.append(Vault.usernameItem) }
             for key in doomed { try changes.willChange(key, in: backend) }
-            try deleteRecoverably(doomed, from: backend, for: .wipe, changes: changes)
+            try deleteRecoverably(doomed, from: store, for: .wipe, changes: changes)
             report.wipedSessions = doomed.filter { $0.kind == .session }
             report.wipedSecrets = doomed.filter { $0.kind == .secret }
             report.forgotUsername = doomed.contains(Vault.usernameItem)
@@ -100,11 +103,13 @@ extension Vault {
     ///   settling for longer than 30 s (nothing was wiped); when the store cannot answer.
     @discardableResult
     public func applyExitPolicy() throws -> LogoutReport {
+        beginOperation()
         guard policy.wipesSessionsOnExit else { return LogoutReport() }
         return try performCommitting(.wipe, detail: "app exit") { changes in
             var report = LogoutReport()
             try recordTombstones([.init(kind: .session)])
-            for store in try storesHoldingCredentials {
+            for held in try storesHoldingCredentials {
+                let store = held.backend
                 for key in try store.list(kind: .session) {
                     try changes.willChange(key, in: store)
                     try store.delete(key)
@@ -116,21 +121,11 @@ extension Vault {
         }
     }
 
-    /// Deletes `keys` from `store`: in one atomic rewrite for the encrypted file,
-    /// one item after another elsewhere.
-    static func delete(_ keys: [ItemKey], from store: any CredentialBackend) throws {
-        if let file = store as? EncryptedFileBackend {
-            try file.delete(keys)
-        } else {
-            for key in keys { try store.delete(key) }
-        }
-    }
-
     /// The store in use, and a leftover file vault that can be opened.
-    var storesHoldingCredentials: [any CredentialBackend] {
+    var storesHoldingCredentials: [Store] {
         get throws {
-            guard let fileVault, backend.kind != .file, try fileVaultExists() else { return [backend] }
-            return [backend, fileVault]
+            guard let fileVault, store.kind != .file, try fileVaultExists() else { return [store] }
+            return [store, .file(fileVault)]
         }
     }
 }

@@ -61,6 +61,7 @@ extension Vault {
     ///   `.internal` when an item does not read back as written; store errors.
     @discardableResult
     public func migrate() throws -> MigrationReport {
+        beginOperation()
         guard backend.kind == .secretService else {
             throw LatchkeyError(
                 .unavailable,

@@ -21,6 +21,7 @@ extension Vault {
     /// - Returns: true when the namespace was kept in the Secret Service until this write.
     /// - Throws: `LatchkeyError` when the mark cannot be removed.
     package func claimMoveFromSecretService() throws -> Bool {
+        beginOperation()
         guard secretServiceUnavailable != nil, storeDirectory != nil,
             try POSIX.status(of: secretServiceMarkPath) != nil
         else { return false }

@@ -21,6 +21,7 @@ extension Vault {
     ///   than 255 UTF-8 bytes, or an expiry that is not in the future; store and audit errors.
     @discardableResult
     public func saveSecret(_ value: SecretBytes, named name: String, expires: Date? = nil) throws -> Date? {
+        beginOperation()
         let key = try Vault.secretKey(name)
         let now = clock.now()
         try Vault.refusePastExpiry(expires, of: "secret '\(name)'", now: now)
@@ -38,6 +39,7 @@ extension Vault {
     /// - Returns: The secret, or nil when there is none or it expired.
     /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for an empty name or one over 255 bytes.
     public func secret(named name: String) throws -> NamedSecret? {
+        beginOperation()
         let key = try Vault.secretKey(name)
         return try perform(.secretRead, detail: name) { changes in
             guard let item = try backend.read(key) else { return .unrecorded(nil) }
@@ -55,6 +57,7 @@ extension Vault {
     /// - Returns: Names and times, by name.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func secrets() throws -> [SecretInfo] {
+        beginOperation()
         var result: [SecretInfo] = []
         for key in try backend.list(kind: .secret) {
             guard let item = try backend.read(key) else { continue }
@@ -76,6 +79,7 @@ extension Vault {
     /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for an empty name or one over 255 bytes.
     @discardableResult
     public func deleteSecret(named name: String) throws -> Bool {
+        beginOperation()
         let key = try Vault.secretKey(name)
         return try perform(.secretDeleted, detail: name) { changes in
             let existed = try backend.read(key) != nil

@@ -20,6 +20,7 @@ extension Vault {
     ///   of the namespace kept settling for longer than 30 s; store and audit errors.
     @discardableResult
     public func saveSession(_ token: SecretBytes, name: String, account: String, expires: Date? = nil) throws -> Date {
+        beginOperation()
         guard !name.isEmpty else { throw LatchkeyError(.invalidInput, "the session name is empty") }
         let now = clock.now()
         try Vault.refusePastExpiry(expires, of: "session '\(name)'", now: now)
@@ -49,6 +50,7 @@ extension Vault {
     /// - Returns: The session, or nil when there is none or it expired.
     /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for a name or account over 255 bytes.
     public func session(named name: String, account: String) throws -> Session? {
+        beginOperation()
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
         return try perform(.sessionRead, account: account, detail: name) { changes in
@@ -81,6 +83,7 @@ extension Vault {
     /// - Returns: The session, or nil when there is none or it expired.
     /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for a name or account over 255 bytes.
     package func bookkeepingSession(named name: String, account: String) throws -> Session? {
+        beginOperation()
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
         guard let item = try backend.read(key), !item.isExpired(at: clock.now()) else { return nil }
@@ -92,6 +95,12 @@ extension Vault {
     /// - Returns: The sessions without their tokens, by account and name.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func sessions(account: String? = nil) throws -> [SessionInfo] {
+        beginOperation()
+        return try liveSessions(account: account)
+    }
+
+    /// `sessions(account:)` within an operation.
+    private func liveSessions(account: String?) throws -> [SessionInfo] {
         var result: [SessionInfo] = []
         for key in try backend.list(kind: .session) where account == nil || key.account == account {
             guard let item = try backend.read(key), !(try expire(item, key: key)) else { continue }
@@ -108,7 +117,8 @@ extension Vault {
     /// - Returns: The account, or nil when no session is live.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func activeAccount() throws -> String? {
-        try sessions().max { $0.created < $1.created }?.account
+        beginOperation()
+        return try liveSessions(account: nil).max { $0.created < $1.created }?.account
     }
 
     /// Deletes a session; deleting one that does not exist succeeds.
@@ -120,6 +130,7 @@ extension Vault {
     ///   `.timedOut` when a refresh of the namespace kept settling for longer than 30 s (nothing was deleted).
     @discardableResult
     public func deleteSession(named name: String, account: String) throws -> Bool {
+        beginOperation()
         let key = ItemKey(kind: .session, account: account, name: name)
         try key.requireNameLengths()
         return try performCommitting(.sessionDeleted, account: account, detail: name) { changes in

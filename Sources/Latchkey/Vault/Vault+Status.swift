@@ -4,6 +4,7 @@ extension Vault {
     /// - Returns: The status.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func status() throws -> VaultStatus {
+        beginOperation()
         let sessions = try backend.list(kind: .session)
         let leftover = backend.kind != .file ? try fileVaultExists() : false
         return VaultStatus(
@@ -17,7 +18,7 @@ extension Vault {
             fileVaultPath: backend.kind == .file || leftover ? fileVault?.vaultPath : nil,
             leftoverFileVault: leftover,
             usernameRemembered: try backend.read(Vault.usernameItem) != nil,
-            usernameMemoryAllowed: try isUsernameMemoryAllowed(),
+            usernameMemoryAllowed: try usernameMemorySetting(),
             sessionCount: sessions.count,
             damagedItemCount: try damagedItems().count,
             accountCount: Set(sessions.map(\.account)).count,
@@ -40,7 +41,8 @@ extension Vault {
     /// The namespace's items in the Secret Service whose payload cannot be read
     /// (the provider lost it): none in another store.
     package func damagedItems() throws -> [SecretServiceBackend.DamagedItem] {
-        try (backend as? SecretServiceBackend)?.damagedItems() ?? []
+        beginOperation()
+        return try store.secretService?.damagedItems() ?? []
     }
 
     private func protection() throws -> String {
@@ -49,7 +51,7 @@ extension Vault {
             return
                 "Secret Service: encrypted by the keyring provider and unlocked with the user's login; other local users cannot read it, programs running as this user can"
         case .file:
-            guard let file = backend as? EncryptedFileBackend else { return "encrypted file" }
+            guard let file = store.file else { return "encrypted file" }
             if file.keySourceKind == .passphrase {
                 let parameters = try file.vaultKDFParameters().map { ", \($0)" } ?? ""
                 return

@@ -10,6 +10,12 @@ extension Vault {
     /// - Returns: The username, or nil when none is remembered.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func lastUsername() throws -> String? {
+        beginOperation()
+        return try rememberedUsername()
+    }
+
+    /// `lastUsername()` within an operation.
+    func rememberedUsername() throws -> String? {
         guard let item = try backend.read(Vault.usernameItem) else { return nil }
         guard let username = item.value.utf8String() else {
             throw LatchkeyError(.tampered, "the remembered username is not valid UTF-8")
@@ -24,9 +30,10 @@ extension Vault {
     /// - Throws: `LatchkeyError` `.invalidInput` for an empty username; store and audit errors.
     @discardableResult
     public func rememberUsername(_ username: String) throws -> PolicyDecision {
+        beginOperation()
         guard !username.isEmpty else { throw LatchkeyError(.invalidInput, "the username is empty") }
         return try perform(.usernameRemembered, account: username) { changes in
-            let decision = policy.rememberUsernameDecision(userOptedOut: !(try isUsernameMemoryAllowed()))
+            let decision = policy.rememberUsernameDecision(userOptedOut: !(try usernameMemorySetting()))
             guard decision.isAllowed else {
                 // The policy's own refusal is a denial; the user's opt-out a skip.
                 return policy.remembersUsernames
@@ -42,8 +49,9 @@ extension Vault {
     /// Forgets the remembered username, if any.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func forgetUsername() throws {
+        beginOperation()
         try perform(.usernameForgotten) { changes in
-            let previous = try lastUsername()
+            let previous = try rememberedUsername()
             try deleteEverywhere(Vault.usernameItem, changes: changes)
             return OperationOutcome((), account: previous)
         }
@@ -54,6 +62,12 @@ extension Vault {
     /// - Returns: The user's setting.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func isUsernameMemoryAllowed() throws -> Bool {
+        beginOperation()
+        return try usernameMemorySetting()
+    }
+
+    /// `isUsernameMemoryAllowed()` within an operation.
+    func usernameMemorySetting() throws -> Bool {
         try backend.read(Vault.rememberSetting)?.value != SecretBytes(utf8: "off")
     }
 
@@ -69,6 +83,7 @@ extension Vault {
     /// - Parameter allowed: The user's choice: whether usernames may be remembered.
     /// - Throws: `LatchkeyError` when the store cannot answer.
     public func setUsernameMemoryAllowed(_ allowed: Bool) throws {
+        beginOperation()
         let event: AuditEvent = allowed ? .rememberEnabled : .rememberDisabled
         try perform(event) { changes in
             try changes.willChange(Vault.rememberSetting, in: backend)

@@ -30,6 +30,18 @@ import Synchronization
 /// Every method has a synchronous form, for command-line tools, and an `async`
 /// form that runs off the caller's thread, so a UI never blocks on D-Bus, the
 /// disk or a key derivation. A vault is safe to share across tasks.
+///
+/// A vault may stay open for as long as the process runs (a server keeps one per
+/// namespace), and then saves work without giving up correctness: the Secret Service
+/// backend keeps what it learnt (the namespace's key items and where items were found,
+/// confirmed with the service as each operation begins), a passphrase-protected file
+/// keeps the key derived for its salt, and the audit trail keeps its key, read again
+/// when it no longer verifies the trail. Every operation still sees what other
+/// processes did: the service is asked again, and the encrypted file is read, decrypted
+/// and authenticated again, as each operation begins. The library keeps nothing
+/// process-wide: what an open vault keeps goes when it is released. A long-lived
+/// process may also defer the `fsync` of its audit entries until it has answered
+/// (``auditDurability``, ``settleAudit()-6yyh3``).
 public final class Vault: Sendable {
     /// The app namespace.
     public let appID: AppID
@@ -38,8 +50,10 @@ public final class Vault: Sendable {
     /// The directory holding the file vault and the audit trails; nil for a
     /// vault kept wholly in memory (`LatchkeyTesting`'s test vault).
     public let storeDirectory: String?
+    /// The store in use, by what it is.
+    let store: Store
     /// The store in use.
-    let backend: any CredentialBackend
+    var backend: any CredentialBackend { store.backend }
     /// Where the vault reads the time from, for every expiry decision and audit entry.
     package let clock: WallClock
     /// Why this store is in use, in plain words.
@@ -52,12 +66,20 @@ public final class Vault: Sendable {
     /// The refresh and commit locks of a vault kept in memory, its store's (a vault
     /// with a directory locks files in it).
     let memoryLocks: MemoryStoreLocks?
+    /// The audit trail of the store in use, kept in a file; nil for a vault kept in
+    /// memory, or when the policy disables auditing.
+    let auditTrail: AuditTrail?
+    /// The audit trail of a vault kept in memory, unless the policy disables auditing.
+    let memoryAudit: MemoryAuditTrail?
     /// The audit trail of the store in use (in memory for a vault kept in memory),
     /// or nil when the policy disables auditing.
-    let audit: (any AuditLog)?
+    var audit: (any AuditLog)? { auditTrail ?? memoryAudit }
     /// The audit trail of the encrypted file, when the Secret Service is in use
     /// (it is still verified and shown).
     let fileAudit: AuditTrail?
+    /// The audit appends whose `fsync` and anchor move wait for ``settleAudit()-6yyh3``, while
+    /// ``auditDurability`` is ``AuditDurability/deferred``.
+    let auditDeferral: AuditSyncDeferral
     /// Audit entries that could not be written while the policy's
     /// `audit.onFailure` is `warn`, for ``auditWarnings``.
     let droppedAuditEntries = Mutex<[LatchkeyError]>([])
@@ -66,6 +88,9 @@ public final class Vault: Sendable {
     /// processes): saved first at the next refresh of the session, whose old refresh token
     /// is never presented again (`docs/ROTATION.md`, "A save that fails").
     let pendingRotations = Mutex<[ItemKey: PendingRotation]>([:])
+    /// Whether the stores were opened (or opened again) and no operation has begun since:
+    /// the first ``beginOperation()`` then has nothing to make fresh.
+    private let storesJustOpened = Mutex(true)
     /// Why the Secret Service could not be used, when this open is the one at
     /// which the namespace fell back to the file (set by ``recordStoreChange(fallback:)``).
     private let fallbackReason = Mutex<String?>(nil)
@@ -116,26 +141,11 @@ public final class Vault: Sendable {
     ) throws -> Vault {
         try open(
             appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
-            unlock: unlock, deferringAuditSyncTo: nil)
-    }
-
-    /// ``open(appID:policy:storeDirectory:backend:passphrase:unlock:)-42bn``, with the
-    /// `fsync` and anchor move of its audit appends left to `deferral` when one is given
-    /// (the agent's, settled once a command's answer is sent).
-    package static func open(
-        appID: AppID, policy: Policy, storeDirectory: String?, backend: Policy.BackendChoice?,
-        passphrase: SecretBytes?, unlock: Policy.SecretServiceUnlock?, deferringAuditSyncTo deferral: AuditSyncDeferral?
-    ) throws -> Vault {
-        try open(
-            appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
             unlock: unlock ?? policy.secretServiceUnlock
                 ?? .sessionDefault(environment: ProcessInfo.processInfo.environment),
-            auditSync: deferral,
             secretService: {
-                let deadline = Duration.milliseconds(Int64(policy.secretServiceTimeout * 1000))
-                return BackendReuse.shared.secretService(appID, deadline: deadline) {
-                    SecretServiceBackend(appID: appID, deadline: deadline)
-                }
+                SecretServiceBackend(
+                    appID: appID, deadline: .milliseconds(Int64(policy.secretServiceTimeout * 1000)))
             })
     }
 
@@ -159,24 +169,54 @@ public final class Vault: Sendable {
 
     /// Opens the vault on `store` with `clock` as its time.
     /// - Throws: `LatchkeyError` `.invalidInput` when `storeDirectory` is relative.
-    package init(
+    package convenience init(
         appID: AppID, policy: Policy, storeDirectory: String, store backend: any CredentialBackend, clock: WallClock
     ) throws {
+        try self.init(
+            appID: appID, policy: policy, storeDirectory: storeDirectory, given: .other(backend), clock: clock)
+    }
+
+    /// Opens the vault on the encrypted file `file`, chosen by the caller (tests give one
+    /// whose key source or failures they choose).
+    /// - Throws: `LatchkeyError` `.invalidInput` when `storeDirectory` is relative.
+    package convenience init(
+        appID: AppID, policy: Policy = .default, storeDirectory: String, store file: EncryptedFileBackend,
+        clock: WallClock = .system
+    ) throws {
+        try self.init(appID: appID, policy: policy, storeDirectory: storeDirectory, given: .file(file), clock: clock)
+    }
+
+    /// Opens the vault on the Secret Service backend `service`, chosen by the caller (tests
+    /// give one whose bus they control), without checking that it answers.
+    /// - Throws: `LatchkeyError` `.invalidInput` when `storeDirectory` is relative.
+    package convenience init(
+        appID: AppID, policy: Policy = .default, storeDirectory: String, store service: SecretServiceBackend,
+        clock: WallClock = .system
+    ) throws {
+        try self.init(
+            appID: appID, policy: policy, storeDirectory: storeDirectory, given: .secretService(service), clock: clock)
+    }
+
+    /// Opens the vault on `store`, given by the caller, with `clock` as its time.
+    private init(appID: AppID, policy: Policy, storeDirectory: String, given store: Store, clock: WallClock) throws {
         let storeDirectory = try StoreDirectory.requireAbsolute(storeDirectory, origin: "the store directory")
         self.appID = appID
         self.policy = policy
         self.storeDirectory = storeDirectory
         self.memoryLocks = nil
-        self.backend = backend
+        self.store = store
+        let deferral = AuditSyncDeferral()
+        self.auditDeferral = deferral
         self.clock = clock
         self.selectionReason = "the app supplied this store"
         self.secretServiceUnavailable = nil
         self.fileVault = nil
-        self.audit =
+        self.memoryAudit = nil
+        self.auditTrail =
             policy.audit.isEnabled
             ? AuditTrail(
-                appID: appID, directory: storeDirectory, backend: backend, retention: policy.audit.retention,
-                clock: clock.now)
+                appID: appID, directory: storeDirectory, store: store, retention: policy.audit.retention,
+                clock: clock.now, deferral: deferral)
             : nil
         self.fileAudit = nil
     }
@@ -194,12 +234,14 @@ public final class Vault: Sendable {
         self.memoryLocks = locks
         self.policy = policy
         self.storeDirectory = nil
-        self.backend = backend
+        self.store = .other(backend)
+        self.auditDeferral = AuditSyncDeferral()
         self.clock = clock
         self.selectionReason = "the app supplied this store, kept in memory with its audit trail"
         self.secretServiceUnavailable = nil
         self.fileVault = nil
-        self.audit =
+        self.auditTrail = nil
+        self.memoryAudit =
             policy.audit.isEnabled ? MemoryAuditTrail(appID: appID, storeKind: backend.kind, clock: clock.now) : nil
         self.fileAudit = nil
     }
@@ -214,7 +256,6 @@ public final class Vault: Sendable {
         passphrase: SecretBytes?,
         unlock: Policy.SecretServiceUnlock = .never,
         clock: WallClock = .system,
-        auditSync: AuditSyncDeferral? = nil,
         secretService: () -> SecretServiceBackend
     ) throws -> Vault {
         let directory =
@@ -224,18 +265,17 @@ public final class Vault: Sendable {
         let selection = try Vault.select(
             choice ?? policy.backend, policy: policy, appID: appID, file: file, unlock: unlock,
             secretService: secretService)
-        if unlock == .prompt, let service = selection.backend as? SecretServiceBackend {
+        if unlock == .prompt, let service = selection.store.secretService {
             try service.unlockDefaultCollection(
                 timeout: .milliseconds(Int64(policy.secretServiceUnlockTimeout * 1000)))
         }
-        if selection.backend.kind == .file, let header = try file?.vaultKDFParameters() {
+        if selection.store.kind == .file, let header = try file?.vaultKDFParameters() {
             try Vault.check(header, against: policy.kdf ?? .standard, policyName: policy.name)
         }
         let vault = Vault(
-            appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file, clock: clock,
-            auditSync: auditSync)
+            appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file, clock: clock)
         try vault.recordStoreChange(fallback: selection.fallbackFrom)
-        if selection.backend.kind == .file, let file {
+        if selection.store.kind == .file, let file {
             do {
                 try file.checkKey()
             } catch let error as LatchkeyError where error.code == .wrongKey {
@@ -243,10 +283,10 @@ public final class Vault: Sendable {
                 try vault.perform(.unlockFailed) { _ -> OperationOutcome<Void> in throw error }
             }
         }
-        if selection.backend.kind != .file {
+        if selection.store.kind != .file {
             try vault.unlessTrailBroken(.logout) { try vault.finishInterruptedDeletions() }
         }
-        if selection.backend.kind == .secretService, try vault.fileVaultExists(),
+        if selection.store.kind == .secretService, try vault.fileVaultExists(),
             policy.automaticMigrationDecision().isAllowed, file != nil
         {
             try vault.unlessTrailBroken(.migrate) {
@@ -254,36 +294,40 @@ public final class Vault: Sendable {
                 vault.openingMigration.withLock { $0 = migration }
             }
         }
+        vault.storesJustOpened.withLock { $0 = true }
         return vault
     }
 
     private init(
         appID: AppID, policy: Policy, directory: String, selection: Selection, fileVault file: EncryptedFileBackend?,
-        clock: WallClock, auditSync: AuditSyncDeferral?
+        clock: WallClock
     ) {
         let auditKeys = EncryptedFileBackend.auditKeys(appID: appID, directory: directory)
         self.appID = appID
         self.policy = policy
         self.storeDirectory = directory
         self.memoryLocks = nil
-        self.backend = selection.backend
+        self.store = selection.store
+        let deferral = AuditSyncDeferral()
+        self.auditDeferral = deferral
         self.selectionReason = selection.reason
         self.secretServiceUnavailable = selection.fallbackFrom
         self.fileVault = file
         self.clock = clock
+        self.memoryAudit = nil
         if policy.audit.isEnabled {
-            let usesFile = selection.backend.kind == .file
-            audit = AuditTrail(
-                appID: appID, directory: directory, backend: usesFile ? auditKeys : selection.backend,
-                retention: policy.audit.retention, clock: clock.now, deferral: auditSync)
+            let usesFile = selection.store.kind == .file
+            auditTrail = AuditTrail(
+                appID: appID, directory: directory, store: usesFile ? .file(auditKeys) : selection.store,
+                retention: policy.audit.retention, clock: clock.now, deferral: deferral)
             fileAudit =
                 usesFile
                 ? nil
                 : AuditTrail(
-                    appID: appID, directory: directory, backend: auditKeys, retention: policy.audit.retention,
-                    clock: clock.now, deferral: auditSync)
+                    appID: appID, directory: directory, store: .file(auditKeys), retention: policy.audit.retention,
+                    clock: clock.now, deferral: deferral)
         } else {
-            audit = nil
+            auditTrail = nil
             fileAudit = nil
         }
     }
@@ -291,14 +335,16 @@ public final class Vault: Sendable {
     /// The salt of the encrypted file vault, read without the KDF (``EncryptedFileBackend/vaultSalt()``);
     /// nil when there is no file vault or it is not opened with a passphrase.
     package func fileVaultSalt() throws -> [UInt8]? {
-        try fileVault?.vaultSalt()
+        beginOperation()
+        return try fileVault?.vaultSalt()
     }
 
     /// The salt of the encrypted file vault once it is opened and authenticated
     /// with the passphrase given (``EncryptedFileBackend/authenticatedSalt()``); nil when there is none.
     /// - Throws: `LatchkeyError` `.wrongKey` when the passphrase does not open it.
     package func authenticatedFileVaultSalt() throws -> [UInt8]? {
-        try fileVault?.authenticatedSalt()
+        beginOperation()
+        return try fileVault?.authenticatedSalt()
     }
 
     /// The default store directory: `$XDG_DATA_HOME/latchkey` when that is an
@@ -331,7 +377,7 @@ public final class Vault: Sendable {
     }
 
     private struct Selection {
-        var backend: any CredentialBackend
+        var store: Store
         var reason: String
         var fallbackFrom: String?
     }
@@ -365,7 +411,8 @@ public final class Vault: Sendable {
                     "policy '\(policy.name)' requires the Secret Service (backend.kind \"secret-service\"); the encrypted file may not be used"
                 )
             }
-            return Selection(backend: try fileBackend(), reason: "the encrypted file was chosen (backend \"file\")")
+            return Selection(
+                store: .file(try fileBackend()), reason: "the encrypted file was chosen (backend \"file\")")
         case .secretService:
             let service = secretService()
             do {
@@ -377,12 +424,12 @@ public final class Vault: Sendable {
                     : "the Secret Service was required (backend \"secret-service\")"
                 throw LatchkeyError(error.code, "\(rule), and it is unavailable: \(error.message); nothing was stored")
             }
-            return Selection(backend: service, reason: "the Secret Service was required and answered")
+            return Selection(store: .secretService(service), reason: "the Secret Service was required and answered")
         case .auto:
             let service = secretService()
             do {
                 try check(service)
-                return Selection(backend: service, reason: "the Secret Service answered")
+                return Selection(store: .secretService(service), reason: "the Secret Service answered")
             } catch let error as LatchkeyError where error.code == .unavailable {
                 // Only "there is none" falls back; a bus or daemon that does not
                 // answer within the deadline is `.timedOut` (exit 75), never a silent switch.
@@ -390,7 +437,7 @@ public final class Vault: Sendable {
                     throw LatchkeyError(.unavailable, reason)
                 }
                 return Selection(
-                    backend: try fileBackend(),
+                    store: .file(try fileBackend()),
                     reason: "no Secret Service (\(error.message)), so the encrypted file is used",
                     fallbackFrom: error.message)
             }
@@ -466,6 +513,22 @@ public final class Vault: Sendable {
         } catch let error as LatchkeyError where error.code == .tampered {
             return true
         }
+    }
+
+    /// Makes the stores answer the operation that begins as stores opened for it would
+    /// (``Store/beginOperation()``): the Secret Service is checked again and what it
+    /// was found to hold is confirmed before use; the encrypted file (the store in use,
+    /// or a leftover from a fallback) is read, decrypted and authenticated again. Every
+    /// operation calls it first, so a vault kept open sees what other processes did; the
+    /// first after opening has nothing to do.
+    func beginOperation() {
+        let justOpened = storesJustOpened.withLock { justOpened in
+            defer { justOpened = false }
+            return justOpened
+        }
+        guard !justOpened else { return }
+        store.beginOperation()
+        if let fileVault, fileVault !== store.file { fileVault.beginOperation() }
     }
 
     /// Whether an encrypted file vault exists for this namespace.

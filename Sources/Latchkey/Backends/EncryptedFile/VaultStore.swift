@@ -1,6 +1,7 @@
 /// One vault file as this process last saw it: a cache of the decrypted
-/// table, checked against the file before each use, and the keys for the
-/// vault's salt, derived once. Not thread-safe; ``EncryptedFileBackend`` keeps it
+/// table, checked against the file before each use (and dropped as each operation of a
+/// vault kept open begins, ``forgetContent()``), and the keys for the vault's salt,
+/// derived once. Not thread-safe; ``EncryptedFileBackend`` keeps it
 /// behind a mutex.
 struct VaultStore {
     /// The vault as decoded from one save.
@@ -42,6 +43,14 @@ struct VaultStore {
         self.vaultPath = vaultPath
         self.keyFilePath = keyFilePath
         self.source = source
+    }
+
+    /// Forgets the decrypted table, and the keys read from a key file (another process
+    /// may replace the file), so that the next use reads both again; keys derived from a
+    /// passphrase are kept.
+    mutating func forgetContent() {
+        cached = nil
+        if source.kind == .keyFile { keys = nil }
     }
 
     /// The vault's current content: the cache when the file's header and nonce
@@ -155,7 +164,7 @@ struct VaultStore {
             guard let kdf = header.kdf else {
                 throw LatchkeyError(.internal, "passphrase vault header without KDF parameters")
             }
-            master = try DerivedKeyCache.shared.deriveKey(
+            master = try Sodium.deriveKey(
                 length: KeyFile.length, passphrase: passphrase, salt: header.salt, opsLimit: kdf.opsLimit,
                 memoryLimit: kdf.memoryLimit)
         case .keyFile:
@@ -202,7 +211,7 @@ struct VaultStore {
         case .passphrase(let passphrase, let choice):
             let parameters = try previous?.header.kdf ?? choice.resolve()
             kdf = parameters
-            master = try DerivedKeyCache.shared.deriveKey(
+            master = try Sodium.deriveKey(
                 length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit,
                 memoryLimit: parameters.memoryLimit)
         case .keyFile:
@@ -247,7 +256,7 @@ struct VaultStore {
             case .passphrase(let passphrase, let choice):
                 let parameters = try choice.resolve()
                 kdf = parameters
-                master = try DerivedKeyCache.shared.deriveKey(
+                master = try Sodium.deriveKey(
                     length: KeyFile.length, passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit,
                     memoryLimit: parameters.memoryLimit)
             case .keyFile:

@@ -49,7 +49,7 @@ package final class SecretServiceBackend: CredentialBackend {
     /// found exactly one: a later read of the same address asks for that item's
     /// secret directly, with no search, and searches again when the item is gone,
     /// locked, or no longer holds that address. What a long-lived process (the
-    /// agent, ``BackendReuse``) gains; a writer or deleter of the address forgets it.
+    /// agent, through a ``Vault`` kept open) gains; a writer or deleter of the address forgets it.
     private let knownPaths = Mutex<[ItemKey: String]>([:])
 
     /// The app's key items, found together.
@@ -393,7 +393,7 @@ package final class SecretServiceBackend: CredentialBackend {
         knownKeys.withLock { $0 = nil }
     }
 
-    /// Makes a backend kept from an earlier command (``BackendReuse``) answer the
+    /// Makes a backend kept from an earlier operation (by a ``Vault`` kept open) answer the
     /// next one as a new process would: the service is checked again, a call left
     /// unanswered during an earlier command does not keep this one from asking, and
     /// the key items known are used only once the service confirmed them in this

@@ -70,7 +70,7 @@ extension POSIX {
         /// what the reads give should it grow meanwhile. Allocates what the file
         /// holds, never `limit`.
         /// - Throws: `.invalidInput` naming the path and `what` when it is longer than `limit`; `.io`.
-        func readAll(limit: Int, what: String = "such a file") throws -> [UInt8] {
+        package func readAll(limit: Int, what: String = "such a file") throws -> [UInt8] {
             func tooLong() -> LatchkeyError {
                 LatchkeyError(
                     .invalidInput, "\(path) is longer than \(limit) bytes, the most Latchkey reads from \(what)")
@@ -89,7 +89,7 @@ extension POSIX {
         }
 
         /// Writes all of `bytes` (`write`), continuing after short writes.
-        func writeAll(_ bytes: [UInt8]) throws {
+        package func writeAll(_ bytes: [UInt8]) throws {
             try bytes.withUnsafeBytes { try POSIX.writeAll($0, to: descriptor, name: path) }
         }
 
@@ -99,7 +99,7 @@ extension POSIX {
         }
 
         /// Flushes data and metadata to the disk (`fsync`).
-        func sync() throws {
+        package func sync() throws {
             try POSIX.check("fsync", path: path) { fsync(descriptor) }
         }
 
@@ -122,7 +122,7 @@ extension POSIX {
         }
 
         /// Truncates the file to `length` bytes (`ftruncate`).
-        func truncate(to length: Int) throws {
+        package func truncate(to length: Int) throws {
             try POSIX.check("ftruncate", path: path) { ftruncate(descriptor, off_t(length)) }
         }
 

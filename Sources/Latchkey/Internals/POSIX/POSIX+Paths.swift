@@ -34,7 +34,7 @@ extension POSIX {
     }
 
     /// Renames `source` over `destination` atomically (`rename`).
-    static func rename(_ source: String, to destination: String) throws {
+    package static func rename(_ source: String, to destination: String) throws {
         try check("rename", path: destination) { Glibc.rename(source, destination) }
     }
 
@@ -70,7 +70,7 @@ extension POSIX {
 
     /// Flushes a directory's entries to the disk (`open` + `fsync`), so a rename
     /// or an unlink inside it survives a crash.
-    static func syncDirectory(_ path: String) throws {
+    package static func syncDirectory(_ path: String) throws {
         let descriptor = try check("open", path: path) { Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { close(descriptor) }
         try check("fsync", path: path) { fsync(descriptor) }

@@ -1,10 +1,9 @@
-/// Measuring hooks for the `latchkey-bench` executable: the physical floors a
-/// Latchkey operation is compared with, built from the same internal wrappers
-/// the library uses (`Internals/POSIX.swift`, `Internals/Sodium.swift`), but
-/// without anything Latchkey adds on top (locking, checks, encoding).
-///
-/// Not part of the public API: `package` access, for `latchkey-bench` alone.
-package enum BenchmarkProbe {
+import Latchkey
+
+/// The physical floors a Latchkey operation is compared with, built from the same
+/// wrappers the library uses (its `package` `POSIX` and `Sodium`), but without
+/// anything Latchkey adds on top (locking, checks, encoding).
+enum BenchmarkProbe {
     /// The bare durable-replace sequence: create `<path>.floor-tmp` (`open` with
     /// `O_EXCL`, 0600), `write` all of `bytes`, `fsync`, `rename` over `path`,
     /// `fsync` of the directory. No lock, no random name, no permission check.
@@ -13,7 +12,7 @@ package enum BenchmarkProbe {
     ///   - bytes: The new content.
     /// - Throws: `LatchkeyError` naming the failing C function (`open`, `write`,
     ///   `fsync`, `rename`).
-    package static func durablyReplace(_ path: String, with bytes: [UInt8]) throws {
+    static func durablyReplace(_ path: String, with bytes: [UInt8]) throws {
         let temporary = path + ".floor-tmp"
         let file = try POSIX.File.open(temporary, .createNew(permissions: 0o600))
         try file.writeAll(bytes)
@@ -26,7 +25,7 @@ package enum BenchmarkProbe {
     /// passphrase and salt: the cost of unlocking a passphrase vault's key.
     /// - Parameter parameters: The Argon2id cost.
     /// - Throws: `LatchkeyError` `.internal` when `crypto_pwhash` fails.
-    package static func deriveKey(_ parameters: KDFParameters) throws {
+    static func deriveKey(_ parameters: KDFParameters) throws {
         _ = try Sodium.deriveKey(
             length: Sodium.aeadKeyLength, passphrase: SecretBytes.random(count: 16),
             salt: Sodium.randomBytes(count: Sodium.pwhashSaltLength),
@@ -37,7 +36,7 @@ package enum BenchmarkProbe {
     /// - Parameter path: The file.
     /// - Returns: Its size.
     /// - Throws: `LatchkeyError` when `lstat` fails for another reason than absence.
-    package static func fileSize(_ path: String) throws -> Int? {
+    static func fileSize(_ path: String) throws -> Int? {
         try POSIX.status(of: path)?.size
     }
 
@@ -45,7 +44,7 @@ package enum BenchmarkProbe {
     /// - Parameter path: The file.
     /// - Returns: Its bytes.
     /// - Throws: `LatchkeyError` `.notFound` or `.io`.
-    package static func contents(of path: String) throws -> [UInt8] {
+    static func contents(of path: String) throws -> [UInt8] {
         try POSIX.File.open(path, .read).readAll(limit: 1 << 30)
     }
 
@@ -56,7 +55,7 @@ package enum BenchmarkProbe {
     ///   - path: An existing file.
     ///   - bytes: The new content.
     /// - Throws: `LatchkeyError` naming the failing C function.
-    package static func overwrite(_ path: String, with bytes: [UInt8]) throws {
+    static func overwrite(_ path: String, with bytes: [UInt8]) throws {
         let file = try POSIX.File.open(path, .readWriteCreate(permissions: 0o600))
         try file.truncate(to: 0)
         try file.writeAll(bytes)

@@ -1,7 +1,9 @@
+import Latchkey
+
 extension BenchmarkProbe {
     /// One XChaCha20-Poly1305 message of a fixed size under a random key: the
     /// floor for sealing or opening a vault's table of the same size.
-    package final class AEAD {
+    final class AEAD {
         private let key = SecretBytes.random(count: Sodium.aeadKeyLength)
         private let plaintext: SecretBytes
         private var sealed: (nonce: [UInt8], ciphertext: [UInt8])
@@ -9,7 +11,7 @@ extension BenchmarkProbe {
 
         /// Creates a message of `size` random bytes and seals it once.
         /// - Parameter size: The plaintext's length in bytes.
-        package init(size: Int) {
+        init(size: Int) {
             plaintext = SecretBytes.random(count: max(0, size))
             additionalData = Sodium.randomBytes(count: 64)
             sealed = Sodium.seal(plaintext, additionalData: additionalData, key: key)
@@ -17,13 +19,13 @@ extension BenchmarkProbe {
 
         /// Seals the message again under a fresh random nonce
         /// (`crypto_aead_xchacha20poly1305_ietf_encrypt`).
-        package func seal() {
+        func seal() {
             sealed = Sodium.seal(plaintext, additionalData: additionalData, key: key)
         }
 
         /// Opens the last sealed message (`crypto_aead_xchacha20poly1305_ietf_decrypt`).
         /// - Returns: Whether it authenticated (always, unless memory was corrupted).
-        package func open() -> Bool {
+        func open() -> Bool {
             Sodium.open(sealed.ciphertext[...], nonce: sealed.nonce[...], additionalData: additionalData[...], key: key)
                 != nil
         }
