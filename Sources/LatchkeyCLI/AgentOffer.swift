@@ -41,7 +41,7 @@ enum AgentOffer {
         let readsInput = readsInput(command, arguments)
         let inputIsTerminal = execution.inputIsTerminal
         if readsInput && inputIsTerminal { return .inProcess(nil) }
-        if command.options.contains(where: { $0.name == "--yes" }) && !arguments.flags.contains("--yes") {
+        if command.options.contains(where: { $0.key == .yes }) && !arguments.has(.yes) {
             return .inProcess(nil)
         }
         if let policy = context.globals.policy ?? context.environment["LATCHKEY_POLICY"], !policy.isEmpty,
@@ -139,7 +139,7 @@ enum AgentOffer {
     /// --refresh-command`), which runs with the client's environment, working directory and
     /// standard error.
     private static func startsPrograms(_ command: Command, _ arguments: CommandArguments) -> Bool {
-        command.name == "session get" && arguments.options["--refresh-command"] != nil
+        command.name == "session get" && arguments[.refreshCommand] != nil
     }
 
     /// Whether the command reads its standard input with these arguments.

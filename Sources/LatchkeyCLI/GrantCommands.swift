@@ -16,7 +16,7 @@ enum GrantCommands {
 
     /// Stores the token response (RFC 6749 section 5.1) on standard input as one grant.
     static func put(_ context: Context, _ arguments: CommandArguments, name: String, account: String) throws {
-        guard arguments.options["--expires-in"] == nil else {
+        guard arguments[.expiresIn] == nil else {
             throw LatchkeyError(
                 .usage, "--expires-in cannot be given with --grant: the token response's expires_in says it")
         }
@@ -51,7 +51,7 @@ enum GrantCommands {
         context.output.set(
             "session",
             SessionCommands.info(name: name, account: account, created: nil, expires: grant.accessTokenExpires))
-        try context.output.secret(grant.accessToken, key: "secret", newline: !arguments.flags.contains("--no-newline"))
+        try context.output.secret(grant.accessToken, key: "secret", newline: !arguments.has(.noNewline))
     }
 
     /// Runs the refresh command with the refresh token alone on its standard
