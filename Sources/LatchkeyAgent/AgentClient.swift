@@ -62,6 +62,9 @@ package enum AgentClient {
         case notRun
         /// It was accepted, but its answer did not come whole: it may have run.
         case lost(wroteOutput: Bool)
+        /// The agent speaks this other protocol version (one left running across an
+        /// upgrade) and declined it: run it in-process.
+        case otherVersion(UInt8)
     }
 
     /// Sends a `run` request, waits until the agent accepts it (at most
@@ -85,9 +88,9 @@ package enum AgentClient {
         guard (try? connection.send(request, passing: descriptors, before: .now + sendDeadline)) != nil else {
             return .notRun
         }
-        let first: AgentMessage?
+        let first: (header: AgentMessage.Header, message: AgentMessage?)?
         do {
-            first = try connection.receiveMessage(before: .now + answerDeadline)?.message
+            first = try connection.receiveMessage(before: .now + answerDeadline)
         } catch let error as LatchkeyError where error.code == .timedOut {
             connection.shutDownReading()
             // An `accepted` sent before the shutdown is still there to read: then it runs in the agent.
@@ -96,7 +99,10 @@ package enum AgentClient {
         } catch {
             return .notRun
         }
-        guard first?.kind == .accepted else { return .notRun }
+        if let first, first.header.version != AgentMessage.protocolVersion {
+            return first.message?.kind == .declined ? .otherVersion(first.header.version) : .notRun
+        }
+        guard first?.message?.kind == .accepted else { return .notRun }
         var wroteOutput = false
         while true {
             guard let message = try? connection.receiveMessage(before: .now + answerDeadline)?.message else {
@@ -150,9 +156,37 @@ package enum AgentClient {
 
     /// Sends `request` and reads the answer; nil when either fails.
     package static func exchange(_ request: AgentMessage, on connection: POSIX.LocalSocket) -> AgentMessage? {
+        exchange(request, version: AgentMessage.protocolVersion, on: connection)?.message
+    }
+
+    /// Sends a request without fields (`status`, `stop`, `lock`, which read the same in every
+    /// protocol version) and reads the answer. An agent of another version (one left running
+    /// across an upgrade) declines it; it is then asked again in its own version, so
+    /// `latchkey agent stop` stops it.
+    /// - Parameters:
+    ///   - kind: The request.
+    ///   - connection: A connection to this user's agent.
+    ///   - again: A new connection to it, for the request in the agent's version.
+    /// - Returns: The answer, or nil when there is none.
+    package static func ask(
+        _ kind: AgentMessage.Kind, on connection: POSIX.LocalSocket, again: () -> POSIX.LocalSocket?
+    ) -> AgentMessage? {
+        guard let first = exchange(AgentMessage(kind), version: AgentMessage.protocolVersion, on: connection) else {
+            return nil
+        }
+        let version = first.header.version
+        guard version != AgentMessage.protocolVersion, first.message?.kind == .declined, let connection = again()
+        else { return first.message }
+        return exchange(AgentMessage(kind), version: version, on: connection)?.message
+    }
+
+    /// Sends `request` in protocol `version` and reads the answer in that version; nil when either fails.
+    private static func exchange(_ request: AgentMessage, version: UInt8, on connection: POSIX.LocalSocket) -> (
+        header: AgentMessage.Header, message: AgentMessage?
+    )? {
         do {
-            try connection.send(request, before: .now + sendDeadline)
-            return try connection.receiveMessage(before: .now + answerDeadline)?.message
+            try connection.send(request, version: version, before: .now + sendDeadline)
+            return try connection.receiveMessage(before: .now + answerDeadline, version: version)
         } catch {
             return nil
         }

@@ -11,8 +11,10 @@ import Latchkey
 /// type keeps the parser simple). A message that breaks any rule is refused
 /// whole with `.invalidInput`, naming the rule.
 package struct AgentMessage: Sendable {
-    /// The protocol version this Latchkey speaks.
-    package static let protocolVersion: UInt8 = 3
+    /// The protocol version this Latchkey speaks. A `declined` answer (its kind and its
+    /// `text` field) reads the same in every version, and is sent in the version of the
+    /// request it answers, so a client and an agent of different versions can tell.
+    package static let protocolVersion: UInt8 = 4
     /// The first four bytes of every message.
     package static let magic: [UInt8] = Array("LKAG".utf8)
     /// The header's length: magic, version, kind, body length.
@@ -146,8 +148,11 @@ package struct AgentMessage: Sendable {
     }
 
     /// The message as it goes on the wire, in zeroing memory.
+    /// - Parameter version: The protocol version its header says: this Latchkey's, or the
+    ///   peer's for a `declined` answer or a request without fields (`status`, `stop`,
+    ///   `lock`), which read the same in every version.
     /// - Throws: `.invalidInput` when it is larger than the protocol allows.
-    package func encoded() throws -> SecretBytes {
+    package func encoded(version: UInt8 = protocolVersion) throws -> SecretBytes {
         let bodyLength = fields.reduce(0) { $0 + 5 + $1.value.count }
         guard bodyLength <= Self.maximumBodyLength, fields.count <= Self.maximumFieldCount else {
             throw LatchkeyError(
@@ -163,7 +168,7 @@ package struct AgentMessage: Sendable {
             }
             func put32(_ value: Int) { for shift in [24, 16, 8, 0] { put(UInt8(truncatingIfNeeded: value >> shift)) } }
             Self.magic.forEach(put)
-            put(Self.protocolVersion)
+            put(version)
             put(kind.rawValue)
             put32(bodyLength)
             for field in fields {

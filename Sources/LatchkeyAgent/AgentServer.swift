@@ -314,7 +314,7 @@ package final class AgentServer: Sendable {
                     .text,
                     "this agent speaks protocol version \(AgentMessage.protocolVersion), not \(received.header.version)"
                 )
-                try connection.send(declined, before: .now + Self.answerDeadline)
+                try connection.send(declined, version: received.header.version, before: .now + Self.answerDeadline)
                 return
             }
             guard connection.pending() != .bytes else {

@@ -2,9 +2,12 @@ import Latchkey
 
 extension POSIX.LocalSocket {
     /// Sends `message` before `deadline`.
+    /// - Parameter version: The protocol version its header says (``AgentMessage/encoded(version:)``).
     /// - Throws: `.timedOut`, `.io`, or `.invalidInput` when it is too large.
-    package func send(_ message: AgentMessage, before deadline: ContinuousClock.Instant) throws {
-        try send(message.encoded(), before: deadline)
+    package func send(
+        _ message: AgentMessage, version: UInt8 = AgentMessage.protocolVersion, before deadline: ContinuousClock.Instant
+    ) throws {
+        try send(message.encoded(version: version), before: deadline)
     }
 
     /// Sends `message` before `deadline`, with `descriptors` (at most 4) attached (`SCM_RIGHTS`).
@@ -22,11 +25,16 @@ extension POSIX.LocalSocket {
     }
 
     /// Receives one message before `deadline`: the header, then the body straight into zeroing memory.
+    /// - Parameter version: The protocol version expected: this Latchkey's, or the agent's
+    ///   when a request without fields was sent again in its version.
     /// - Returns: The header and the message, or nil when the peer closed the connection before sending anything.
-    ///   The message is nil for another protocol version (its body is read and dropped).
+    ///   The message is nil for another protocol version (its body is read and dropped), except
+    ///   a `declined` answer, which reads the same in every version.
     /// - Throws: `.timedOut` when it does not come whole in time; `.invalidInput`
     ///   for a message that breaks the protocol's rules; `.io`.
-    package func receiveMessage(before deadline: ContinuousClock.Instant) throws -> (
+    package func receiveMessage(
+        before deadline: ContinuousClock.Instant, version: UInt8 = AgentMessage.protocolVersion
+    ) throws -> (
         header: AgentMessage.Header, message: AgentMessage?
     )? {
         var headerBytes = [UInt8](repeating: 0, count: AgentMessage.headerLength)
@@ -39,7 +47,9 @@ extension POSIX.LocalSocket {
         guard received else {
             throw LatchkeyError(.invalidInput, "\(path): the peer closed the connection in the middle of a message")
         }
-        guard header.version == AgentMessage.protocolVersion else { return (header, nil) }
+        guard header.version == version || header.kind == AgentMessage.Kind.declined.rawValue else {
+            return (header, nil)
+        }
         return (header, try AgentMessage.decode(header, body: body))
     }
 }

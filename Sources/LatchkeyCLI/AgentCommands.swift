@@ -103,7 +103,11 @@ enum AgentCommands {
             AgentOffer.warnIgnored(runtime, reason, execution)
             return nil
         }
-        guard let answer = AgentClient.exchange(AgentMessage(kind), on: connection), answer.kind == .information
+        let again = { () -> POSIX.LocalSocket? in
+            guard case .connected(let connection) = AgentClient.connectToOwnAgent(runtime) else { return nil }
+            return connection
+        }
+        guard let answer = AgentClient.ask(kind, on: connection, again: again), answer.kind == .information
         else { return nil }
         return answer.texts(.line)
     }

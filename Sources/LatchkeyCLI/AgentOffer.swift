@@ -111,6 +111,11 @@ enum AgentOffer {
         switch answer {
         case .result(let status): return .ran(status)
         case .notRun, .needsPassphrase: return .inProcess(inProcess())
+        case .otherVersion(let version):
+            execution.message(
+                "latchkey: the agent on \(runtime.socketPath) speaks protocol version \(version) and this latchkey \(AgentMessage.protocolVersion) (an agent left running across an upgrade); running in this process. `latchkey agent stop` stops it, and the next command starts a new one"
+            )
+            return .inProcess(inProcess())
         case .lost(let wroteOutput):
             // Only a command that changes nothing may run again; one that may have changed
             // something, or whose output was already partly written, is reported.
