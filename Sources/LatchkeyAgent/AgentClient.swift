@@ -77,15 +77,16 @@ package enum AgentClient {
     /// - Parameters:
     ///   - request: The `run` request.
     ///   - connection: A connection to this user's agent.
-    ///   - descriptors: Descriptors passed with the request (`SCM_RIGHTS`): the working
-    ///     directory and standard error, when the request says it carries them.
     ///   - write: Writes a piece of the output where it belongs.
+    ///   - refresh: Runs the refresh command with the refresh token a `refresh` message
+    ///     carries, in this process (its answer goes back to the agent, which waits for it).
     /// - Throws: What `write` throws for standard output.
     package static func run(
-        _ request: AgentMessage, on connection: POSIX.LocalSocket, passing descriptors: [Int32] = [],
-        write: (AgentOutputStream, SecretBytes) throws -> Void
+        _ request: AgentMessage, on connection: POSIX.LocalSocket,
+        write: (AgentOutputStream, SecretBytes) throws -> Void,
+        refresh: (SecretBytes) -> Result<RefreshCommandRun, LatchkeyError>
     ) throws -> RunAnswer {
-        guard (try? connection.send(request, passing: descriptors, before: .now + sendDeadline)) != nil else {
+        guard (try? connection.send(request, before: .now + sendDeadline)) != nil else {
             return .notRun
         }
         let first: (header: AgentMessage.Header, message: AgentMessage?)?
@@ -117,6 +118,13 @@ package enum AgentClient {
                     try write(.output, output)
                 }
                 if let error = message.value(.standardError) { try? write(.error, error) }
+            case .refresh where !wroteOutput:
+                // The agent waits for the answer under its own deadline; one it cannot take is its to report.
+                let token = message.value(.refreshToken)
+                let answer = AgentMessage.refreshAnswer(
+                    token.map { refresh($0) }
+                        ?? .failure(LatchkeyError(.invalidInput, "a refresh request without its refresh token")))
+                try? connection.send(answer, before: .now + sendDeadline)
             case .result:
                 guard let status = message.integer(.exitStatus) else { return .lost(wroteOutput: wroteOutput) }
                 return .result(status)

@@ -15,14 +15,13 @@ package struct AgentJob: Sendable {
     package var standardInput: SecretBytes?
     /// The passphrase the client read or asked for, if any.
     package var passphrase: SecretBytes?
-    /// What a program the command starts (a refresh command) takes from the client; nil when
-    /// the command starts none.
-    package var client: ClientWorld?
+    /// Its client, which runs a refresh command the command needs.
+    package var client: ClientRefresh?
 
     /// A job of these parts.
     package init(
         arguments: [String], invokedAs: String, environment: [String: String], inputIsTerminal: Bool,
-        standardInput: SecretBytes?, passphrase: SecretBytes?, client: ClientWorld? = nil
+        standardInput: SecretBytes?, passphrase: SecretBytes?, client: ClientRefresh? = nil
     ) {
         self.arguments = arguments
         self.invokedAs = invokedAs
@@ -34,22 +33,47 @@ package struct AgentJob: Sendable {
     }
 }
 
-/// What a program that a command starts for a client (a refresh command) runs with, as it
-/// would in the client's own process: the client's whole environment, its working directory
-/// and its standard error (descriptors the client passed over the socket), never the agent's.
-package struct ClientWorld: Sendable {
-    /// The client's environment, each variable as `NAME=VALUE` (a value may be a secret).
-    package var environment: [SecretBytes]
-    /// The client's working directory, open.
-    package var workingDirectory: POSIX.Descriptor
-    /// The client's standard error.
-    package var standardError: POSIX.Descriptor
+/// What a refresh command (`session get --refresh-command CMD`) did, in whichever process ran
+/// it: the client's own, which runs it for the agent too (``ClientRefresh``).
+package struct RefreshCommandRun: Sendable {
+    /// Its exit status; nil when a signal ended it.
+    package var status: Int32?
+    /// What it wrote to standard output.
+    package var output: SecretBytes
+    /// Whether it was stopped for running past its deadline.
+    package var timedOut: Bool
 
-    /// A world of these parts.
-    package init(environment: [SecretBytes], workingDirectory: POSIX.Descriptor, standardError: POSIX.Descriptor) {
-        self.environment = environment
-        self.workingDirectory = workingDirectory
-        self.standardError = standardError
+    /// A run of these parts.
+    package init(status: Int32?, output: SecretBytes, timedOut: Bool) {
+        self.status = status
+        self.output = output
+        self.timedOut = timedOut
+    }
+}
+
+/// The client of a job, for what only its process can do: a refresh command runs there, with the
+/// client's environment, working directory and standard error, never the agent's. The agent
+/// sends it `refresh` (the refresh token) on the job's connection and waits for its
+/// `refreshAnswer`.
+package struct ClientRefresh: Sendable {
+    private let connection: POSIX.LocalSocket
+
+    init(_ connection: POSIX.LocalSocket) {
+        self.connection = connection
+    }
+
+    /// Has the client run its refresh command with `refreshToken` on its standard input.
+    /// - Parameter deadline: How long the client may take to answer (the command's own deadline and a margin).
+    /// - Returns: What the command did, or nil when the client did not answer in time (it
+    ///   ended, say, or was killed): the refresh then got no answer, and the grant is kept.
+    /// - Throws: The error the client met running it (it could not start, or wrote too much).
+    package func run(refreshToken: SecretBytes, deadline: Duration) throws -> RefreshCommandRun? {
+        let request = AgentMessage(.refresh, [(.refreshToken, refreshToken)])
+        guard (try? connection.send(request, before: .now + deadline)) != nil,
+            let answer = try? connection.receiveMessage(before: .now + deadline)?.message,
+            answer.kind == .refreshAnswer
+        else { return nil }
+        return try answer.refreshCommandRun()
     }
 }
 

@@ -37,6 +37,9 @@ package struct AgentMessage: Sendable {
         case stop = 3
         /// Forget every cached key (no fields).
         case lock = 4
+        /// The client's answer to `refresh`: what its refresh command did (exit status, flags
+        /// bit 0: it timed out, standard output), or the error it met running it (error code, text).
+        case refreshAnswer = 5
         /// A command's result: exit status, standard output, standard error.
         case result = 0x81
         /// The command needs the vault's passphrase: ask and send the request again with it.
@@ -54,6 +57,9 @@ package struct AgentMessage: Sendable {
         case accepted = 0x85
         /// Part of a command's output, before its `result`: standard output or standard error bytes.
         case output = 0x86
+        /// A refresh is due: run the refresh command with this refresh token on its standard
+        /// input, and send its `refreshAnswer` (before the command's output and `result`).
+        case refresh = 0x87
     }
 
     /// A field's meaning.
@@ -85,9 +91,12 @@ package struct AgentMessage: Sendable {
         /// How long the client waits for `accepted`, in milliseconds, a big-endian
         /// `Int32` (`run`): the agent drops the request once that time has passed.
         case patience = 13
-        /// One variable of the client's whole environment as `NAME=VALUE`, for the programs
-        /// the command starts (`run`, with flags bit 1).
-        case commandEnvironment = 14
+        /// The refresh token the refresh command reads (`refresh`).
+        case refreshToken = 15
+        /// What the refresh command wrote to standard output (`refreshAnswer`).
+        case refreshOutput = 16
+        /// An error's code, as ``LatchkeyError/Code`` names it (`refreshAnswer`).
+        case errorCode = 17
     }
 
     /// The message's kind.
@@ -245,6 +254,34 @@ package struct AgentMessage: Sendable {
             }
         }
         return AgentMessage(kind, fields)
+    }
+
+    /// A `refreshAnswer`: what the refresh command did, or the error running it met.
+    package static func refreshAnswer(_ result: Result<RefreshCommandRun, LatchkeyError>) -> AgentMessage {
+        var answer = AgentMessage(.refreshAnswer)
+        switch result {
+        case .success(let run):
+            if let status = run.status { answer.append(.exitStatus, status) }
+            answer.fields.append((.flags, SecretBytes([run.timedOut ? 1 : 0])))
+            answer.fields.append((.refreshOutput, run.output))
+        case .failure(let error):
+            answer.append(.errorCode, error.code.rawValue)
+            answer.append(.text, error.message)
+        }
+        return answer
+    }
+
+    /// What a `refreshAnswer` says the refresh command did.
+    /// - Throws: The error it names; `.invalidInput` for an answer without its fields.
+    package func refreshCommandRun() throws -> RefreshCommandRun {
+        if let code = text(.errorCode) {
+            throw LatchkeyError(LatchkeyError.Code(rawValue: code), text(.text) ?? "")
+        }
+        guard let output = value(.refreshOutput), let flags = value(.flags), flags.count == 1 else {
+            throw LatchkeyError(.invalidInput, "a refresh answer without the refresh command's output")
+        }
+        return RefreshCommandRun(
+            status: integer(.exitStatus), output: output, timedOut: flags.withUnsafeBytes { $0[0] & 1 == 1 })
     }
 
     /// Parses a whole message (header and body), as the fuzz target does.

@@ -10,14 +10,6 @@ extension POSIX.LocalSocket {
         try send(message.encoded(version: version), before: deadline)
     }
 
-    /// Sends `message` before `deadline`, with `descriptors` (at most 4) attached (`SCM_RIGHTS`).
-    /// - Throws: `.timedOut`, `.io`, or `.invalidInput` when it is too large.
-    package func send(_ message: AgentMessage, passing descriptors: [Int32], before deadline: ContinuousClock.Instant)
-        throws
-    {
-        try message.encoded().withUnsafeBytes { try send($0, passing: descriptors, before: deadline) }
-    }
-
     /// Sends bytes already encoded (one message, or several in a row) before `deadline`.
     /// - Throws: `.timedOut`, `.io`.
     package func send(_ encoded: SecretBytes, before deadline: ContinuousClock.Instant) throws {

@@ -64,20 +64,8 @@ enum AgentOffer {
         request.append(.invokedAs, invokedAs)
         for argument in line { request.append(.argument, argument) }
         for assignment in context.environment.forwardedAssignments { request.append(.environment, assignment) }
-        // A command that starts a program (a refresh command) runs it with this process's
-        // environment, working directory and standard error, in the agent as here.
-        let startsPrograms = startsPrograms(command, arguments)
-        let world: POSIX.Descriptor? = startsPrograms ? try? POSIX.Descriptor.workingDirectory() : nil
-        // A working directory that cannot be opened to pass (removed meanwhile) is used where it is.
-        if startsPrograms && world == nil { return .inProcess(inProcess()) }
-        request.fields.append((.flags, SecretBytes([(inputIsTerminal ? 1 : 0) | (world != nil ? 2 : 0)])))
+        request.fields.append((.flags, SecretBytes([inputIsTerminal ? 1 : 0])))
         if readsInput { request.fields.append((.standardInput, inputBytes)) }
-        if world != nil {
-            for entry in POSIX.environmentEntries() { request.fields.append((.commandEnvironment, entry)) }
-        }
-        let descriptors: [Int32] = world.map { [$0.number, 2] } ?? []
-        // The directory stays open until the request is sent (its number is passed, not the value).
-        defer { withExtendedLifetime(world) {} }
 
         // A passphrase given with an option is read now, when the policy needs one (as in-process), and
         // always used (a wrong one is refused even while the agent holds the right one); one that
@@ -91,10 +79,35 @@ enum AgentOffer {
             }
         }
         request.append(.patience, Int32(AgentClient.answerDeadline / .milliseconds(1)))
+        // A refresh command runs here, with this process's environment, working directory and
+        // standard error, when the agent asks (docs/AGENT.md). As in-process, SIGINT, SIGTERM
+        // and SIGHUP wait from the moment it starts until the refresh has settled in the agent,
+        // which it has once the agent sends anything else; then the command ends by the signal
+        // that came, printing no token (docs/ROTATION.md, "Interrupting a refresh").
+        let deferral = SignalDeferral()
+        let refreshCommand = arguments[.refreshCommand]
+        let refresh = { (refreshToken: SecretBytes) -> Result<RefreshCommandRun, LatchkeyError> in
+            guard let refreshCommand else {
+                return .failure(
+                    LatchkeyError(.invalidInput, "the agent asked for a refresh this command does not make"))
+            }
+            deferral.begin()
+            return Result { () throws(LatchkeyError) in
+                do {
+                    return try GrantCommands.runHere(refreshCommand, refreshToken: refreshToken)
+                } catch let error as LatchkeyError {
+                    throw error
+                } catch {
+                    throw LatchkeyError(.internal, "\(error)")
+                }
+            }
+        }
         let write = { (stream: AgentOutputStream, bytes: SecretBytes) throws in
+            deferral.finish()
             try execution.write(bytes, to: stream == .output ? .output : .error)
         }
-        var answer = try AgentClient.run(request, on: connection, passing: descriptors, write: write)
+        defer { deferral.finish() }
+        var answer = try AgentClient.run(request, on: connection, write: write, refresh: refresh)
         if case .needsPassphrase = answer {
             // The vault is locked in the agent and no option gave a passphrase: ask on the terminal, as in-process.
             guard passphrase == nil, inputIsTerminal && !readsInput else { return .inProcess(inProcess()) }
@@ -106,7 +119,7 @@ enum AgentOffer {
             guard case .connected(let again) = AgentClient.connectToOwnAgent(runtime) else {
                 return .inProcess(inProcess())
             }
-            answer = try AgentClient.run(request, on: again, passing: descriptors, write: write)
+            answer = try AgentClient.run(request, on: again, write: write, refresh: refresh)
         }
         switch answer {
         case .result(let status): return .ran(status)
@@ -138,13 +151,6 @@ enum AgentOffer {
         case "docker-credential": return ["get", "list"].contains(arguments.positionals.first ?? "")
         default: return false
         }
-    }
-
-    /// Whether the command starts a program with these arguments (`session get
-    /// --refresh-command`), which runs with the client's environment, working directory and
-    /// standard error.
-    private static func startsPrograms(_ command: Command, _ arguments: CommandArguments) -> Bool {
-        command.name == "session get" && arguments[.refreshCommand] != nil
     }
 
     /// Whether the command reads its standard input with these arguments.

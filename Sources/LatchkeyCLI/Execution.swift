@@ -33,9 +33,8 @@ final class Execution: Sendable {
     let capture: Capture?
     /// What the agent knows of unlocked vaults; nil outside the agent.
     let unlocked: UnlockCache?
-    /// Inside the agent: what the programs the command starts (a refresh command) take from
-    /// the client (its environment, working directory and standard error); nil: this process's.
-    let client: ClientWorld?
+    /// Inside the agent: the client, in whose process a refresh command runs; nil: this process.
+    let client: ClientRefresh?
     /// Inside the agent: where the vaults' audit appends leave their `fsync` and anchor
     /// move, settled once the answer is sent; nil: each append is durable before it returns.
     let auditSync: AuditSyncDeferral?
@@ -57,11 +56,11 @@ final class Execution: Sendable {
     ///   - unlocked: The agent's unlock cache; nil outside the agent.
     ///   - failFast: The error to fail with at once instead of asking the Secret Service (the agent's silence window).
     ///   - auditSync: Where audit appends leave their `fsync` (the agent); nil: none is deferred.
-    ///   - client: What the programs the command starts take from the client (the agent); nil: this process's.
+    ///   - client: The client, which runs a refresh command (the agent); nil: this process runs it.
     init(
         input: Result<SecretBytes, LatchkeyError>?, inputIsTerminal: Bool, passphrase: SecretBytes?,
         capture: Capture?, unlocked: UnlockCache?, failingFastWith failFast: LatchkeyError? = nil,
-        auditSync: AuditSyncDeferral? = nil, client: ClientWorld? = nil
+        auditSync: AuditSyncDeferral? = nil, client: ClientRefresh? = nil
     ) {
         self.client = client
         self.input = Mutex(input)

@@ -84,11 +84,8 @@ extension POSIX {
     /// Runs `/bin/sh -c command` (`posix_spawn`) in a process group of its own,
     /// with `input` as its whole standard input and nothing else, and reads its
     /// standard output until the command (the shell) has ended. Standard error, the
-    /// environment and the working directory are this process's, or the client's when the
-    /// agent runs it for one (`client`: its standard error `dup2`ed, its directory entered
-    /// with `posix_spawn_file_actions_addfchdir_np`, its environment as the command's);
-    /// inside the agent without a client, standard error is `/dev/null` (never the agent's
-    /// log). No other descriptor is inherited, nor are blocked or ignored signals. The input
+    /// environment and the working directory are this process's (the client's: the agent
+    /// has its client run it). No other descriptor is inherited, nor are blocked or ignored signals. The input
     /// is written into the pipe before the command starts (so a command that never reads it
     /// cannot raise SIGPIPE here).
     ///
@@ -100,8 +97,7 @@ extension POSIX {
     /// - Throws: `.invalidInput` when `input` does not fit in a pipe (64 KiB) or
     ///   the output exceeds `outputLimit`; `.io` naming the call that failed.
     static func runShellCommand(
-        _ command: String, input: SecretBytes, outputLimit: Int, deadline: Duration, client: ClientWorld? = nil,
-        inAgent: Bool = false
+        _ command: String, input: SecretBytes, outputLimit: Int, deadline: Duration
     ) throws -> ShellCommandResult {
         guard input.count <= 65_536 else {
             throw LatchkeyError(.invalidInput, "the refresh token is longer than 64 KiB")
@@ -122,12 +118,6 @@ extension POSIX {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        if let client {
-            posix_spawn_file_actions_adddup2(&actions, client.standardError.number, 2)
-            posix_spawn_file_actions_addfchdir_np(&actions, client.workingDirectory.number)
-        } else if inAgent {
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        }
         posix_spawn_file_actions_addclosefrom_np(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -138,27 +128,7 @@ extension POSIX {
         let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var child: pid_t = 0
-        // The client's environment is laid out in zeroing memory, `NAME=VALUE` and a NUL each,
-        // and `posix_spawn` copies it into the child: no copy of a value is left behind here.
-        let environment = client.map { client in
-            SecretBytes(concatenating: client.environment.flatMap { [$0, SecretBytes([0])] })
-        }
-        let spawned =
-            environment.map { environment in
-                environment.withUnsafeBytes { bytes in
-                    var pointers: [UnsafeMutablePointer<CChar>?] = []
-                    if let base = bytes.baseAddress {
-                        var start = 0
-                        for (index, byte) in bytes.enumerated() where byte == 0 {
-                            pointers.append(
-                                UnsafeMutablePointer(mutating: (base + start).assumingMemoryBound(to: CChar.self)))
-                            start = index + 1
-                        }
-                    }
-                    pointers.append(nil)
-                    return posix_spawn(&child, "/bin/sh", &actions, &attributes, argv, pointers)
-                }
-            } ?? posix_spawn(&child, "/bin/sh", &actions, &attributes, argv, environ)
+        let spawned = posix_spawn(&child, "/bin/sh", &actions, &attributes, argv, environ)
         guard spawned == 0 else { throw error(errno: spawned, function: "posix_spawn", path: "/bin/sh") }
         close(toChild[0])
         toChild[0] = -1
