@@ -104,7 +104,7 @@ enum AgentOffer {
         }
         let write = { (stream: AgentOutputStream, bytes: SecretBytes) throws in
             deferral.finish()
-            try execution.write(bytes, to: stream == .output ? .output : .error)
+            try execution.write(bytes, to: stream)
         }
         defer { deferral.finish() }
         var answer = try AgentClient.run(request, on: connection, write: write, refresh: refresh)

@@ -12,16 +12,9 @@ import Synchronization
 /// Writes go through the library's POSIX wrappers and the command line's own
 /// `Internals/Glibc.swift`, and a secret is written without being copied into a `String`.
 final class Execution: Sendable {
-    /// A standard stream a command writes to.
-    enum Stream: Sendable {
-        /// Standard output (descriptor 1).
-        case output
-        /// Standard error (descriptor 2).
-        case error
-
-        var descriptor: Int32 { self == .output ? 1 : 2 }
-        var name: String { self == .output ? "standard output" : "standard error" }
-    }
+    /// A standard stream a command writes to: the one type of the output pieces the agent
+    /// sends back and of the streams this process writes.
+    typealias Stream = AgentOutputStream
 
     /// Standard input, already read, or why it could not be (nil: the process's own, read when asked).
     private let input: Mutex<Result<SecretBytes, LatchkeyError>?>
@@ -115,6 +108,13 @@ final class Execution: Sendable {
     }
 }
 
+extension AgentOutputStream {
+    /// Its descriptor in this process: 1 or 2.
+    var descriptor: Int32 { self == .output ? 1 : 2 }
+    /// Its name in messages.
+    var name: String { self == .output ? "standard output" : "standard error" }
+}
+
 extension Execution {
     /// A command's standard output and error, kept in the order written, to be sent to the client.
     final class Capture: Sendable {
@@ -128,7 +128,7 @@ extension Execution {
         func take() -> [(stream: AgentOutputStream, bytes: SecretBytes)] {
             pieces.withLock { pieces in
                 defer { pieces.removeAll() }
-                return pieces.map { ($0.stream == .output ? .output : .error, $0.bytes) }
+                return pieces
             }
         }
     }
