@@ -50,18 +50,26 @@ let package = Package(
             name: "LatchkeyCredentialHelpers",
             dependencies: ["Latchkey"]
         ),
+        // What the command line and the agent share about the store commands: the namespace a
+        // command works in, resolved in the client (docs/ARCHITECTURE.md); nothing here is public.
+        .target(
+            name: "LatchkeyCommands",
+            dependencies: ["Latchkey", "LatchkeyCredentialHelpers"]
+        ),
         // The per-user agent (docs/AGENT.md): its protocol, the server with its namespace
         // queues and unlock cache, and the client's checks and hand-off. What a request
         // runs is the CLI's (AgentJobRunner); nothing here is public.
         .target(
             name: "LatchkeyAgent",
-            dependencies: ["Latchkey", "CLatchkeyLinux"]
+            dependencies: ["Latchkey", "LatchkeyCommands", "CLatchkeyLinux"]
         ),
         // The `latchkey` command (product `latchkey`); also git-credential-latchkey and
         // docker-credential-latchkey by the name it is run under.
         .executableTarget(
             name: "LatchkeyCLI",
-            dependencies: ["Latchkey", "LatchkeyAgent", "LatchkeyCredentialHelpers", "CLatchkeyLinux"]
+            dependencies: [
+                "Latchkey", "LatchkeyAgent", "LatchkeyCommands", "LatchkeyCredentialHelpers", "CLatchkeyLinux",
+            ]
         ),
         // Launched by the encrypted-file tests as a separate process; never installed.
         .executableTarget(
@@ -88,7 +96,7 @@ let package = Package(
         // Runs the built `latchkey` binary as a subprocess (built by `swift build --build-tests`).
         .testTarget(
             name: "LatchkeyCLITests",
-            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeyTestSupport"]
+            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeyCommands", "LatchkeyTestSupport"]
         ),
         .testTarget(
             name: "LatchkeyLoginFlowTests",

@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 
 /// A `run` request the agent checked: a command line and what the client sent
 /// with it. The agent runs it through an ``AgentJobRunner``.
@@ -9,6 +10,8 @@ package struct AgentJob: Sendable {
     package var invokedAs: String
     /// The variables the client sent (only those ``AgentJobRunner/forwardedVariables`` names).
     package var environment: [String: String]
+    /// The namespace the command works in, as the client resolved it.
+    package var namespace: ResolvedNamespace
     /// Whether the client's standard input is a terminal.
     package var inputIsTerminal: Bool
     /// The client's standard input, read to its end, when the command reads it.
@@ -20,12 +23,14 @@ package struct AgentJob: Sendable {
 
     /// A job of these parts.
     package init(
-        arguments: [String], invokedAs: String, environment: [String: String], inputIsTerminal: Bool,
+        arguments: [String], invokedAs: String, environment: [String: String], namespace: ResolvedNamespace,
+        inputIsTerminal: Bool,
         standardInput: SecretBytes?, passphrase: SecretBytes?, client: ClientRefresh? = nil
     ) {
         self.arguments = arguments
         self.invokedAs = invokedAs
         self.environment = environment
+        self.namespace = namespace
         self.inputIsTerminal = inputIsTerminal
         self.standardInput = standardInput
         self.passphrase = passphrase
@@ -129,8 +134,8 @@ package protocol AgentJobRunner: Sendable {
     /// The exit status the tool documents for an error of `code` (the agent ends with
     /// the timeout's when a Secret Service call never returns).
     func exitStatus(of code: LatchkeyError.Code) -> Int32
-    /// The namespace (store directory and app) the job's command line names, as one key;
-    /// "" when it names none.
+    /// The queue of the job's namespace (store directory and app), as one key: the
+    /// namespace the client resolved (``ResolvedNamespace/queueKey``), never read from its command line.
     func namespace(of job: AgentJob) -> String
     /// Runs the job to its end, with the agent's unlock cache.
     /// - Parameters:

@@ -29,7 +29,7 @@ package struct AgentMessage: Sendable {
 
     /// What a message is.
     package enum Kind: UInt8, Sendable {
-        /// Run a command (fields: tool version, invoked name, arguments, environment, flags, standard input, passphrase).
+        /// Run a command (fields: tool version, invoked name, arguments, environment, namespace, flags, standard input, passphrase).
         case run = 1
         /// Describe the agent (no fields).
         case status = 2
@@ -97,6 +97,9 @@ package struct AgentMessage: Sendable {
         case refreshOutput = 16
         /// An error's code, as ``LatchkeyError/Code`` names it (`refreshAnswer`).
         case errorCode = 17
+        /// The namespace the command works in, resolved by the client (`run`): JSON of
+        /// `storeDirectory`, `app`, `policy`, `backend` and `sessionUnlock`.
+        case namespace = 18
     }
 
     /// The message's kind.

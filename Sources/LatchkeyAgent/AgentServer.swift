@@ -1,5 +1,6 @@
 import Dispatch
 import Latchkey
+import LatchkeyCommands
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -515,13 +516,17 @@ package final class AgentServer: Sendable {
         guard environment["DBUS_SESSION_BUS_ADDRESS"] == POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") else {
             return .failure(DeclinedRequest("the client is on another D-Bus session bus"))
         }
+        guard let namespace = request.value(.namespace) else {
+            throw LatchkeyError(.invalidInput, "a run request without its namespace")
+        }
+        let resolved = try ResolvedNamespace(decoding: namespace)
         let flagBits = flags.withUnsafeBytes { $0[0] }
         guard connection.takePassedDescriptors().isEmpty else {
             throw LatchkeyError(.invalidInput, "a run request passed descriptors; none are taken")
         }
         return .success(
             AgentJob(
-                arguments: arguments, invokedAs: invokedAs, environment: environment,
+                arguments: arguments, invokedAs: invokedAs, environment: environment, namespace: resolved,
                 inputIsTerminal: flagBits & 1 == 1,
                 standardInput: request.value(.standardInput), passphrase: request.value(.passphrase),
                 client: ClientRefresh(connection)))

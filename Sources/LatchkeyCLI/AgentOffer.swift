@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeyCommands
 
 /// The command line's side of the agent (docs/AGENT.md): a command that uses a
 /// store runs in the agent when one answers (started first when none runs and
@@ -58,12 +59,16 @@ enum AgentOffer {
         }
         // Input that cannot be read fails in-process, where the command reports it its own way (docker's on standard output too).
         guard case .success(let inputBytes)? = input ?? .success(SecretBytes()) else { return .inProcess(inProcess()) }
+        // The namespace is resolved here, from this process's options and environment; one that
+        // cannot be fails in-process, where the command reports it its own way.
+        guard let namespace = try? context.resolvedNamespace().encoded() else { return .inProcess(inProcess()) }
         guard let connection = connect(runtime, context) else { return .inProcess(inProcess()) }
         var request = AgentMessage(.run)
         request.append(.toolVersion, Tool.version)
         request.append(.invokedAs, invokedAs)
         for argument in line { request.append(.argument, argument) }
         for assignment in context.environment.forwardedAssignments { request.append(.environment, assignment) }
+        request.fields.append((.namespace, namespace))
         request.fields.append((.flags, SecretBytes([inputIsTerminal ? 1 : 0])))
         if readsInput { request.fields.append((.standardInput, inputBytes)) }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeyTestSupport
 import Testing
 
@@ -31,6 +32,13 @@ final class AgentSandbox: @unchecked Sendable {
         var environment = agent ? self.environment : ["XDG_RUNTIME_DIR": runtime, "LATCHKEY_AGENT": "off"]
         environment.merge(extra) { $1 }
         return try latchkey(store.options + arguments, input: input, environment: environment)
+    }
+
+    /// The namespace of this sandbox's store, as a client resolves it (its own policy: the built-in default).
+    func namespace() -> ResolvedNamespace {
+        ResolvedNamespace(
+            storeDirectory: store.storeDirectory, app: store.app, policy: "built-in:default", backend: store.backend,
+            sessionUnlock: "never")
     }
 
     /// The running agent's process id, from `agent status`; nil when none runs.
@@ -331,6 +339,7 @@ struct CLIAgentTests {
             if let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] {
                 request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
             }
+            request.fields.append((.namespace, try sandbox.namespace().encoded()))
             request.fields.append((.flags, SecretBytes([0])))
             let answer = try Self.exchangeRun(request, sandbox)
             #expect(answer.status == 64, "\(words)")

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeyTestSupport
 import Testing
 
@@ -58,5 +59,48 @@ struct CLIAgentVersionTests {
         let stop = try latchkey(["agent", "stop"], environment: sandbox.environment)
         #expect(stop.status == 0 && stop.text.contains("stopped the agent (pid=4242)"), "\(stop.text) \(stop.stderr)")
         #expect(sandbox.eventually(10) { !FileManager.default.fileExists(atPath: sandbox.socket) })
+    }
+
+    @Test(
+        "a run request carries the namespace its client resolved: one without it, or naming a relative path, is refused; a whole one runs"
+    )
+    func namespaceResolvedByTheClient() throws {
+        let sandbox = try AgentSandbox()
+        let pid = try sandbox.startAgent()
+        #expect(try sandbox.run(["session", "put", "api"], input: "token").status == 0)
+        let version = try #require(
+            try latchkey(["--version"]).text.split(separator: " ").last.map { String($0.dropLast()) })
+        func request(_ namespace: ResolvedNamespace?) throws -> AgentMessage {
+            var request = AgentMessage(.run)
+            request.append(.toolVersion, version)
+            request.append(.invokedAs, "latchkey")
+            for argument in sandbox.store.options + ["session", "get", "api"] { request.append(.argument, argument) }
+            if let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] {
+                request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
+            }
+            if let namespace { request.fields.append((.namespace, try namespace.encoded())) }
+            request.fields.append((.flags, SecretBytes([0])))
+            return request
+        }
+        var relative = sandbox.namespace()
+        relative.policy = "policy.json"
+        for refused in [nil, relative] {
+            let connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
+            try connection.send(try request(refused), before: .now + .seconds(2))
+            // Closed without an answer (the agent's log names the rule).
+            var answered: UInt8?
+            if case .some(.some(let received)) = try? connection.receiveMessage(before: .now + .seconds(5)) {
+                answered = received.header.kind
+            }
+            #expect(answered == nil, "\(String(describing: refused))")
+        }
+        let ran = try CLIAgentTests.exchangeRun(try request(sandbox.namespace()), sandbox)
+        #expect(ran.status == 0 && String(decoding: ran.stdout, as: UTF8.self) == "token\n", "\(ran.stderr)")
+        #expect(
+            sandbox.eventually(10) {
+                let log = (try? String(contentsOfFile: sandbox.log, encoding: .utf8)) ?? ""
+                return log.contains("without its namespace") && log.contains("names a relative path")
+            })
+        #expect(try sandbox.agentProcessID() == pid)
     }
 }
