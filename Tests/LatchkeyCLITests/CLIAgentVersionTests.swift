@@ -104,3 +104,45 @@ struct CLIAgentVersionTests {
         #expect(try sandbox.agentProcessID() == pid)
     }
 }
+
+@Suite("latchkey agent: relative paths are the client's", .sandboxed)
+struct CLIAgentRelativePathTests {
+    @Test(
+        "a relative --policy or LATCHKEY_POLICY, and a relative --from-file, mean through the agent what they mean in-process"
+    )
+    func relativePaths() throws {
+        let sandbox = try AgentSandbox()
+        let pid = try sandbox.startAgent()
+        let directory = sandbox.store.directory + "/work"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        try #"{"version": 1, "name": "relative-marker"}"#.write(
+            toFile: directory + "/policy.json", atomically: true, encoding: .utf8)
+        try "value\n".write(toFile: directory + "/value.txt", atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: directory + "/value.txt")
+        func run(_ arguments: [String], agent: Bool, extra: [String: String?] = [:]) throws -> Run {
+            var environment =
+                agent ? sandbox.environment : ["XDG_RUNTIME_DIR": sandbox.runtime, "LATCHKEY_AGENT": "off"]
+            environment.merge(extra) { $1 }
+            return try Child(
+                try latchkeyPath(), sandbox.store.options + arguments, environment: environment, directory: directory
+            ).finish()
+        }
+        for (arguments, extra) in [
+            (["--policy", "policy.json", "--json", "status"], [:]),
+            (["--json", "status"], ["LATCHKEY_POLICY": "policy.json"]),
+        ] as [([String], [String: String?])] {
+            let viaAgent = try run(arguments, agent: true, extra: extra)
+            let inProcess = try run(arguments, agent: false, extra: extra)
+            #expect(viaAgent.status == 0 && viaAgent.text.contains("relative-marker"), "\(viaAgent.stderr)")
+            #expect(viaAgent.status == inProcess.status && viaAgent.text == inProcess.text, "\(arguments)")
+        }
+        let viaAgent = try run(["secret", "put", "key", "--from-file", "value.txt"], agent: true)
+        let inProcess = try run(["secret", "put", "key", "--from-file", "value.txt"], agent: false)
+        #expect(viaAgent.status == 64 && viaAgent.stderr.contains("--from-file needs an absolute path"))
+        #expect(viaAgent.status == inProcess.status && viaAgent.stderr == inProcess.stderr)
+        let saved = try run(["secret", "put", "key", "--from-file", directory + "/value.txt"], agent: true)
+        #expect(saved.status == 0, "\(saved.stderr)")
+        #expect(try run(["secret", "get", "key"], agent: false).text == "value\n")
+        #expect(try sandbox.agentProcessID() == pid)
+    }
+}
