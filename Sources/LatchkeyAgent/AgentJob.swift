@@ -56,6 +56,37 @@ package struct RefreshCommandRun: Sendable {
     }
 }
 
+// Kept beside the types they carry, not in AgentMessage.swift, which the fuzz target compiles alone.
+extension AgentMessage {
+    /// A `refreshAnswer`: what the refresh command did, or the error running it met.
+    package static func refreshAnswer(_ result: Result<RefreshCommandRun, LatchkeyError>) -> AgentMessage {
+        var answer = AgentMessage(.refreshAnswer)
+        switch result {
+        case .success(let run):
+            if let status = run.status { answer.append(.exitStatus, status) }
+            answer.fields.append((.flags, SecretBytes([run.timedOut ? 1 : 0])))
+            answer.fields.append((.refreshOutput, run.output))
+        case .failure(let error):
+            answer.append(.errorCode, error.code.rawValue)
+            answer.append(.text, error.message)
+        }
+        return answer
+    }
+
+    /// What a `refreshAnswer` says the refresh command did.
+    /// - Throws: The error it names; `.invalidInput` for an answer without its fields.
+    package func refreshCommandRun() throws -> RefreshCommandRun {
+        if let code = text(.errorCode) {
+            throw LatchkeyError(LatchkeyError.Code(rawValue: code), text(.text) ?? "")
+        }
+        guard let output = value(.refreshOutput), let flags = value(.flags), flags.count == 1 else {
+            throw LatchkeyError(.invalidInput, "a refresh answer without the refresh command's output")
+        }
+        return RefreshCommandRun(
+            status: integer(.exitStatus), output: output, timedOut: flags.withUnsafeBytes { $0[0] & 1 == 1 })
+    }
+}
+
 /// The client of a job, for what only its process can do: a refresh command runs there, with the
 /// client's environment, working directory and standard error, never the agent's. The agent
 /// sends it `refresh` (the refresh token) on the job's connection and waits for its

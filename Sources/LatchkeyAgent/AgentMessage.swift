@@ -259,34 +259,6 @@ package struct AgentMessage: Sendable {
         return AgentMessage(kind, fields)
     }
 
-    /// A `refreshAnswer`: what the refresh command did, or the error running it met.
-    package static func refreshAnswer(_ result: Result<RefreshCommandRun, LatchkeyError>) -> AgentMessage {
-        var answer = AgentMessage(.refreshAnswer)
-        switch result {
-        case .success(let run):
-            if let status = run.status { answer.append(.exitStatus, status) }
-            answer.fields.append((.flags, SecretBytes([run.timedOut ? 1 : 0])))
-            answer.fields.append((.refreshOutput, run.output))
-        case .failure(let error):
-            answer.append(.errorCode, error.code.rawValue)
-            answer.append(.text, error.message)
-        }
-        return answer
-    }
-
-    /// What a `refreshAnswer` says the refresh command did.
-    /// - Throws: The error it names; `.invalidInput` for an answer without its fields.
-    package func refreshCommandRun() throws -> RefreshCommandRun {
-        if let code = text(.errorCode) {
-            throw LatchkeyError(LatchkeyError.Code(rawValue: code), text(.text) ?? "")
-        }
-        guard let output = value(.refreshOutput), let flags = value(.flags), flags.count == 1 else {
-            throw LatchkeyError(.invalidInput, "a refresh answer without the refresh command's output")
-        }
-        return RefreshCommandRun(
-            status: integer(.exitStatus), output: output, timedOut: flags.withUnsafeBytes { $0[0] & 1 == 1 })
-    }
-
     /// Parses a whole message (header and body), as the fuzz target does.
     /// - Throws: `.invalidInput` as ``header(_:)`` and ``decode(_:body:)``, and
     ///   for another protocol version or trailing bytes.
