@@ -65,12 +65,18 @@ let package = Package(
             name: "LatchkeySystem",
             dependencies: ["Latchkey", "CLatchkeyLinux"]
         ),
+        // What the command line and the agent share about the store commands: the namespace a
+        // command works in, resolved in the client (docs/ARCHITECTURE.md); nothing here is public.
+        .target(
+            name: "LatchkeyCommands",
+            dependencies: ["Latchkey", "LatchkeyCredentialHelpers"]
+        ),
         // The per-user agent (docs/AGENT.md): its protocol, the server with its namespace
         // queues and unlock cache, and the client's checks and hand-off. What a request
         // runs is the CLI's (AgentJobRunner); nothing here is public.
         .target(
             name: "LatchkeyAgent",
-            dependencies: ["Latchkey", "LatchkeySystem", "LatchkeyProvider"]
+            dependencies: ["Latchkey", "LatchkeySystem", "LatchkeyCommands", "LatchkeyProvider"]
         ),
         // The Secret Service provider (docs/SECRET-SERVICE-PROVIDER.md): serves
         // org.freedesktop.secrets through GDBus from a file vault of its own, for the agent
@@ -83,7 +89,9 @@ let package = Package(
         // docker-credential-latchkey by the name it is run under.
         .executableTarget(
             name: "LatchkeyCLI",
-            dependencies: ["Latchkey", "LatchkeyAgent", "LatchkeyCredentialHelpers", "LatchkeySystem"]
+            dependencies: [
+                "Latchkey", "LatchkeyAgent", "LatchkeyCommands", "LatchkeyCredentialHelpers", "LatchkeySystem",
+            ]
         ),
         // Launched by the encrypted-file tests as a separate process; never installed.
         .executableTarget(
@@ -110,7 +118,7 @@ let package = Package(
         // Runs the built `latchkey` binary as a subprocess (built by `swift build --build-tests`).
         .testTarget(
             name: "LatchkeyCLITests",
-            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeySystem", "LatchkeyTestSupport"]
+            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeyCommands", "LatchkeySystem", "LatchkeyTestSupport"]
         ),
         // The agent's server over socketpairs with a manual clock and a recording runner.
         .testTarget(

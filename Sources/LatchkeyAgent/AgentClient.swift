@@ -63,6 +63,9 @@ package enum AgentClient {
         case notRun
         /// It was accepted, but its answer did not come whole: it may have run.
         case lost(wroteOutput: Bool)
+        /// The agent speaks this other protocol version (one left running across an
+        /// upgrade) and declined it: run it in-process.
+        case otherVersion(UInt8)
     }
 
     /// Sends a `run` request, waits until the agent accepts it (at most
@@ -75,20 +78,21 @@ package enum AgentClient {
     /// - Parameters:
     ///   - request: The `run` request.
     ///   - connection: A connection to this user's agent.
-    ///   - descriptors: Descriptors passed with the request (`SCM_RIGHTS`): the working
-    ///     directory and standard error, when the request says it carries them.
     ///   - write: Writes a piece of the output where it belongs.
+    ///   - refresh: Runs the refresh command with the refresh token a `refresh` message
+    ///     carries, in this process (its answer goes back to the agent, which waits for it).
     /// - Throws: What `write` throws for standard output.
     package static func run(
-        _ request: AgentMessage, on connection: POSIX.LocalSocket, passing descriptors: [Int32] = [],
-        write: (AgentOutputStream, SecretBytes) throws -> Void
+        _ request: AgentMessage, on connection: POSIX.LocalSocket,
+        write: (AgentOutputStream, SecretBytes) throws -> Void,
+        refresh: (SecretBytes) -> Result<RefreshCommandRun, LatchkeyError>
     ) throws -> RunAnswer {
-        guard (try? connection.send(request, passing: descriptors, before: .now + sendDeadline)) != nil else {
+        guard (try? connection.send(request, before: .now + sendDeadline)) != nil else {
             return .notRun
         }
-        let first: AgentMessage?
+        let first: (header: AgentMessage.Header, message: AgentMessage?)?
         do {
-            first = try connection.receiveMessage(before: .now + answerDeadline)?.message
+            first = try connection.receiveMessage(before: .now + answerDeadline)
         } catch let error as LatchkeyError where error.code == .timedOut {
             connection.shutDownReading()
             // An `accepted` sent before the shutdown is still there to read: then it runs in the agent.
@@ -97,7 +101,10 @@ package enum AgentClient {
         } catch {
             return .notRun
         }
-        guard first?.kind == .accepted else { return .notRun }
+        if let first, first.header.version != AgentMessage.protocolVersion {
+            return first.message?.kind == .declined ? .otherVersion(first.header.version) : .notRun
+        }
+        guard first?.message?.kind == .accepted else { return .notRun }
         var wroteOutput = false
         while true {
             guard let message = try? connection.receiveMessage(before: .now + answerDeadline)?.message else {
@@ -112,6 +119,13 @@ package enum AgentClient {
                     try write(.output, output)
                 }
                 if let error = message.value(.standardError) { try? write(.error, error) }
+            case .refresh where !wroteOutput:
+                // The agent waits for the answer under its own deadline; one it cannot take is its to report.
+                let token = message.value(.refreshToken)
+                let answer = AgentMessage.refreshAnswer(
+                    token.map { refresh($0) }
+                        ?? .failure(LatchkeyError(.invalidInput, "a refresh request without its refresh token")))
+                try? connection.send(answer, before: .now + sendDeadline)
             case .result:
                 guard let status = message.integer(.exitStatus) else { return .lost(wroteOutput: wroteOutput) }
                 return .result(status)
@@ -151,9 +165,37 @@ package enum AgentClient {
 
     /// Sends `request` and reads the answer; nil when either fails.
     package static func exchange(_ request: AgentMessage, on connection: POSIX.LocalSocket) -> AgentMessage? {
+        exchange(request, version: AgentMessage.protocolVersion, on: connection)?.message
+    }
+
+    /// Sends a request without fields (`status`, `stop`, `lock`, which read the same in every
+    /// protocol version) and reads the answer. An agent of another version (one left running
+    /// across an upgrade) declines it; it is then asked again in its own version, so
+    /// `latchkey agent stop` stops it.
+    /// - Parameters:
+    ///   - kind: The request.
+    ///   - connection: A connection to this user's agent.
+    ///   - again: A new connection to it, for the request in the agent's version.
+    /// - Returns: The answer, or nil when there is none.
+    package static func ask(
+        _ kind: AgentMessage.Kind, on connection: POSIX.LocalSocket, again: () -> POSIX.LocalSocket?
+    ) -> AgentMessage? {
+        guard let first = exchange(AgentMessage(kind), version: AgentMessage.protocolVersion, on: connection) else {
+            return nil
+        }
+        let version = first.header.version
+        guard version != AgentMessage.protocolVersion, first.message?.kind == .declined, let connection = again()
+        else { return first.message }
+        return exchange(AgentMessage(kind), version: version, on: connection)?.message
+    }
+
+    /// Sends `request` in protocol `version` and reads the answer in that version; nil when either fails.
+    private static func exchange(_ request: AgentMessage, version: UInt8, on connection: POSIX.LocalSocket) -> (
+        header: AgentMessage.Header, message: AgentMessage?
+    )? {
         do {
-            try connection.send(request, before: .now + sendDeadline)
-            return try connection.receiveMessage(before: .now + answerDeadline)?.message
+            try connection.send(request, version: version, before: .now + sendDeadline)
+            return try connection.receiveMessage(before: .now + answerDeadline, version: version)
         } catch {
             return nil
         }

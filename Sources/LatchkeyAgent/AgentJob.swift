@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 import LatchkeySystem
 
 /// A `run` request the agent checked: a command line and what the client sent
@@ -10,24 +11,27 @@ package struct AgentJob: Sendable {
     package var invokedAs: String
     /// The variables the client sent (only those ``AgentJobRunner/forwardedVariables`` names).
     package var environment: [String: String]
+    /// The namespace the command works in, as the client resolved it.
+    package var namespace: ResolvedNamespace
     /// Whether the client's standard input is a terminal.
     package var inputIsTerminal: Bool
     /// The client's standard input, read to its end, when the command reads it.
     package var standardInput: SecretBytes?
     /// The passphrase the client read or asked for, if any.
     package var passphrase: SecretBytes?
-    /// What a program the command starts (a refresh command) takes from the client; nil when
-    /// the command starts none.
-    package var client: ClientWorld?
+    /// Its client, which runs a refresh command the command needs.
+    package var client: ClientRefresh?
 
     /// A job of these parts.
     package init(
-        arguments: [String], invokedAs: String, environment: [String: String], inputIsTerminal: Bool,
-        standardInput: SecretBytes?, passphrase: SecretBytes?, client: ClientWorld? = nil
+        arguments: [String], invokedAs: String, environment: [String: String], namespace: ResolvedNamespace,
+        inputIsTerminal: Bool,
+        standardInput: SecretBytes?, passphrase: SecretBytes?, client: ClientRefresh? = nil
     ) {
         self.arguments = arguments
         self.invokedAs = invokedAs
         self.environment = environment
+        self.namespace = namespace
         self.inputIsTerminal = inputIsTerminal
         self.standardInput = standardInput
         self.passphrase = passphrase
@@ -35,22 +39,78 @@ package struct AgentJob: Sendable {
     }
 }
 
-/// What a program that a command starts for a client (a refresh command) runs with, as it
-/// would in the client's own process: the client's whole environment, its working directory
-/// and its standard error (descriptors the client passed over the socket), never the agent's.
-package struct ClientWorld: Sendable {
-    /// The client's environment, each variable as `NAME=VALUE` (a value may be a secret).
-    package var environment: [SecretBytes]
-    /// The client's working directory, open.
-    package var workingDirectory: POSIX.Descriptor
-    /// The client's standard error.
-    package var standardError: POSIX.Descriptor
+/// What a refresh command (`session get --refresh-command CMD`) did, in whichever process ran
+/// it: the client's own, which runs it for the agent too (``ClientRefresh``).
+package struct RefreshCommandRun: Sendable {
+    /// Its exit status; nil when a signal ended it.
+    package var status: Int32?
+    /// What it wrote to standard output.
+    package var output: SecretBytes
+    /// Whether it was stopped for running past its deadline.
+    package var timedOut: Bool
 
-    /// A world of these parts.
-    package init(environment: [SecretBytes], workingDirectory: POSIX.Descriptor, standardError: POSIX.Descriptor) {
-        self.environment = environment
-        self.workingDirectory = workingDirectory
-        self.standardError = standardError
+    /// A run of these parts.
+    package init(status: Int32?, output: SecretBytes, timedOut: Bool) {
+        self.status = status
+        self.output = output
+        self.timedOut = timedOut
+    }
+}
+
+// Kept beside the types they carry, not in AgentMessage.swift, which the fuzz target compiles alone.
+extension AgentMessage {
+    /// A `refreshAnswer`: what the refresh command did, or the error running it met.
+    package static func refreshAnswer(_ result: Result<RefreshCommandRun, LatchkeyError>) -> AgentMessage {
+        var answer = AgentMessage(.refreshAnswer)
+        switch result {
+        case .success(let run):
+            if let status = run.status { answer.append(.exitStatus, status) }
+            answer.fields.append((.flags, SecretBytes([run.timedOut ? 1 : 0])))
+            answer.fields.append((.refreshOutput, run.output))
+        case .failure(let error):
+            answer.append(.errorCode, error.code.rawValue)
+            answer.append(.text, error.message)
+        }
+        return answer
+    }
+
+    /// What a `refreshAnswer` says the refresh command did.
+    /// - Throws: The error it names; `.invalidInput` for an answer without its fields.
+    package func refreshCommandRun() throws -> RefreshCommandRun {
+        if let code = text(.errorCode) {
+            throw LatchkeyError(LatchkeyError.Code(rawValue: code), text(.text) ?? "")
+        }
+        guard let output = value(.refreshOutput), let flags = value(.flags), flags.count == 1 else {
+            throw LatchkeyError(.invalidInput, "a refresh answer without the refresh command's output")
+        }
+        return RefreshCommandRun(
+            status: integer(.exitStatus), output: output, timedOut: flags.withUnsafeBytes { $0[0] & 1 == 1 })
+    }
+}
+
+/// The client of a job, for what only its process can do: a refresh command runs there, with the
+/// client's environment, working directory and standard error, never the agent's. The agent
+/// sends it `refresh` (the refresh token) on the job's connection and waits for its
+/// `refreshAnswer`.
+package struct ClientRefresh: Sendable {
+    private let connection: POSIX.LocalSocket
+
+    init(_ connection: POSIX.LocalSocket) {
+        self.connection = connection
+    }
+
+    /// Has the client run its refresh command with `refreshToken` on its standard input.
+    /// - Parameter deadline: How long the client may take to answer (the command's own deadline and a margin).
+    /// - Returns: What the command did, or nil when the client did not answer in time (it
+    ///   ended, say, or was killed): the refresh then got no answer, and the grant is kept.
+    /// - Throws: The error the client met running it (it could not start, or wrote too much).
+    package func run(refreshToken: SecretBytes, deadline: Duration) throws -> RefreshCommandRun? {
+        let request = AgentMessage(.refresh, [(.refreshToken, refreshToken)])
+        guard (try? connection.send(request, before: .now + deadline)) != nil,
+            let answer = try? connection.receiveMessage(before: .now + deadline)?.message,
+            answer.kind == .refreshAnswer
+        else { return nil }
+        return try answer.refreshCommandRun()
     }
 }
 
@@ -106,8 +166,8 @@ package protocol AgentJobRunner: Sendable {
     /// The exit status the tool documents for an error of `code` (the agent ends with
     /// the timeout's when a Secret Service call never returns).
     func exitStatus(of code: LatchkeyError.Code) -> Int32
-    /// The namespace (store directory and app) the job's command line names, as one key;
-    /// "" when it names none.
+    /// The queue of the job's namespace (store directory and app), as one key: the
+    /// namespace the client resolved (``ResolvedNamespace/queueKey``), never read from its command line.
     func namespace(of job: AgentJob) -> String
     /// Runs the job to its end, with the agent's unlock cache.
     /// - Parameters:

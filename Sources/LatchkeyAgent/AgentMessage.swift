@@ -11,8 +11,10 @@ import Latchkey
 /// type keeps the parser simple). A message that breaks any rule is refused
 /// whole with `.invalidInput`, naming the rule.
 package struct AgentMessage: Sendable {
-    /// The protocol version this Latchkey speaks.
-    package static let protocolVersion: UInt8 = 3
+    /// The protocol version this Latchkey speaks. A `declined` answer (its kind and its
+    /// `text` field) reads the same in every version, and is sent in the version of the
+    /// request it answers, so a client and an agent of different versions can tell.
+    package static let protocolVersion: UInt8 = 4
     /// The first four bytes of every message.
     package static let magic: [UInt8] = Array("LKAG".utf8)
     /// The header's length: magic, version, kind, body length.
@@ -27,7 +29,7 @@ package struct AgentMessage: Sendable {
 
     /// What a message is.
     package enum Kind: UInt8, Sendable {
-        /// Run a command (fields: tool version, invoked name, arguments, environment, flags, standard input, passphrase).
+        /// Run a command (fields: tool version, invoked name, arguments, environment, namespace, flags, standard input, passphrase).
         case run = 1
         /// Describe the agent (no fields).
         case status = 2
@@ -35,6 +37,9 @@ package struct AgentMessage: Sendable {
         case stop = 3
         /// Forget every cached key (no fields).
         case lock = 4
+        /// The client's answer to `refresh`: what its refresh command did (exit status, flags
+        /// bit 0: it timed out, standard output), or the error it met running it (error code, text).
+        case refreshAnswer = 5
         /// A command's result: exit status, standard output, standard error.
         case result = 0x81
         /// The command needs the vault's passphrase: ask and send the request again with it.
@@ -52,6 +57,9 @@ package struct AgentMessage: Sendable {
         case accepted = 0x85
         /// Part of a command's output, before its `result`: standard output or standard error bytes.
         case output = 0x86
+        /// A refresh is due: run the refresh command with this refresh token on its standard
+        /// input, and send its `refreshAnswer` (before the command's output and `result`).
+        case refresh = 0x87
     }
 
     /// A field's meaning.
@@ -83,9 +91,15 @@ package struct AgentMessage: Sendable {
         /// How long the client waits for `accepted`, in milliseconds, a big-endian
         /// `Int32` (`run`): the agent drops the request once that time has passed.
         case patience = 13
-        /// One variable of the client's whole environment as `NAME=VALUE`, for the programs
-        /// the command starts (`run`, with flags bit 1).
-        case commandEnvironment = 14
+        /// The refresh token the refresh command reads (`refresh`).
+        case refreshToken = 15
+        /// What the refresh command wrote to standard output (`refreshAnswer`).
+        case refreshOutput = 16
+        /// An error's code, as ``LatchkeyError/Code`` names it (`refreshAnswer`).
+        case errorCode = 17
+        /// The namespace the command works in, resolved by the client (`run`): JSON of
+        /// `storeDirectory`, `app`, `policy`, `backend` and `sessionUnlock`.
+        case namespace = 18
     }
 
     /// The message's kind.
@@ -146,8 +160,11 @@ package struct AgentMessage: Sendable {
     }
 
     /// The message as it goes on the wire, in zeroing memory.
+    /// - Parameter version: The protocol version its header says: this Latchkey's, or the
+    ///   peer's for a `declined` answer or a request without fields (`status`, `stop`,
+    ///   `lock`), which read the same in every version.
     /// - Throws: `.invalidInput` when it is larger than the protocol allows.
-    package func encoded() throws -> SecretBytes {
+    package func encoded(version: UInt8 = protocolVersion) throws -> SecretBytes {
         let bodyLength = fields.reduce(0) { $0 + 5 + $1.value.count }
         guard bodyLength <= Self.maximumBodyLength, fields.count <= Self.maximumFieldCount else {
             throw LatchkeyError(
@@ -163,7 +180,7 @@ package struct AgentMessage: Sendable {
             }
             func put32(_ value: Int) { for shift in [24, 16, 8, 0] { put(UInt8(truncatingIfNeeded: value >> shift)) } }
             Self.magic.forEach(put)
-            put(Self.protocolVersion)
+            put(version)
             put(kind.rawValue)
             put32(bodyLength)
             for field in fields {

@@ -20,7 +20,9 @@ extension AgentServer {
                     .text,
                     "this agent speaks protocol version \(AgentMessage.protocolVersion), not \(received.header.version)"
                 )
-                try answer(declined, on: connection)
+                try connection.send(
+                    declined, version: received.header.version, before: clock.now() + limits.answerDeadline,
+                    clock: clock)
                 return
             }
             guard connection.pending() != .bytes else {

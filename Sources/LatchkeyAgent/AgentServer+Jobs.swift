@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 import LatchkeySystem
 
 // What a `run` request runs: the one place the server uses its runner (``AgentJobRunner``):
@@ -40,8 +41,7 @@ extension AgentServer {
     }
 
     /// Checks a `run` request: the job, or the `declined` answer for another version or session bus.
-    /// With flags bit 1 the client passed its working directory and standard error (in that
-    /// order) and sent its environment, for the programs the command starts.
+    /// A refresh command the job needs runs in its client, asked on this connection.
     private func prepare(_ request: AgentMessage, on connection: POSIX.LocalSocket) throws -> Result<
         AgentJob, DeclinedRequest
     > {
@@ -68,26 +68,20 @@ extension AgentServer {
         guard environment["DBUS_SESSION_BUS_ADDRESS"] == POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") else {
             return .failure(DeclinedRequest("the client is on another D-Bus session bus"))
         }
+        guard let namespace = request.value(.namespace) else {
+            throw LatchkeyError(.invalidInput, "a run request without its namespace")
+        }
+        let resolved = try ResolvedNamespace(decoding: namespace)
         let flagBits = flags.withUnsafeBytes { $0[0] }
-        let passed = connection.takePassedDescriptors()
-        var client: ClientWorld?
-        if flagBits & 2 == 2 {
-            guard passed.count == 2 else {
-                throw LatchkeyError(
-                    .invalidInput, "a run request for a client's world without its working directory and standard error"
-                )
-            }
-            client = ClientWorld(
-                environment: request.fields.filter { $0.tag == .commandEnvironment }.map(\.value),
-                workingDirectory: passed[0], standardError: passed[1])
-        } else if !passed.isEmpty {
-            throw LatchkeyError(.invalidInput, "a run request passed descriptors it does not use")
+        guard connection.takePassedDescriptors().isEmpty else {
+            throw LatchkeyError(.invalidInput, "a run request passed descriptors; none are taken")
         }
         return .success(
             AgentJob(
-                arguments: arguments, invokedAs: invokedAs, environment: environment,
+                arguments: arguments, invokedAs: invokedAs, environment: environment, namespace: resolved,
                 inputIsTerminal: flagBits & 1 == 1,
-                standardInput: request.value(.standardInput), passphrase: request.value(.passphrase), client: client))
+                standardInput: request.value(.standardInput), passphrase: request.value(.passphrase),
+                client: ClientRefresh(connection)))
     }
 
     /// Runs a command for a client (counted as running from `accepted` until its answer is

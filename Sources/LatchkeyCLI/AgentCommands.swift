@@ -8,7 +8,7 @@ enum AgentCommands {
     /// `latchkey agent run` (also `latchkey agent`): serve in the foreground; with
     /// `--secret-service`, the Secret Service on the session bus too, and then no idle exit.
     static func run(_ context: Context, _ arguments: CommandArguments) throws {
-        let secretService = arguments.flags.contains("--secret-service")
+        let secretService = arguments.has(.secretService)
         try AgentServer.serve(
             environment: context.environment.subset(["XDG_RUNTIME_DIR", "LISTEN_PID", "LISTEN_FDS", "JOURNAL_STREAM"]),
             idleTimeout: {
@@ -109,7 +109,11 @@ enum AgentCommands {
             AgentOffer.warnIgnored(runtime, reason, execution)
             return nil
         }
-        guard let answer = AgentClient.exchange(AgentMessage(kind), on: connection), answer.kind == .information
+        let again = { () -> POSIX.LocalSocket? in
+            guard case .connected(let connection) = AgentClient.connectToOwnAgent(runtime) else { return nil }
+            return connection
+        }
+        guard let answer = AgentClient.ask(kind, on: connection, again: again), answer.kind == .information
         else { return nil }
         return answer.texts(.line)
     }

@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeySystem
 
 /// The command line's side of the agent (docs/AGENT.md): a command that uses a
@@ -42,7 +43,7 @@ enum AgentOffer {
         let readsInput = readsInput(command, arguments)
         let inputIsTerminal = execution.inputIsTerminal
         if readsInput && inputIsTerminal { return .inProcess(nil) }
-        if command.options.contains(where: { $0.name == "--yes" }) && !arguments.flags.contains("--yes") {
+        if command.options.contains(where: { $0.key == .yes }) && !arguments.has(.yes) {
             return .inProcess(nil)
         }
         if let policy = context.globals.policy ?? context.environment["LATCHKEY_POLICY"], !policy.isEmpty,
@@ -59,26 +60,18 @@ enum AgentOffer {
         }
         // Input that cannot be read fails in-process, where the command reports it its own way (docker's on standard output too).
         guard case .success(let inputBytes)? = input ?? .success(SecretBytes()) else { return .inProcess(inProcess()) }
+        // The namespace is resolved here, from this process's options and environment; one that
+        // cannot be fails in-process, where the command reports it its own way.
+        guard let namespace = try? context.resolvedNamespace().encoded() else { return .inProcess(inProcess()) }
         guard let connection = connect(runtime, context) else { return .inProcess(inProcess()) }
         var request = AgentMessage(.run)
         request.append(.toolVersion, Tool.version)
         request.append(.invokedAs, invokedAs)
         for argument in line { request.append(.argument, argument) }
         for assignment in context.environment.forwardedAssignments { request.append(.environment, assignment) }
-        // A command that starts a program (a refresh command) runs it with this process's
-        // environment, working directory and standard error, in the agent as here.
-        let startsPrograms = startsPrograms(command, arguments)
-        let world: POSIX.Descriptor? = startsPrograms ? try? POSIX.Descriptor.workingDirectory() : nil
-        // A working directory that cannot be opened to pass (removed meanwhile) is used where it is.
-        if startsPrograms && world == nil { return .inProcess(inProcess()) }
-        request.fields.append((.flags, SecretBytes([(inputIsTerminal ? 1 : 0) | (world != nil ? 2 : 0)])))
+        request.fields.append((.namespace, namespace))
+        request.fields.append((.flags, SecretBytes([inputIsTerminal ? 1 : 0])))
         if readsInput { request.fields.append((.standardInput, inputBytes)) }
-        if world != nil {
-            for entry in POSIX.environmentEntries() { request.fields.append((.commandEnvironment, entry)) }
-        }
-        let descriptors: [Int32] = world.map { [$0.number, 2] } ?? []
-        // The directory stays open until the request is sent (its number is passed, not the value).
-        defer { withExtendedLifetime(world) {} }
 
         // A passphrase given with an option is read now, when the policy needs one (as in-process), and
         // always used (a wrong one is refused even while the agent holds the right one); one that
@@ -92,10 +85,35 @@ enum AgentOffer {
             }
         }
         request.append(.patience, Int32(AgentClient.answerDeadline / .milliseconds(1)))
-        let write = { (stream: AgentOutputStream, bytes: SecretBytes) throws in
-            try execution.write(bytes, to: stream == .output ? .output : .error)
+        // A refresh command runs here, with this process's environment, working directory and
+        // standard error, when the agent asks (docs/AGENT.md). As in-process, SIGINT, SIGTERM
+        // and SIGHUP wait from the moment it starts until the refresh has settled in the agent,
+        // which it has once the agent sends anything else; then the command ends by the signal
+        // that came, printing no token (docs/ROTATION.md, "Interrupting a refresh").
+        let deferral = SignalDeferral()
+        let refreshCommand = arguments[.refreshCommand]
+        let refresh = { (refreshToken: SecretBytes) -> Result<RefreshCommandRun, LatchkeyError> in
+            guard let refreshCommand else {
+                return .failure(
+                    LatchkeyError(.invalidInput, "the agent asked for a refresh this command does not make"))
+            }
+            deferral.begin()
+            return Result { () throws(LatchkeyError) in
+                do {
+                    return try GrantCommands.runHere(refreshCommand, refreshToken: refreshToken)
+                } catch let error as LatchkeyError {
+                    throw error
+                } catch {
+                    throw LatchkeyError(.internal, "\(error)")
+                }
+            }
         }
-        var answer = try AgentClient.run(request, on: connection, passing: descriptors, write: write)
+        let write = { (stream: AgentOutputStream, bytes: SecretBytes) throws in
+            deferral.finish()
+            try execution.write(bytes, to: stream)
+        }
+        defer { deferral.finish() }
+        var answer = try AgentClient.run(request, on: connection, write: write, refresh: refresh)
         if case .needsPassphrase = answer {
             // The vault is locked in the agent and no option gave a passphrase: ask on the terminal, as in-process.
             guard passphrase == nil, inputIsTerminal && !readsInput else { return .inProcess(inProcess()) }
@@ -107,11 +125,16 @@ enum AgentOffer {
             guard case .connected(let again) = AgentClient.connectToOwnAgent(runtime) else {
                 return .inProcess(inProcess())
             }
-            answer = try AgentClient.run(request, on: again, passing: descriptors, write: write)
+            answer = try AgentClient.run(request, on: again, write: write, refresh: refresh)
         }
         switch answer {
         case .result(let status): return .ran(status)
         case .notRun, .needsPassphrase: return .inProcess(inProcess())
+        case .otherVersion(let version):
+            execution.message(
+                "latchkey: the agent on \(runtime.socketPath) speaks protocol version \(version) and this latchkey \(AgentMessage.protocolVersion) (an agent left running across an upgrade); running in this process. `latchkey agent stop` stops it, and the next command starts a new one"
+            )
+            return .inProcess(inProcess())
         case .lost(let wroteOutput):
             // Only a command that changes nothing may run again; one that may have changed
             // something, or whose output was already partly written, is reported.
@@ -134,13 +157,6 @@ enum AgentOffer {
         case "docker-credential": return ["get", "list"].contains(arguments.positionals.first ?? "")
         default: return false
         }
-    }
-
-    /// Whether the command starts a program with these arguments (`session get
-    /// --refresh-command`), which runs with the client's environment, working directory and
-    /// standard error.
-    private static func startsPrograms(_ command: Command, _ arguments: CommandArguments) -> Bool {
-        command.name == "session get" && arguments.options["--refresh-command"] != nil
     }
 
     /// Whether the command reads its standard input with these arguments.

@@ -16,19 +16,19 @@ struct GlobalOptions {
     /// Sets the global option `option` (a flag when `value` is nil).
     /// - Throws: `LatchkeyError` `.usage` for a bad value.
     mutating func set(_ option: Option, _ value: String?) throws {
-        switch option.name {
-        case "--app": app = value
-        case "--policy": policy = value
-        case "--store-dir": storeDirectory = value
-        case "--passphrase-file": passphraseFile = value
-        case "--backend": backend = try GlobalOptions.backendChoice(value ?? "", from: "--backend")
-        case "--passphrase-fd":
+        switch option.key {
+        case .app: app = value
+        case .policy: policy = value
+        case .storeDirectory: storeDirectory = value
+        case .passphraseFile: passphraseFile = value
+        case .backend: backend = try GlobalOptions.backendChoice(value ?? "", from: "--backend")
+        case .passphraseDescriptor:
             guard let descriptor = value.flatMap({ Int32($0) }), descriptor >= 0 else {
                 throw LatchkeyError(.usage, "--passphrase-fd needs a file descriptor number, not '\(value ?? "")'")
             }
             passphraseDescriptor = descriptor
-        case "--json": json = true
-        case "--help": help = true
+        case .json: json = true
+        case .help: help = true
         default: version = true
         }
     }
@@ -50,19 +50,32 @@ struct GlobalOptions {
     }
 }
 
-/// A command's own arguments, once its options are taken out.
+/// A command's own arguments, once its options are taken out. Options are read
+/// by their typed key (``OptionKey``): `arguments[.account]`, `arguments.has(.yes)`.
 struct CommandArguments {
     /// The positional arguments, in order.
     var positionals: [String] = []
-    /// The options given with a value, by long name.
-    var options: [String: String] = [:]
-    /// The options given without a value, by long name.
-    var flags: Set<String> = []
+    /// The options given with a value.
+    private var values: [OptionKey: String] = [:]
+    /// The options given without a value.
+    private var flags: Set<OptionKey> = []
+
+    /// The value given to the option `key`, if it was given.
+    subscript(key: OptionKey) -> String? { values[key] }
+
+    /// Whether the option `key`, one that takes no value, was given.
+    func has(_ key: OptionKey) -> Bool { flags.contains(key) }
+
+    /// Takes the option `key` with its value (nil: one that takes no value).
+    mutating func take(_ key: OptionKey, _ value: String?) {
+        if let value { values[key] = value } else { flags.insert(key) }
+    }
 
     /// The value of an integer option, if given.
     /// - Throws: `LatchkeyError` `.usage` when it is not a whole number in `range`.
-    func integer(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
-        guard let text = options[name] else { return nil }
+    func integer(_ key: OptionKey, in range: ClosedRange<Int64>) throws -> Int64? {
+        let name = key.name
+        guard let text = values[key] else { return nil }
         guard let value = Int64(text), range.contains(value) else {
             throw LatchkeyError(
                 .usage, "\(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
@@ -72,8 +85,9 @@ struct CommandArguments {
 
     /// The value of a duration option (``Lifetime``), in seconds, if given.
     /// - Throws: `LatchkeyError` `.usage` when it is not a duration in `range`.
-    func duration(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
-        guard let text = options[name] else { return nil }
+    func duration(_ key: OptionKey, in range: ClosedRange<Int64>) throws -> Int64? {
+        let name = key.name
+        guard let text = values[key] else { return nil }
         guard let seconds = Lifetime.seconds(text), range.contains(seconds) else {
             throw LatchkeyError(
                 .usage,
@@ -205,7 +219,7 @@ struct Invocation {
     }
 
     private mutating func take(_ option: Option, _ value: String?) {
-        if let value { arguments.options[option.name] = value } else { arguments.flags.insert(option.name) }
+        arguments.take(option.key, value)
     }
 
     /// An unknown option's error, with the closest name the command line takes here.

@@ -3,7 +3,7 @@ import Latchkey
 /// `audit show|verify` and `policy show|check`.
 enum AuditCommands {
     static func show(_ context: Context, _ arguments: CommandArguments) throws {
-        let since = try arguments.integer("--since", in: 0...Int64.max).map { UInt64($0) }
+        let since = try arguments.integer(.since, in: 0...Int64.max).map { UInt64($0) }
         let entries = try context.openVault().auditEntries(since: since)
         var objects: [JSONOutput] = []
         for entry in entries {

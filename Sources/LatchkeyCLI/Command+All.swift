@@ -36,7 +36,7 @@ extension Command {
             options: [
                 account, expiresIn,
                 Option(
-                    name: "--grant",
+                    key: .grant,
                     help: "read an OAuth 2.0 token response (RFC 6749 5.1: access_token, token_type, expires_in, "
                         + "refresh_token, scope) and keep it as one grant"),
             ],
@@ -49,9 +49,9 @@ extension Command {
             summary: "print a session token followed by a newline",
             options: [
                 account,
-                Option(name: "--no-newline", short: "-n", help: "write the token's exact bytes and nothing else"),
+                Option(key: .noNewline, short: "-n", help: "write the token's exact bytes and nothing else"),
                 Option(
-                    name: "--refresh-command", value: "CMD",
+                    key: .refreshCommand, value: "CMD",
                     help: "print a valid access token of a grant: when a refresh is due, one process runs CMD "
                         + "(/bin/sh -c) with the refresh token on its standard input and reads the token "
                         + "endpoint's answer (RFC 6749 5.1 or 5.2) on its standard output"),
@@ -77,7 +77,7 @@ extension Command {
                 "save a named secret of the app read from standard input or a file (one trailing newline stripped)",
             options: [
                 Option(
-                    name: "--from-file", value: "PATH", help: "read the value from this file (an absolute path)",
+                    key: .fromFile, value: "PATH", help: "read the value from this file (an absolute path)",
                     completion: .file())
             ],
             readsStandardInput: true,
@@ -87,7 +87,7 @@ extension Command {
             words: ["secret", "get"], arguments: [Argument(name: "NAME")],
             summary: "print a named secret followed by a newline",
             options: [
-                Option(name: "--no-newline", short: "-n", help: "write the value's exact bytes and nothing else")
+                Option(key: .noNewline, short: "-n", help: "write the value's exact bytes and nothing else")
             ],
             exits: [ExitStatus(status: 1, meaning: "the secret is missing or expired")], viaAgent: true,
             run: SecretCommands.get),
@@ -111,7 +111,7 @@ extension Command {
             run: VaultCommands.migrate),
         Command(
             words: ["audit", "show"], summary: "print the audit trail",
-            options: [Option(name: "--since", value: "SEQ", help: "only the entries after sequence number SEQ")],
+            options: [Option(key: .since, value: "SEQ", help: "only the entries after sequence number SEQ")],
             viaAgent: true, run: AuditCommands.show),
         Command(
             words: ["audit", "verify"],
@@ -154,7 +154,7 @@ extension Command {
                 "serve the command line and the credential helpers in the foreground, for a service manager (also `latchkey agent` alone)",
             options: [
                 Option(
-                    name: "--secret-service",
+                    key: .secretService,
                     help: "serve the Secret Service (org.freedesktop.secrets) on the session bus too, when no other "
                         + "provider owns it, and do not exit when idle")
             ],
@@ -194,16 +194,16 @@ extension Command {
 
     /// `--yes` of the commands that ask for confirmation.
     private static let yes = Option(
-        name: "--yes", help: "do not ask for confirmation (needed when standard input is not a terminal)")
+        key: .yes, help: "do not ask for confirmation (needed when standard input is not a terminal)")
     /// `--account A` of one session.
     private static let account = Option(
-        name: "--account", value: "A", help: "the account the session belongs to (default: the empty account)")
+        key: .account, value: "A", help: "the account the session belongs to (default: the empty account)")
     /// `--account A` of commands that otherwise cover every account.
     private static let everyAccount = Option(
-        name: "--account", value: "A", help: "only this account (default: every account)")
+        key: .account, value: "A", help: "only this account (default: every account)")
     /// `--expires-in DURATION`.
     private static let expiresIn = Option(
-        name: "--expires-in", value: "DURATION",
+        key: .expiresIn, value: "DURATION",
         help: "the session's life: seconds, or a duration such as 90s, 30m, 12h, 7d or 1h30m "
             + "(capped by the policy's sessions.maxAgeSeconds)")
 }

@@ -11,16 +11,7 @@ struct CommandLineJobs: AgentJobRunner {
 
     func exitStatus(of code: LatchkeyError.Code) -> Int32 { code.exitStatus }
 
-    func namespace(of job: AgentJob) -> String {
-        var invocation = Invocation()
-        guard (try? invocation.parse(Self.words(job.arguments, invokedAs: job.invokedAs))) != nil else { return "" }
-        let execution = Execution(input: nil, inputIsTerminal: false, passphrase: nil, capture: nil, unlocked: nil)
-        let context = Context(
-            globals: invocation.globals, output: Output(json: false, execution: execution),
-            environment: Environment(job.environment))
-        guard let app = try? context.appID(), let directory = try? context.storeDirectory() else { return "" }
-        return directory + "\u{0}" + app.rawValue
-    }
+    func namespace(of job: AgentJob) -> String { job.namespace.queueKey }
 
     func run(_ job: AgentJob, unlocked: UnlockCache, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome {
         let capture = Execution.Capture()

@@ -14,7 +14,7 @@ enum Confirmation {
     static func confirmed(
         _ question: String, refusal: String, _ arguments: CommandArguments, _ execution: Execution
     ) throws -> Bool {
-        if arguments.flags.contains("--yes") { return true }
+        if arguments.has(.yes) { return true }
         guard execution.inputIsTerminal && !execution.isInAgent else {
             throw LatchkeyError(
                 .usage, "\(refusal); confirm with --yes (standard input is not a terminal, so it cannot ask)")

@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeySystem
 import Synchronization
 
@@ -69,7 +70,10 @@ struct Context {
     /// `$XDG_CONFIG_HOME/latchkey/policy.json` when present, else the built-in default.
     /// - Throws: `LatchkeyError` `.usage` naming the flag or variable for a
     ///   missing file or an unknown built-in name; the policy's own errors.
-    func policy() throws -> Policy {
+    func policy() throws -> Policy { try policyAndOrigin().policy }
+
+    /// The policy in force, as ``policy()`` resolves it, and where it came from.
+    private func policyAndOrigin() throws -> (policy: Policy, origin: VaultSettings.Origin) {
         let named = namedPolicy
         if let (path, _, origin) = named, path.hasPrefix("built-in:"),
             Policy.builtIn(named: String(path.dropFirst("built-in:".count))) == nil
@@ -88,8 +92,7 @@ struct Context {
         }
         do {
             return try VaultSettings.policy(
-                given: globals.policy, labelled: "--policy", default: .default, environment: settingsEnvironment
-            ).0
+                given: globals.policy, labelled: "--policy", default: .default, environment: settingsEnvironment)
         } catch let error as LatchkeyError where error.code == .notFound {
             throw LatchkeyError(.usage, error.message)
         }
@@ -146,6 +149,31 @@ struct Context {
                 ? Setting(value: directory, source: .environment, origin: "LATCHKEY_HOME") : nil)
             ?? Setting(value: directory, source: .builtInDefault, origin: nil)
         return Settings(app: app, policy: policySetting, backend: backend, storeDirectory: store)
+    }
+
+    /// The namespace this command works in, resolved here from the options and this process's
+    /// environment, as the agent receives it (``ResolvedNamespace``).
+    /// - Throws: As ``appID()``, ``storeDirectory()``, ``policy()`` and ``backendChoice()``;
+    ///   `.usage` for a relative policy path (which only this process can read).
+    func resolvedNamespace() throws -> ResolvedNamespace {
+        let app = try appID()
+        let directory = try storeDirectory()
+        let reference: String
+        switch try policyAndOrigin().origin {
+        case .userFile(let path): reference = path
+        case .fallback: reference = Tool.builtInPolicies[0]
+        default:
+            let named = namedPolicy?.path ?? Tool.builtInPolicies[0]
+            guard named.hasPrefix("/") || named.hasPrefix("built-in:") else {
+                throw LatchkeyError(.usage, "\(namedPolicy?.origin ?? "--policy") names a relative path")
+            }
+            reference = named
+        }
+        return ResolvedNamespace(
+            storeDirectory: directory, app: app.rawValue, policy: reference, backend: try backendChoice()?.rawValue,
+            sessionUnlock: Policy.SecretServiceUnlock.sessionDefault(
+                environment: environment.subset(Environment.graphicalSession)
+            ).rawValue)
     }
 
     /// The Secret Service unlock mode in force and why: the policy's

@@ -13,16 +13,9 @@ import Synchronization
 /// Writes go through the library's POSIX wrappers and the tools' system layer
 /// (LatchkeySystem), and a secret is written without being copied into a `String`.
 final class Execution: Sendable {
-    /// A standard stream a command writes to.
-    enum Stream: Sendable {
-        /// Standard output (descriptor 1).
-        case output
-        /// Standard error (descriptor 2).
-        case error
-
-        var descriptor: Int32 { self == .output ? 1 : 2 }
-        var name: String { self == .output ? "standard output" : "standard error" }
-    }
+    /// A standard stream a command writes to: the one type of the output pieces the agent
+    /// sends back and of the streams this process writes.
+    typealias Stream = AgentOutputStream
 
     /// Standard input, already read, or why it could not be (nil: the process's own, read when asked).
     private let input: Mutex<Result<SecretBytes, LatchkeyError>?>
@@ -34,9 +27,8 @@ final class Execution: Sendable {
     let capture: Capture?
     /// What the agent knows of unlocked vaults; nil outside the agent.
     let unlocked: UnlockCache?
-    /// Inside the agent: what the programs the command starts (a refresh command) take from
-    /// the client (its environment, working directory and standard error); nil: this process's.
-    let client: ClientWorld?
+    /// Inside the agent: the client, in whose process a refresh command runs; nil: this process.
+    let client: ClientRefresh?
     /// Inside the agent: where the vaults' audit appends leave their `fsync` and anchor
     /// move, settled once the answer is sent; nil: each append is durable before it returns.
     let auditSync: AuditSyncDeferral?
@@ -58,11 +50,11 @@ final class Execution: Sendable {
     ///   - unlocked: The agent's unlock cache; nil outside the agent.
     ///   - failFast: The error to fail with at once instead of asking the Secret Service (the agent's silence window).
     ///   - auditSync: Where audit appends leave their `fsync` (the agent); nil: none is deferred.
-    ///   - client: What the programs the command starts take from the client (the agent); nil: this process's.
+    ///   - client: The client, which runs a refresh command (the agent); nil: this process runs it.
     init(
         input: Result<SecretBytes, LatchkeyError>?, inputIsTerminal: Bool, passphrase: SecretBytes?,
         capture: Capture?, unlocked: UnlockCache?, failingFastWith failFast: LatchkeyError? = nil,
-        auditSync: AuditSyncDeferral? = nil, client: ClientWorld? = nil
+        auditSync: AuditSyncDeferral? = nil, client: ClientRefresh? = nil
     ) {
         self.client = client
         self.input = Mutex(input)
@@ -117,6 +109,13 @@ final class Execution: Sendable {
     }
 }
 
+extension AgentOutputStream {
+    /// Its descriptor in this process: 1 or 2.
+    var descriptor: Int32 { self == .output ? 1 : 2 }
+    /// Its name in messages.
+    var name: String { self == .output ? "standard output" : "standard error" }
+}
+
 extension Execution {
     /// A command's standard output and error, kept in the order written, to be sent to the client.
     final class Capture: Sendable {
@@ -130,7 +129,7 @@ extension Execution {
         func take() -> [(stream: AgentOutputStream, bytes: SecretBytes)] {
             pieces.withLock { pieces in
                 defer { pieces.removeAll() }
-                return pieces.map { ($0.stream == .output ? .output : .error, $0.bytes) }
+                return pieces
             }
         }
     }

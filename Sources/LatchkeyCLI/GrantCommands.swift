@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyAgent
 import LatchkeySystem
 
 #if canImport(FoundationEssentials)
@@ -17,7 +18,7 @@ enum GrantCommands {
 
     /// Stores the token response (RFC 6749 section 5.1) on standard input as one grant.
     static func put(_ context: Context, _ arguments: CommandArguments, name: String, account: String) throws {
-        guard arguments.options["--expires-in"] == nil else {
+        guard arguments[.expiresIn] == nil else {
             throw LatchkeyError(
                 .usage, "--expires-in cannot be given with --grant: the token response's expires_in says it")
         }
@@ -52,20 +53,25 @@ enum GrantCommands {
         context.output.set(
             "session",
             SessionCommands.info(name: name, account: account, created: nil, expires: grant.accessTokenExpires))
-        try context.output.secret(grant.accessToken, key: "secret", newline: !arguments.flags.contains("--no-newline"))
+        try context.output.secret(grant.accessToken, key: "secret", newline: !arguments.has(.noNewline))
     }
 
     /// Runs the refresh command with the refresh token alone on its standard
-    /// input and classifies what it printed (RFC 6749 sections 5.1 and 5.2). Inside the
-    /// agent it runs with the client's environment, working directory and standard error, as
-    /// in the client's own process (never with the agent's, whose standard error is its log).
+    /// input and classifies what it printed (RFC 6749 sections 5.1 and 5.2). It runs in the
+    /// client's process, with its environment, working directory and standard error: inside
+    /// the agent, the client is asked to run it (``ClientRefresh``), and a client that does
+    /// not answer (it ended, or was killed) leaves the refresh without an answer and the grant kept.
     static func refresh(with command: String, refreshToken: SecretBytes, _ execution: Execution) throws
         -> RefreshOutcome
     {
-        let run = try POSIX.runShellCommand(
-            command, input: refreshToken, outputLimit: outputLimit, deadline: commandDeadline,
-            environment: execution.client?.environment, workingDirectory: execution.client?.workingDirectory,
-            standardError: execution.client?.standardError, quietStandardError: execution.isInAgent)
+        let run: RefreshCommandRun
+        if let client = execution.client {
+            guard let answered = try client.run(refreshToken: refreshToken, deadline: commandDeadline + .seconds(2))
+            else { return .unavailable(reason: "the client did not answer for the refresh command") }
+            run = answered
+        } else {
+            run = try runHere(command, refreshToken: refreshToken)
+        }
         if run.timedOut {
             return .unavailable(reason: "the refresh command ran for more than \(commandDeadline.components.seconds) s")
         }
@@ -74,5 +80,14 @@ enum GrantCommands {
             return .unavailable(reason: "the refresh command \(ended)")
         }
         return RefreshOutcome(tokenEndpointAnswer: run.output)
+    }
+
+    /// Runs the refresh command in this process (`/bin/sh -c`, its own process group, under
+    /// ``commandDeadline``), for itself or for the agent that asked.
+    /// - Throws: `.invalidInput` when the token or the output is too long; `.io` when it cannot start.
+    static func runHere(_ command: String, refreshToken: SecretBytes) throws -> RefreshCommandRun {
+        let run = try POSIX.runShellCommand(
+            command, input: refreshToken, outputLimit: outputLimit, deadline: commandDeadline)
+        return RefreshCommandRun(status: run.status, output: run.output, timedOut: run.timedOut)
     }
 }

@@ -2,8 +2,8 @@
 /// commands states it (``Tool/globalOptions``, ``Command/options``): the parser,
 /// `--help`, the manual page and the shell completions all read it.
 struct Option: Sendable {
-    /// Its long name, such as `--account`.
-    let name: String
+    /// Its typed name, such as ``OptionKey/account``: what a command reads its value by.
+    let key: OptionKey
     /// Its short name, such as `-n`, when it has one.
     var short: String? = nil
     /// The placeholder of its value, such as `A`; nil for an option that takes no value.
@@ -12,6 +12,9 @@ struct Option: Sendable {
     let help: String
     /// What completes its value in a shell.
     var completion: Completion = .none
+
+    /// Its long name, such as `--account`.
+    var name: String { key.name }
 
     /// Whether it takes a value.
     var takesValue: Bool { value != nil }
@@ -32,6 +35,57 @@ struct Option: Sendable {
 
     /// As a usage line shows it: `[--account A]`.
     var usage: String { "[" + name + (valueText.map { " \($0)" } ?? "") + "]" }
+}
+
+/// The name of an option, declared once here and read by this typed key
+/// (`arguments[.account]`, `arguments.has(.noNewline)`), so a misspelt option
+/// name does not compile. ``Option`` describes each for the parser, the help,
+/// the manual page and the completions.
+struct OptionKey: Hashable, Sendable {
+    /// Its long name, such as `--account`.
+    let name: String
+
+    private init(_ name: String) { self.name = name }
+
+    // The global options (``Tool/globalOptions``).
+    /// `--app ID`.
+    static let app = OptionKey("--app")
+    /// `--policy FILE`.
+    static let policy = OptionKey("--policy")
+    /// `--backend KIND`.
+    static let backend = OptionKey("--backend")
+    /// `--store-dir DIR`.
+    static let storeDirectory = OptionKey("--store-dir")
+    /// `--passphrase-fd N`.
+    static let passphraseDescriptor = OptionKey("--passphrase-fd")
+    /// `--passphrase-file PATH`.
+    static let passphraseFile = OptionKey("--passphrase-file")
+    /// `--json`.
+    static let json = OptionKey("--json")
+    /// `--help`, `-h`.
+    static let help = OptionKey("--help")
+    /// `--version`, `-V`.
+    static let version = OptionKey("--version")
+
+    // The commands' own options (``Command/all``).
+    /// `--account A`.
+    static let account = OptionKey("--account")
+    /// `--expires-in DURATION`.
+    static let expiresIn = OptionKey("--expires-in")
+    /// `--grant`.
+    static let grant = OptionKey("--grant")
+    /// `--no-newline`, `-n`.
+    static let noNewline = OptionKey("--no-newline")
+    /// `--refresh-command CMD`.
+    static let refreshCommand = OptionKey("--refresh-command")
+    /// `--from-file PATH`.
+    static let fromFile = OptionKey("--from-file")
+    /// `--since SEQ`.
+    static let since = OptionKey("--since")
+    /// `--yes`.
+    static let yes = OptionKey("--yes")
+    /// `--secret-service`.
+    static let secretService = OptionKey("--secret-service")
 }
 
 /// A positional argument of a command, such as `NAME` of `session put`.

@@ -12,7 +12,7 @@ enum SecretCommands {
     static func put(_ context: Context, _ arguments: CommandArguments) throws {
         let name = arguments.positionals[0]
         let value: SecretBytes
-        if let path = arguments.options["--from-file"] {
+        if let path = arguments[.fromFile] {
             // The command may run in the agent, whose working directory is not this one.
             guard path.hasPrefix("/") else {
                 throw LatchkeyError(.usage, "--from-file needs an absolute path; nothing was saved")
@@ -37,7 +37,7 @@ enum SecretCommands {
                 .notFound, "no secret \(TextEscaping.escaped(name)) (it was never saved, was deleted, or expired)")
         }
         context.output.set("secret", info(name: name, created: secret.created, expires: secret.expires))
-        try context.output.secret(secret.value, key: "value", newline: !arguments.flags.contains("--no-newline"))
+        try context.output.secret(secret.value, key: "value", newline: !arguments.has(.noNewline))
     }
 
     static func list(_ context: Context, _ arguments: CommandArguments) throws {

@@ -10,11 +10,11 @@ import Latchkey
 enum SessionCommands {
     static func put(_ context: Context, _ arguments: CommandArguments) throws {
         let name = arguments.positionals[0]
-        let account = arguments.options["--account"] ?? ""
-        if arguments.flags.contains("--grant") {
+        let account = arguments[.account] ?? ""
+        if arguments.has(.grant) {
             return try GrantCommands.put(context, arguments, name: name, account: account)
         }
-        let lifetime = try arguments.duration("--expires-in", in: 1...315_360_000)
+        let lifetime = try arguments.duration(.expiresIn, in: 1...315_360_000)
         let vault = try context.openVault()
         let token = try SecretInput.readStandardInput(prompt: "Token for session \(name): ", context.execution)
         guard !token.isEmpty else {
@@ -29,8 +29,8 @@ enum SessionCommands {
 
     static func get(_ context: Context, _ arguments: CommandArguments) throws {
         let name = arguments.positionals[0]
-        let account = arguments.options["--account"] ?? ""
-        if let command = arguments.options["--refresh-command"] {
+        let account = arguments[.account] ?? ""
+        if let command = arguments[.refreshCommand] {
             return try GrantCommands.get(context, arguments, name: name, account: account, command: command)
         }
         let vault = try context.openVault()
@@ -49,12 +49,12 @@ enum SessionCommands {
         }
         context.output.set(
             "session", info(name: name, account: account, created: session.created, expires: session.expires))
-        try context.output.secret(session.value, key: "secret", newline: !arguments.flags.contains("--no-newline"))
+        try context.output.secret(session.value, key: "secret", newline: !arguments.has(.noNewline))
     }
 
     static func list(_ context: Context, _ arguments: CommandArguments) throws {
         let vault = try context.openVault()
-        let sessions = try vault.sessions(account: arguments.options["--account"])
+        let sessions = try vault.sessions(account: arguments[.account])
         // Damaged sessions have no account Latchkey can read back: listed by name, for every account.
         let damaged = try vault.damagedItems().filter { $0.kind == .session }.map(\.name).sorted()
         for session in sessions {
@@ -79,7 +79,7 @@ enum SessionCommands {
 
     static func delete(_ context: Context, _ arguments: CommandArguments) throws {
         let name = arguments.positionals[0]
-        let account = arguments.options["--account"] ?? ""
+        let account = arguments[.account] ?? ""
         let existed = try context.openVault().deleteSession(named: name, account: account)
         let shown = TextEscaping.escaped(name)
         try context.output.line(

@@ -20,32 +20,32 @@ enum Tool {
 
     /// The options every command takes, anywhere on the line.
     static let globalOptions: [Option] = [
-        Option(name: "--app", value: "ID", help: "the app namespace (default: $LATCHKEY_APP, else \"default\")"),
+        Option(key: .app, value: "ID", help: "the app namespace (default: $LATCHKEY_APP, else \"default\")"),
         Option(
-            name: "--policy", value: "FILE",
+            key: .policy, value: "FILE",
             help: "the policy file, or built-in:default, built-in:strict or built-in:shared-device "
                 + "(default: $LATCHKEY_POLICY, else $XDG_CONFIG_HOME/latchkey/policy.json when it exists, else the built-in default policy)",
             completion: .file(also: builtInPolicies)),
         Option(
-            name: "--backend", value: "KIND",
+            key: .backend, value: "KIND",
             help:
                 "the store: auto, secret-service or file (default: $LATCHKEY_BACKEND, else the policy's backend.kind)",
             completion: .choices(["auto", "secret-service", "file"])),
         Option(
-            name: "--store-dir", value: "DIR",
+            key: .storeDirectory, value: "DIR",
             help:
                 "where the file vault and the audit trails live (default: $LATCHKEY_HOME, else $XDG_DATA_HOME/latchkey)",
             completion: .directory),
         Option(
-            name: "--passphrase-fd", value: "N",
+            key: .passphraseDescriptor, value: "N",
             help: "read the file vault's passphrase from file descriptor N, up to its end"),
         Option(
-            name: "--passphrase-file", value: "PATH",
+            key: .passphraseFile, value: "PATH",
             help: "read the file vault's passphrase from a private (0600) file",
             completion: .file()),
-        Option(name: "--json", help: "write one JSON document with \"version\": 1 to standard output, help included"),
-        Option(name: "--help", short: "-h", help: "describe the tool, or the command on the line, and exit"),
-        Option(name: "--version", short: "-V", help: "print the version and exit"),
+        Option(key: .json, help: "write one JSON document with \"version\": 1 to standard output, help included"),
+        Option(key: .help, short: "-h", help: "describe the tool, or the command on the line, and exit"),
+        Option(key: .version, short: "-V", help: "print the version and exit"),
     ]
 
     /// The environment variables the tool reads; a flag always wins over them.

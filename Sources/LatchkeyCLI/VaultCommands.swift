@@ -141,7 +141,7 @@ enum VaultCommands {
     }
 
     static func logout(_ context: Context, _ arguments: CommandArguments) throws {
-        let account = arguments.options["--account"]
+        let account = arguments[.account]
         let report = try context.openVault().logout(account: account)
         let summary = report.summary
         try context.output.line(

@@ -45,6 +45,32 @@ struct CLIAgentRefreshCommandTests {
         }
     }
 
+    @Test("through the agent, the refresh command is the client's child, never the agent's (protocol version 4)")
+    func runsInTheClient() throws {
+        let sandbox = try AgentSandbox()
+        let agent = try sandbox.startAgent()
+        let put = try sandbox.run(
+            ["session", "put", "s", "--grant"], input: TokenEndpoint.expiredResponse(refresh: "r0"), agent: false)
+        #expect(put.status == 0, "\(put.stderr)")
+        let parent = sandbox.store.directory + "/parent"
+        let answer = #"{"access_token":"rotated","token_type":"Bearer","expires_in":3600,"refresh_token":"r1"}"#
+        let child = try Child(
+            try latchkeyPath(),
+            sandbox.store.options + [
+                "session", "get", "s", "--refresh-command",
+                "cat >/dev/null; echo $PPID > '\(parent)'; printf '%s' '\(answer)'",
+            ],
+            environment: sandbox.environment)
+        let client = child.process.processIdentifier
+        let run = try child.finish()
+        #expect(run.status == 0 && run.text == "rotated\n", "\(run.stderr)")
+        let seen = try String(contentsOfFile: parent, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(seen == String(client) && seen != String(agent), "the refresh command's parent: \(seen)")
+        let shown = try sandbox.run(["audit", "show"], agent: false).text
+        #expect(shown.contains("session.refreshed"), "the agent saved the rotated grant: \(shown)")
+        #expect(try sandbox.agentProcessID() == agent)
+    }
+
     @Test(
         "the tokens of a rotation (the old access and refresh tokens, the new refresh token) are not left in the agent's memory",
         .enabled(if: getuid() == 0, "reading another process's memory needs root"), arguments: backends)

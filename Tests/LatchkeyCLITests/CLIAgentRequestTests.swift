@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeySystem
 import LatchkeyTestSupport
 import Testing
@@ -68,6 +69,7 @@ struct CLIAgentRequestTests {
         if let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] {
             request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
         }
+        request.fields.append((.namespace, try sandbox.namespace().encoded()))
         request.fields.append((.flags, SecretBytes([0])))
         return request
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeySystem
 import LatchkeyTestSupport
 import Testing
@@ -32,6 +33,13 @@ final class AgentSandbox: @unchecked Sendable {
         var environment = agent ? self.environment : ["XDG_RUNTIME_DIR": runtime, "LATCHKEY_AGENT": "off"]
         environment.merge(extra) { $1 }
         return try latchkey(store.options + arguments, input: input, environment: environment)
+    }
+
+    /// The namespace of this sandbox's store, as a client resolves it (its own policy: the built-in default).
+    func namespace() -> ResolvedNamespace {
+        ResolvedNamespace(
+            storeDirectory: store.storeDirectory, app: store.app, policy: "built-in:default", backend: store.backend,
+            sessionUnlock: "never")
     }
 
     /// The running agent's process id, from `agent status`; nil when none runs.
@@ -332,6 +340,7 @@ struct CLIAgentTests {
             if let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] {
                 request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
             }
+            request.fields.append((.namespace, try sandbox.namespace().encoded()))
             request.fields.append((.flags, SecretBytes([0])))
             let answer = try Self.exchangeRun(request, sandbox)
             #expect(answer.status == 64, "\(words)")
@@ -390,14 +399,14 @@ struct CLIAgentTests {
         try connection.send(request, before: .now + .seconds(2))
         var answer = try #require(try connection.receiveMessage(before: .now + .seconds(5))?.message)
         #expect(answer.kind == .declined && answer.text(.text)?.contains("this agent runs latchkey") == true)
-        // Another protocol version: declined in the agent's own version.
+        // Another protocol version: declined in the client's version, which every version reads.
         var bytes = try request.encoded().copyBytes()
         bytes[4] = 9
         connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
         try bytes.withUnsafeBytes { try connection.send($0, before: .now + .seconds(2)) }
         let received = try #require(try connection.receiveMessage(before: .now + .seconds(5)))
         answer = try #require(received.message)
-        #expect(received.header.version == AgentMessage.protocolVersion && answer.kind == .declined)
+        #expect(received.header.version == 9 && answer.kind == .declined)
         #expect(answer.text(.text)?.contains("protocol version \(AgentMessage.protocolVersion), not 9") == true)
         // A client on another session bus runs in-process, with the same answer.
         let other = try sandbox.run(

@@ -78,10 +78,12 @@ struct CLIGrantEdgeTests {
     }
 
     @Test(
-        "SIGINT, SIGTERM or SIGHUP during an in-process refresh: the rotated grant is saved, then the command ends by the signal; no reuse",
-        arguments: backends)
-    func signalDuringRefresh(backend: String) throws {
-        let store = try Store(backend)
+        "SIGINT, SIGTERM or SIGHUP during a refresh (in-process, or run by the client for the agent): the rotated grant is saved, then the command ends by the signal; no reuse",
+        arguments: backends, [false, true])
+    func signalDuringRefresh(backend: String, agent: Bool) throws {
+        let sandbox = try AgentSandbox(backend)
+        let store = sandbox.store
+        if agent { try sandbox.startAgent() }
         // Access tokens that are due at once, so every get refreshes with the refresh token last saved.
         let endpoint = try TokenEndpoint(delayMilliseconds: 1200, expiresIn: 0)
         try store.run(["session", "put", "s", "--grant"], input: TokenEndpoint.expiredResponse(refresh: "r0"))
@@ -98,7 +100,7 @@ struct CLIGrantEdgeTests {
                 ] + store.options + [
                     "session", "get", "s", "--refresh-command", "touch '\(started)'; " + endpoint.refreshCommand(),
                 ],
-                environment: ["LATCHKEY_AGENT": "off"])
+                environment: agent ? sandbox.environment : ["LATCHKEY_AGENT": "off"])
             let pid = child.process.processIdentifier
             // Wait until the refresh command runs, then give curl time to send the refresh token.
             var spawned = false
