@@ -101,36 +101,18 @@ struct SecretServiceWatchTests {
             #expect(try KeptBackend.command(backend, reading: key)?.value == SecretBytes(utf8: "after"))
         }
     }
-
-    @Test("a kept backend's reads with nothing changed make no change the watch sees, and read the stored value")
-    func unchangedKeepsGeneration() async throws {
-        try await SecretServiceTestSupport.onOwnThread { [key] in
-            let backend = try KeptBackend.prepared("watch-unchanged", key, "value")
-            defer { try? backend.deleteAll() }
-            let generation = LibSecret.watchGeneration
-            for _ in 0..<3 {
-                #expect(try KeptBackend.command(backend, reading: key)?.value == SecretBytes(utf8: "value"))
-            }
-            #expect(LibSecret.watchGeneration == generation, "a read made the service signal a change")
-        }
-    }
 }
 
-/// A kept backend when another client locks the collection or the daemon is replaced.
-/// They lock or restart the test session's daemon, so they run with the destructive suites.
-@Suite(
-    "Secret Service backend kept open: a locked or replaced daemon", .serialized, .sandboxed, .needsSecretService,
-    .destroysKeyring)
-struct SecretServiceWatchDestructiveTests {
-    let key = ItemKey(kind: .session, account: "bob", name: "api")
-
-    init() throws {
-        try KeyringDaemon.ensureUnlocked()
-    }
+/// A kept backend when another client locks the collection or the daemon is replaced: they
+/// lock or restart the test session's daemon, so they run with the other destructive tests,
+/// one after another (`make test`'s pass with `LATCHKEY_DESTRUCTIVE_KEYRING_TESTS=1`).
+extension SecretServiceDestructiveTests {
+    static let watchedKey = ItemKey(kind: .session, account: "bob", name: "api")
 
     @Test("a collection another client locks (Lock over D-Bus) makes a kept backend's next read fail as locked")
     func lockedByAnotherClient() async throws {
-        try await SecretServiceTestSupport.onOwnThread { [key] in
+        try await SecretServiceTestSupport.onOwnThread {
+            let key = Self.watchedKey
             let backend = try KeptBackend.prepared("watch-locked", key, "value", deadline: .seconds(1))
             let generation = LibSecret.watchGeneration
             try KeyringDaemon.lockLogin()
@@ -153,7 +135,8 @@ struct SecretServiceWatchDestructiveTests {
 
     @Test("a kept backend follows the daemon replaced (gnome-keyring restarted) and reads from the new one")
     func daemonReplaced() async throws {
-        try await SecretServiceTestSupport.onOwnThread { [key] in
+        try await SecretServiceTestSupport.onOwnThread {
+            let key = Self.watchedKey
             let backend = try KeptBackend.prepared("watch-replaced", key, "value")
             let generation = LibSecret.watchGeneration
             try KeyringDaemon.restartUnlocked()

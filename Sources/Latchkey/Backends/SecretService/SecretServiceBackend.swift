@@ -76,14 +76,12 @@ package final class SecretServiceBackend: CredentialBackend {
         var isOn = false
         /// When the service was last found reachable (``checkAvailability()``).
         var available: UInt64?
-        /// When the default collection was last found (``checkDefaultCollection()``).
-        var defaultCollection: UInt64?
         /// When ``knownKeys`` and their paths were last read.
         var keys: UInt64?
         /// The generation this command relied on without asking, or nil when it asked everything.
         var trusted: UInt64?
-        /// Whether this command skipped ``checkDefaultCollection()``, which the full path then makes.
-        var skippedDefaultCollection = false
+        /// Whether this command was given a key item as learnt, before any call confirmed it.
+        var servedKeys = false
     }
 
     /// The full path is to be taken: what was learnt may be out of date.
@@ -175,15 +173,26 @@ package final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable` naming the provider when there is
     ///   none; what a call of this backend throws otherwise.
     package func checkDefaultCollection() throws {
-        if usesWatched(\.defaultCollection) {
-            watched.withLock { $0.skippedDefaultCollection = true }
-            return
-        }
-        let found = try run { connection in
-            let before = LibSecret.watchGeneration
-            let found = try connection.hasDefaultCollection()
-            if found { learnt(\.defaultCollection, before) }
-            return found
+        // Always asked (`ReadAlias`), also by a backend that follows the bus: a hung service
+        // then fails a command here, where and as it fails a new process. Its reply confirms
+        // what the command relied on without asking, or drops it when a signal came first.
+        let found: Bool
+        do {
+            found = try run { connection in
+                let before = LibSecret.watchGeneration
+                let found = try connection.hasDefaultCollection()
+                if let trusted = watched.withLock({ $0.trusted }),
+                    before != trusted || LibSecret.watchGeneration != trusted
+                {
+                    forgetWatched()
+                }
+                return found
+            }
+        } catch let error as LatchkeyError where error.code == .unavailable && watched.withLock({ $0.trusted }) != nil {
+            // The availability check was skipped: made now, so a service gone since is reported as a new process reports it.
+            forgetWatched()
+            try checkAvailability()
+            throw error
         }
         guard !found else { return }
         throw noDefaultCollection()
@@ -260,6 +269,12 @@ package final class SecretServiceBackend: CredentialBackend {
     ///   `.tampered` when the stored payload is malformed or belongs to another address.
     package func read(_ key: ItemKey) throws -> StoredItem? {
         guard watched.withLock({ $0.isOn }) else { return try readAsking(key) }
+        if key.kind == .key, usesWatched(\.keys), let known = knownKeys.withLock({ $0?.others[key] }) {
+            // The command's first read of an item reads the key items again with it and
+            // checks them against what was served here (watchedRead(_:_:)).
+            watched.withLock { $0.servedKeys = true }
+            return known
+        }
         do {
             if let found = try run({ try watchedRead(key, $0) }) { return found }
             // Not one the watch serves: asked, and still the full path when this command
@@ -269,9 +284,6 @@ package final class SecretServiceBackend: CredentialBackend {
             guard let trusted, LibSecret.watchGeneration != trusted else { return found }
         } catch is FullPath {}
         forgetWatched()
-        if watched.withLock({ $0.skippedDefaultCollection }) {
-            guard try run({ try $0.hasDefaultCollection() }) else { throw noDefaultCollection() }
-        }
         return try readAsking(key)
     }
 
@@ -489,7 +501,7 @@ package final class SecretServiceBackend: CredentialBackend {
         watched.withLock { watched in
             watched.isOn = true
             watched.trusted = nil
-            watched.skippedDefaultCollection = false
+            watched.servedKeys = false
         }
     }
 
@@ -525,7 +537,6 @@ package final class SecretServiceBackend: CredentialBackend {
         keysConfirmed.withLock { $0 = false }
         watched.withLock { watched in
             watched.available = nil
-            watched.defaultCollection = nil
             watched.keys = nil
             watched.trusted = nil
         }
@@ -571,9 +582,9 @@ package final class SecretServiceBackend: CredentialBackend {
             guard let envelope = try? SecretServiceEnvelope(decoding: secret, path: path) else { throw FullPath() }
             envelopes[path] = envelope
         }
-        guard let fresh = try? Self.keyItems(from: keyPaths.sorted().compactMap { envelopes[$0] }) else {
-            throw FullPath()
-        }
+        guard let fresh = try? Self.keyItems(from: keyPaths.sorted().compactMap { envelopes[$0] }),
+            !watched.withLock({ $0.servedKeys }) || fresh.others == keys.others
+        else { throw FullPath() }
         knownKeys.withLock { $0 = fresh }
         keysConfirmed.withLock { $0 = true }
         watched.withLock { $0.trusted = generation }
