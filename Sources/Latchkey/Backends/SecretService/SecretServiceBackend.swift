@@ -67,10 +67,11 @@ package final class SecretServiceBackend: CredentialBackend {
     /// a process that opens a store once pays for no subscription. Each fact holds the
     /// watch's generation it was learnt under, sampled before the calls that learnt it
     /// and found again after their replies; it is used without asking only while the
-    /// generation has not moved (no watched signal since), and a command that used one
-    /// confirms them all with its first call (``watchedRead(_:_:)``), whose result is
-    /// discarded for the full path, as a new process takes it, when the generation moved.
-    /// Only where things are is kept: secrets are read from the service on every read.
+    /// generation has not moved (no watched signal since). A command that used one confirms
+    /// them with its calls (``checkDefaultCollection()``'s `ReadAlias`, ``watchedRead(_:_:)``),
+    /// whose results are discarded for the full path, as a new process takes it, when the
+    /// generation moved before their replies. Only where things are is kept: secrets are read
+    /// from the service in every command.
     private struct Watched {
         /// Whether the backend follows the bus (a kept backend, from its second command).
         var isOn = false
@@ -512,7 +513,7 @@ package final class SecretServiceBackend: CredentialBackend {
 
     /// Whether `fact` may be used without asking the service: the backend follows the bus
     /// and no watched signal arrived since it was learnt. Using it makes the command rely
-    /// on the current generation, which its first call confirms (``watchedRead(_:_:)``).
+    /// on the current generation, which its calls confirm (``checkDefaultCollection()``, ``watchedRead(_:_:)``).
     private func usesWatched(_ fact: KeyPath<Watched, UInt64?>) -> Bool {
         guard let generation = LibSecret.watchGeneration else { return false }
         return watched.withLock { watched in
