@@ -607,7 +607,14 @@ package final class SecretServiceBackend: CredentialBackend {
             if !reachable.withLock({ $0 }) { try checkAvailability() }
             return try whileAnswering {
                 try LibSecret.withConnection(deadline: deadline - (clock.now - start)) { connection in
-                    if watched.withLock({ $0.isOn }) { try connection.watchBus() }
+                    if watched.withLock({ $0.isOn }) {
+                        do {
+                            try connection.watchBus()
+                        } catch let error as LatchkeyError where error.code != .timedOut {
+                            // Following the bus only saves calls: a bus that does not take the
+                            // match rules leaves the backend asking, as a new process does.
+                        }
+                    }
                     return try body(connection)
                 }
             }
