@@ -141,7 +141,7 @@ extension LibSecret {
         "type='signal',interface='org.freedesktop.Secret.Service'",
         "type='signal',interface='org.freedesktop.Secret.Collection'",
         "type='signal',interface='org.freedesktop.Secret.Item'",
-        "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'",
+        "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',arg0namespace='org.freedesktop.Secret'",
     ]
 
     /// The generation of the watch on the process's Secret Service connection, or nil
