@@ -49,7 +49,7 @@ package final class SecretServiceBackend: CredentialBackend {
     /// found exactly one: a later read of the same address asks for that item's
     /// secret directly, with no search, and searches again when the item is gone,
     /// locked, or no longer holds that address. What a long-lived process (the
-    /// agent, ``BackendReuse``) gains; a writer or deleter of the address forgets it.
+    /// agent, an app that keeps its vault open) gains; a writer or deleter of the address forgets it.
     private let knownPaths = Mutex<[ItemKey: KnownPath]>([:])
 
     /// Where an item was found, and the watch's generation it was learnt under (nil when
@@ -490,11 +490,13 @@ package final class SecretServiceBackend: CredentialBackend {
         knownKeys.withLock { $0 = nil }
     }
 
-    /// Makes a backend kept from an earlier command (``BackendReuse``) answer the
-    /// next one as a new process would: the service is checked again, a call left
-    /// unanswered during an earlier command does not keep this one from asking, and
-    /// the key items known are used only once the service confirmed them in this
-    /// command (``confirmedKeys(_:)``).
+    /// Makes a backend kept from an earlier command (the one a long-lived process, such as
+    /// the agent, keeps open) answer the next one as a new process would: a call left
+    /// unanswered during an earlier command does not keep this one from asking, and what
+    /// the backend knows is used only once the service confirmed it in this command
+    /// (``confirmedKeys(_:)``), or while the bus has signalled no change since it was
+    /// learnt: the first call turns following the bus on (``Watched``). Its owner calls it
+    /// at the start of every command after the first; without it the backend never follows the bus.
     func beginCommand() {
         reachable.withLock { $0 = false }
         silentUntil.withLock { $0 = nil }
