@@ -13,12 +13,18 @@
     X(g_cancellable_is_cancelled) \
     X(g_cancellable_new) \
     X(g_cancellable_source_new) \
+    X(g_dbus_connection_add_filter) \
     X(g_dbus_connection_call_sync) \
     X(g_dbus_connection_close_sync) \
     X(g_dbus_connection_new_for_address_sync) \
+    X(g_dbus_connection_remove_filter) \
     X(g_dbus_connection_signal_subscribe) \
     X(g_dbus_connection_signal_unsubscribe) \
     X(g_dbus_error_quark) \
+    X(g_dbus_message_get_arg0) \
+    X(g_dbus_message_get_interface) \
+    X(g_dbus_message_get_member) \
+    X(g_dbus_message_get_message_type) \
     X(g_dbus_proxy_get_connection) \
     X(g_error_free) \
     X(g_free) \

@@ -110,6 +110,33 @@ void lk_g_dbus_connection_signal_unsubscribe(LKGDBusConnection *connection, unsi
     lk_table.g_dbus_connection_signal_unsubscribe(connection, subscription_id);
 }
 
+unsigned int lk_g_dbus_connection_add_filter(LKGDBusConnection *connection,
+                                             LKGDBusMessage *(*filter_function)(LKGDBusConnection *connection, LKGDBusMessage *message,
+                                                                                int incoming, void *user_data),
+                                             void *user_data, void (*user_data_free_func)(void *data)) {
+    return lk_table.g_dbus_connection_add_filter(connection, filter_function, user_data, user_data_free_func);
+}
+
+void lk_g_dbus_connection_remove_filter(LKGDBusConnection *connection, unsigned int filter_id) {
+    lk_table.g_dbus_connection_remove_filter(connection, filter_id);
+}
+
+const char *lk_g_dbus_message_get_arg0(LKGDBusMessage *message) {
+    return lk_table.g_dbus_message_get_arg0(message);
+}
+
+const char *lk_g_dbus_message_get_interface(LKGDBusMessage *message) {
+    return lk_table.g_dbus_message_get_interface(message);
+}
+
+const char *lk_g_dbus_message_get_member(LKGDBusMessage *message) {
+    return lk_table.g_dbus_message_get_member(message);
+}
+
+unsigned int lk_g_dbus_message_get_message_type(LKGDBusMessage *message) {
+    return lk_table.g_dbus_message_get_message_type(message);
+}
+
 int lk_g_main_context_iteration(LKGMainContext *context, int may_block) {
     return lk_table.g_main_context_iteration(context, may_block);
 }

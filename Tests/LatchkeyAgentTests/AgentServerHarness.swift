@@ -75,7 +75,7 @@ final class RecordingRunner: AgentJobRunner {
 
     func namespace(of job: AgentJob) -> String { job.arguments.first ?? "" }
 
-    func run(_ job: AgentJob, vaults: any VaultSource, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome {
+    func run(_ job: AgentJob, unlocked: UnlockCache, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome {
         let namespace = job.arguments.first ?? ""
         let name = job.arguments.dropFirst().first ?? ""
         runs.withLock { $0.append((name, failure != nil)) }

@@ -68,6 +68,7 @@ typedef GVariantBuilder LKGVariantBuilder;
 typedef GCancellable LKGCancellable;
 typedef GDBusConnection LKGDBusConnection;
 typedef GDBusProxy LKGDBusProxy;
+typedef GDBusMessage LKGDBusMessage;
 typedef GDBusAuthObserver LKGDBusAuthObserver;
 typedef GMainContext LKGMainContext;
 typedef GSource LKGSource;
@@ -89,6 +90,7 @@ typedef struct LKGVariantBuilder LKGVariantBuilder;
 typedef struct LKGCancellable LKGCancellable;
 typedef struct LKGDBusConnection LKGDBusConnection;
 typedef struct LKGDBusProxy LKGDBusProxy;
+typedef struct LKGDBusMessage LKGDBusMessage;
 typedef struct LKGDBusAuthObserver LKGDBusAuthObserver;
 typedef struct LKGMainContext LKGMainContext;
 typedef struct LKGSource LKGSource;
@@ -124,6 +126,8 @@ typedef struct LKGDBusInterfaceInfo LKGDBusInterfaceInfo;
 #define LK_G_DBUS_CALL_FLAGS_NO_AUTO_START 1u
 /** GDBusSignalFlags */
 #define LK_G_DBUS_SIGNAL_FLAGS_NONE 0u
+/** GDBusMessageType */
+#define LK_G_DBUS_MESSAGE_TYPE_SIGNAL 4
 /** GDBusConnectionFlags */
 #define LK_G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT 1u
 #define LK_G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION 8u
@@ -191,6 +195,15 @@ unsigned int lk_g_dbus_connection_signal_subscribe(
                      const char *signal_name, LKGVariant *parameters, void *user_data),
     void *user_data, void (*user_data_free_func)(void *data));
 void lk_g_dbus_connection_signal_unsubscribe(LKGDBusConnection *connection, unsigned int subscription_id);
+unsigned int lk_g_dbus_connection_add_filter(LKGDBusConnection *connection,
+                                             LKGDBusMessage *(*filter_function)(LKGDBusConnection *connection, LKGDBusMessage *message,
+                                                                                int incoming, void *user_data),
+                                             void *user_data, void (*user_data_free_func)(void *data));
+void lk_g_dbus_connection_remove_filter(LKGDBusConnection *connection, unsigned int filter_id);
+const char *lk_g_dbus_message_get_arg0(LKGDBusMessage *message);
+const char *lk_g_dbus_message_get_interface(LKGDBusMessage *message);
+const char *lk_g_dbus_message_get_member(LKGDBusMessage *message);
+unsigned int lk_g_dbus_message_get_message_type(LKGDBusMessage *message);
 LKGDBusConnection *lk_g_dbus_proxy_get_connection(LKGDBusProxy *proxy);
 void lk_g_error_free(LKGError *error);
 void lk_g_free(void *mem);

@@ -1,4 +1,5 @@
 internal import CLatchkeySecret
+import Synchronization
 
 // The GIO calls that talk to the message bus itself rather than to libsecret:
 // finding out, before libsecret is asked anything, whether a Secret Service can
@@ -118,4 +119,109 @@ extension LibSecret {
         }
     }
 
+}
+
+// MARK: Following the bus
+
+extension LibSecret {
+    /// How many signals that may change what a kept backend learnt about the Secret
+    /// Service this process has received, plus one per watch started: a value a
+    /// backend sampled still being current says no such signal arrived since.
+    /// Moved only by ``busFilter`` (on GDBus's worker thread) and ``Connection/watchBus()``.
+    private static let busGeneration = Atomic<UInt64>(0)
+    /// The `GDBusConnection` (its address) whose messages ``busFilter`` sees, once a watch
+    /// started; the watch holds a reference to it, so the address is never reused meanwhile.
+    private static let watchedConnection = Mutex<UInt?>(nil)
+
+    /// The signals a watch asks the bus for (`AddMatch`): the Secret Service's owner
+    /// changing, and every signal of the service, its collections and items (created,
+    /// deleted, changed; `PropertiesChanged`, which carries `Locked`).
+    private static let watchedSignals = [
+        "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(SecretServiceAvailability.busName)'",
+        "type='signal',interface='org.freedesktop.Secret.Service'",
+        "type='signal',interface='org.freedesktop.Secret.Collection'",
+        "type='signal',interface='org.freedesktop.Secret.Item'",
+        "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',arg0namespace='org.freedesktop.Secret'",
+    ]
+
+    /// The generation of the watch on the process's Secret Service connection, or nil
+    /// when none was started. A value sampled before a call and found again after its
+    /// reply means no watched signal arrived in between, nor before the service answered:
+    /// GDBus runs ``busFilter`` on every incoming message, in order, before a reply
+    /// reaches its caller, and a service emits a change's signals before it answers a later call.
+    static var watchGeneration: UInt64? {
+        guard watchedConnection.withLock({ $0 }) != nil else { return nil }
+        return busGeneration.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// Whether `message` is a signal that may change where things are in the Secret
+    /// Service, or whether it is there, reachable or unlocked
+    /// (`g_dbus_message_get_message_type`, `_get_interface`, `_get_member`, `_get_arg0`).
+    fileprivate static func isWatched(_ message: OpaquePointer) -> Bool {
+        guard lk_g_dbus_message_get_message_type(message) == LK_G_DBUS_MESSAGE_TYPE_SIGNAL,
+            let interface = lk_g_dbus_message_get_interface(message).map({ String(cString: $0) })
+        else { return false }
+        let member = lk_g_dbus_message_get_member(message).map { String(cString: $0) }
+        let arg0 = lk_g_dbus_message_get_arg0(message).map { String(cString: $0) }
+        switch interface {
+        case "org.freedesktop.Secret.Service", "org.freedesktop.Secret.Collection", "org.freedesktop.Secret.Item":
+            return true
+        case "org.freedesktop.DBus.Properties":
+            return member == "PropertiesChanged" && arg0?.hasPrefix("org.freedesktop.Secret.") == true
+        case "org.freedesktop.DBus":
+            return member == "NameOwnerChanged" && arg0 == SecretServiceAvailability.busName
+        case "org.freedesktop.DBus.Local":
+            return true // Disconnected
+        default:
+            return false
+        }
+    }
+
+    /// The message filter (`g_dbus_connection_add_filter`): moves ``busGeneration`` on a
+    /// watched incoming signal and passes every message on unchanged.
+    private static let busFilter:
+        @convention(c) (OpaquePointer?, OpaquePointer?, Int32, UnsafeMutableRawPointer?) -> OpaquePointer? = {
+            _, message, incoming, _ in
+            if incoming != 0, let message, LibSecret.isWatched(message) {
+                LibSecret.busGeneration.add(1, ordering: .sequentiallyConsistent)
+            }
+            return message
+        }
+
+    /// Starts following the bus on `connection` (a `GDBusConnection`) unless it is
+    /// followed already: a message filter (`g_dbus_connection_add_filter`), then the
+    /// bus's `AddMatch` for each of ``watchedSignals`` (answered once the rule applies).
+    /// A watch lasts as long as the process; a new connection gets a new one, and
+    /// starting one moves the generation, so nothing learnt before it counts.
+    /// - Throws: What the `AddMatch` calls throw (`.timedOut`, `.unavailable`).
+    fileprivate static func watch(_ connection: OpaquePointer, _ cancellation: Cancellation) throws {
+        let address = UInt(bitPattern: connection)
+        guard watchedConnection.withLock({ $0 }) != address else { return }
+        for rule in watchedSignals {
+            var argument: OpaquePointer? = lk_g_variant_new_string(rule)
+            let reply = try withUnsafePointer(to: &argument) { arguments in
+                try check("g_dbus_connection_call_sync", cancellation) {
+                    lk_g_dbus_connection_call_sync(
+                        connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                        "AddMatch", lk_g_variant_new_tuple(arguments, 1), nil, LK_G_DBUS_CALL_FLAGS_NONE, -1,
+                        cancellation.pointer, $0)
+                }
+            }
+            if let reply { lk_g_variant_unref(reply) }
+        }
+        lk_g_object_ref(UnsafeMutableRawPointer(connection))
+        _ = lk_g_dbus_connection_add_filter(connection, busFilter, nil, nil)
+        busGeneration.add(1, ordering: .sequentiallyConsistent)
+        watchedConnection.withLock { $0 = address }
+    }
+}
+
+extension LibSecret.Connection {
+    /// Follows the bus on this connection's `GDBusConnection` (the one libsecret's
+    /// service proxy uses), starting the watch the first time (``LibSecret/watchGeneration``).
+    /// - Throws: `.timedOut`, `.unavailable` when the bus does not take the match rules.
+    func watchBus() throws {
+        guard let connection = lk_g_dbus_proxy_get_connection(service.pointer) else { return }
+        try LibSecret.watch(connection, cancellation)
+    }
 }

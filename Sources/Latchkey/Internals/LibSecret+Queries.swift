@@ -86,7 +86,7 @@ extension LibSecret {
 
         /// The secrets of the unlocked items at `paths`, in one
         /// `secret_service_get_secrets_for_dbus_paths_sync` call.
-        private func secrets(atPaths paths: [String]) throws -> [(path: String, secret: SecretBytes)] {
+        func secrets(atPaths paths: [String]) throws -> [(path: String, secret: SecretBytes)] {
             let strings = paths.map(\.utf8CString)
             return try strings.flatMap { $0 }.withUnsafeBufferPointer { joined in
                 var offset = 0

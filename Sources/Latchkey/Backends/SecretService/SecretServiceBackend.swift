@@ -49,8 +49,44 @@ package final class SecretServiceBackend: CredentialBackend {
     /// found exactly one: a later read of the same address asks for that item's
     /// secret directly, with no search, and searches again when the item is gone,
     /// locked, or no longer holds that address. What a long-lived process (the
-    /// agent, through a ``Vault`` kept open) gains; a writer or deleter of the address forgets it.
-    private let knownPaths = Mutex<[ItemKey: String]>([:])
+    /// agent, an app that keeps its vault open) gains; a writer or deleter of the address forgets it.
+    private let knownPaths = Mutex<[ItemKey: KnownPath]>([:])
+
+    /// Where an item was found, and the watch's generation it was learnt under (nil when
+    /// not followed): only a path learnt under the current generation is read without a
+    /// search by a command that relies on the watch (``watchedRead(_:_:)``).
+    private struct KnownPath {
+        var path: String
+        var learnt: UInt64?
+    }
+    /// What a kept backend learnt while it followed the bus, and under which generation
+    /// of the watch (``LibSecret/watchGeneration``): see ``Watched``.
+    private let watched = Mutex(Watched())
+
+    /// A kept backend follows the bus from its second command on (``beginCommand()``):
+    /// a process that opens a store once pays for no subscription. Each fact holds the
+    /// watch's generation it was learnt under, sampled before the calls that learnt it
+    /// and found again after their replies; it is used without asking only while the
+    /// generation has not moved (no watched signal since). A command that used one confirms
+    /// them with its calls (``checkDefaultCollection()``'s `ReadAlias`, ``watchedRead(_:_:)``),
+    /// whose results are discarded for the full path, as a new process takes it, when the
+    /// generation moved before their replies. Only where things are is kept: secrets are read
+    /// from the service in every command.
+    private struct Watched {
+        /// Whether the backend follows the bus (a kept backend, from its second command).
+        var isOn = false
+        /// When the service was last found reachable (``checkAvailability()``).
+        var available: UInt64?
+        /// When ``knownKeys`` and their paths were last read.
+        var keys: UInt64?
+        /// The generation this command relied on without asking, or nil when it asked everything.
+        var trusted: UInt64?
+        /// Whether this command was given a key item as learnt, before any call confirmed it.
+        var servedKeys = false
+    }
+
+    /// The full path is to be taken: what was learnt may be out of date.
+    private struct FullPath: Error {}
 
     /// The app's key items, found together.
     private struct KeyItems {
@@ -118,11 +154,17 @@ package final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable` (no session bus, or nothing owns or
     ///   can activate `org.freedesktop.secrets`) or `.timedOut`.
     package func checkAvailability() throws {
+        if usesWatched(\.available) {
+            reachable.withLock { $0 = true }
+            return
+        }
+        let before = LibSecret.watchGeneration
         try whileAnswering {
             try SecretServiceAvailability.check(
                 environment: environment, isProcessEnvironment: isProcessEnvironment, timeout: deadline)
         }
         reachable.withLock { $0 = true }
+        learnt(\.available, before)
     }
 
     /// Checks that the Secret Service has a default collection (where items are
@@ -132,9 +174,35 @@ package final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable` naming the provider when there is
     ///   none; what a call of this backend throws otherwise.
     package func checkDefaultCollection() throws {
-        guard try !run({ try $0.hasDefaultCollection() }) else { return }
+        // Always asked (`ReadAlias`), also by a backend that follows the bus: a hung service
+        // then fails a command here, where and as it fails a new process. Its reply confirms
+        // what the command relied on without asking, or drops it when a signal came first.
+        let found: Bool
+        do {
+            found = try run { connection in
+                let before = LibSecret.watchGeneration
+                let found = try connection.hasDefaultCollection()
+                if let trusted = watched.withLock({ $0.trusted }),
+                    before != trusted || LibSecret.watchGeneration != trusted
+                {
+                    forgetWatched()
+                }
+                return found
+            }
+        } catch let error as LatchkeyError where error.code == .unavailable && watched.withLock({ $0.trusted }) != nil {
+            // The availability check was skipped: made now, so a service gone since is reported as a new process reports it.
+            forgetWatched()
+            try checkAvailability()
+            throw error
+        }
+        guard !found else { return }
+        throw noDefaultCollection()
+    }
+
+    /// The error of a Secret Service with no default collection, naming the provider.
+    private func noDefaultCollection() -> LatchkeyError {
         let provider = Self.provider(timeout: deadline).map { " of \($0)" } ?? ""
-        throw LatchkeyError(
+        return LatchkeyError(
             .unavailable,
             "the Secret Service\(provider) has no default collection (no keyring or wallet is set up); under secretService.unlock \"prompt\" it is asked to create one",
             cFunction: "secret_service_read_alias_dbus_path_sync")
@@ -201,6 +269,28 @@ package final class SecretServiceBackend: CredentialBackend {
     /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`, or
     ///   `.tampered` when the stored payload is malformed or belongs to another address.
     package func read(_ key: ItemKey) throws -> StoredItem? {
+        guard watched.withLock({ $0.isOn }) else { return try readAsking(key) }
+        if key.kind == .key, usesWatched(\.keys), let known = knownKeys.withLock({ $0?.others[key] }) {
+            // The command's first read of an item reads the key items again with it and
+            // checks them against what was served here (watchedRead(_:_:)).
+            watched.withLock { $0.servedKeys = true }
+            return known
+        }
+        do {
+            if let found = try run({ try watchedRead(key, $0) }) { return found }
+            // Not one the watch serves: asked, and still the full path when this command
+            // relied on what a watched signal has since changed.
+            let trusted = watched.withLock { $0.trusted }
+            let found = try readAsking(key)
+            guard let trusted, LibSecret.watchGeneration != trusted else { return found }
+        } catch is FullPath {}
+        forgetWatched()
+        return try readAsking(key)
+    }
+
+    /// Reads `key` asking the service: from the known key items once confirmed in this
+    /// command, at the item's known path, else by a search.
+    private func readAsking(_ key: ItemKey) throws -> StoredItem? {
         // Only a key found is taken from memory: an absent one may have been created since.
         if key.kind == .key, keysConfirmed.withLock({ $0 }), let known = knownKeys.withLock({ $0?.others[key] }) {
             return known
@@ -212,16 +302,23 @@ package final class SecretServiceBackend: CredentialBackend {
                 }
                 return try loadKeys(connection).others[key]
             }
-            if let path = knownPaths.withLock({ $0[key] }), let envelope = connection.envelope(atPath: path),
+            // Following the bus, a path learnt before the last watched signal is searched for again.
+            if let path = knownPaths.withLock({ $0[key] }).flatMap({ known in
+                watched.withLock({ $0.isOn }) && known.learnt != LibSecret.watchGeneration ? nil : known.path
+            }), let envelope = connection.envelope(atPath: path),
                 envelope.account == key.account && envelope.name == key.name
             {
                 return envelope.item
             }
+            let before = LibSecret.watchGeneration
             let envelopes = try withKnownKey(connection) { try connection.envelopes(attributes(key, $0)) }
             guard envelopes.allSatisfy({ $0.account == key.account && $0.name == key.name }) else {
                 throw LatchkeyError(.tampered, "a Secret Service item's payload belongs to another item")
             }
-            knownPaths.withLock { $0[key] = envelopes.count == 1 ? envelopes[0].path : nil }
+            let learnt = before.flatMap { LibSecret.watchGeneration == $0 ? $0 : nil }
+            knownPaths.withLock {
+                $0[key] = envelopes.count == 1 ? envelopes[0].path.map { KnownPath(path: $0, learnt: learnt) } : nil
+            }
             return envelopes.max { $0.item.created < $1.item.created }?.item
         }
     }
@@ -393,15 +490,112 @@ package final class SecretServiceBackend: CredentialBackend {
         knownKeys.withLock { $0 = nil }
     }
 
-    /// Makes a backend kept from an earlier operation (by a ``Vault`` kept open) answer the
-    /// next one as a new process would: the service is checked again, a call left
-    /// unanswered during an earlier command does not keep this one from asking, and
-    /// the key items known are used only once the service confirmed them in this
-    /// command (``confirmedKeys(_:)``).
+    /// Makes a backend kept from an earlier command (the one a long-lived process, such as
+    /// the agent, keeps open) answer the next one as a new process would: a call left
+    /// unanswered during an earlier command does not keep this one from asking, and what
+    /// the backend knows is used only once the service confirmed it in this command
+    /// (``confirmedKeys(_:)``), or while the bus has signalled no change since it was
+    /// learnt: the first call turns following the bus on (``Watched``). Its owner calls it
+    /// at the start of every command after the first; without it the backend never follows the bus.
     func beginCommand() {
         reachable.withLock { $0 = false }
         silentUntil.withLock { $0 = nil }
         keysConfirmed.withLock { $0 = false }
+        watched.withLock { watched in
+            watched.isOn = true
+            watched.trusted = nil
+            watched.servedKeys = false
+        }
+    }
+
+    // MARK: Following the bus
+
+    /// Whether this backend follows the bus (a kept backend, from its second command on).
+    var followsBus: Bool { watched.withLock { $0.isOn } }
+
+    /// Whether `fact` may be used without asking the service: the backend follows the bus
+    /// and no watched signal arrived since it was learnt. Using it makes the command rely
+    /// on the current generation, which its calls confirm (``checkDefaultCollection()``, ``watchedRead(_:_:)``).
+    private func usesWatched(_ fact: KeyPath<Watched, UInt64?>) -> Bool {
+        guard let generation = LibSecret.watchGeneration else { return false }
+        return watched.withLock { watched in
+            guard watched.isOn, watched[keyPath: fact] == generation, watched.trusted ?? generation == generation
+            else { return false }
+            watched.trusted = generation
+            return true
+        }
+    }
+
+    /// Notes `fact` as learnt under `before`, the generation sampled before the calls that
+    /// learnt it, unless a watched signal arrived since.
+    private func learnt(_ fact: WritableKeyPath<Watched, UInt64?>, _ before: UInt64?) {
+        guard let before, LibSecret.watchGeneration == before else { return }
+        watched.withLock { if $0.isOn { $0[keyPath: fact] = before } }
+    }
+
+    /// Drops everything learnt while following the bus, and what this command took from it:
+    /// the rest of the command asks the service as a new process does.
+    private func forgetWatched() {
+        reachable.withLock { $0 = false }
+        keysConfirmed.withLock { $0 = false }
+        watched.withLock { watched in
+            watched.available = nil
+            watched.keys = nil
+            watched.trusted = nil
+        }
+    }
+
+    /// Reads `key` in one call when what the backend learnt still holds: its item's known
+    /// path (an item of kind `key`: none) and the key items' known paths, together in one
+    /// `secret_service_get_secrets_for_dbus_paths_sync`. The key items' values are
+    /// replaced by what the service answered, so they are read fresh in every command.
+    /// - Returns: The item, or nil when this read is not one the watch can serve (the
+    ///   caller reads it as before).
+    /// - Throws: ``FullPath`` when the call failed or a watched signal arrived before its
+    ///   reply: its result is discarded; `.timedOut` when the service did not answer.
+    private func watchedRead(_ key: ItemKey, _ connection: LibSecret.Connection) throws -> StoredItem? {
+        guard let generation = LibSecret.watchGeneration else { return nil }
+        let (usable, skipped) = watched.withLock { watched in
+            (watched.isOn && watched.keys == generation, watched.trusted.map { $0 != generation } ?? false)
+        }
+        guard usable else {
+            if skipped { throw FullPath() }
+            return nil
+        }
+        guard let keys = knownKeys.withLock({ $0 }), let keyPaths = keys.paths, !keyPaths.isEmpty else { return nil }
+        let itemPath =
+            key.kind == .key
+            ? nil
+            : knownPaths.withLock { $0[key] }.flatMap { known in
+                known.learnt == generation ? known.path : nil
+            }
+        guard key.kind == .key ? keys.others[key] != nil : itemPath != nil else { return nil }
+        let paths = (itemPath.map { [$0] } ?? []) + keyPaths.sorted()
+        let found: [(path: String, secret: SecretBytes)]
+        do {
+            found = try connection.secrets(atPaths: paths)
+        } catch let error as LatchkeyError where error.code == .timedOut {
+            throw error
+        } catch {
+            throw FullPath()
+        }
+        guard LibSecret.watchGeneration == generation, found.count == paths.count else { throw FullPath() }
+        var envelopes: [String: SecretServiceEnvelope] = [:]
+        for (path, secret) in found {
+            guard let envelope = try? SecretServiceEnvelope(decoding: secret, path: path) else { throw FullPath() }
+            envelopes[path] = envelope
+        }
+        guard let fresh = try? Self.keyItems(from: keyPaths.sorted().compactMap { envelopes[$0] }),
+            !watched.withLock({ $0.servedKeys }) || fresh.others == keys.others
+        else { throw FullPath() }
+        knownKeys.withLock { $0 = fresh }
+        keysConfirmed.withLock { $0 = true }
+        watched.withLock { $0.trusted = generation }
+        guard let itemPath else { return fresh.others[key] }
+        guard let envelope = envelopes[itemPath], envelope.account == key.account, envelope.name == key.name else {
+            throw FullPath()
+        }
+        return envelope.item
     }
 
     // MARK: Helpers
@@ -413,7 +607,19 @@ package final class SecretServiceBackend: CredentialBackend {
         let start = clock.now
         do {
             if !reachable.withLock({ $0 }) { try checkAvailability() }
-            return try whileAnswering { try LibSecret.withConnection(deadline: deadline - (clock.now - start), body) }
+            return try whileAnswering {
+                try LibSecret.withConnection(deadline: deadline - (clock.now - start)) { connection in
+                    if watched.withLock({ $0.isOn }) {
+                        do {
+                            try connection.watchBus()
+                        } catch let error as LatchkeyError where error.code != .timedOut {
+                            // Following the bus only saves calls: a bus that does not take the
+                            // match rules leaves the backend asking, as a new process does.
+                        }
+                    }
+                    return try body(connection)
+                }
+            }
         } catch let error as LatchkeyError where error.code == .unavailable || error.code == .timedOut {
             reachable.withLock { $0 = false }
             throw error
@@ -449,10 +655,12 @@ package final class SecretServiceBackend: CredentialBackend {
         guard let known = knownKeys.withLock({ $0 }) else { return nil }
         if keysConfirmed.withLock({ $0 }) { return known }
         if let paths = known.paths, !paths.isEmpty {
+            let before = LibSecret.watchGeneration
             let found = try connection.paths(
                 SecretServiceAttributes.schema, SecretServiceAttributes.matching(appID, kind: .key))
             if found.locked == 0, Set(found.unlocked) == paths {
                 keysConfirmed.withLock { $0 = true }
+                learnt(\.keys, before)
                 return known
             }
         }
@@ -461,7 +669,18 @@ package final class SecretServiceBackend: CredentialBackend {
 
     /// Finds the app's key items in one search (kind `key`) and keeps them.
     private func loadKeys(_ connection: LibSecret.Connection) throws -> KeyItems {
-        let envelopes = try connection.envelopes(SecretServiceAttributes.matching(appID, kind: .key))
+        let before = LibSecret.watchGeneration
+        let keys = try Self.keyItems(
+            from: connection.envelopes(SecretServiceAttributes.matching(appID, kind: .key)))
+        knownKeys.withLock { $0 = keys }
+        keysConfirmed.withLock { $0 = true }
+        learnt(\.keys, keys.paths == nil ? nil : before)
+        return keys
+    }
+
+    /// The key items the payloads `envelopes` (of kind `key`) hold.
+    /// - Throws: What ``SecretServicePseudonymKey/choose(from:)`` throws.
+    private static func keyItems(from envelopes: [SecretServiceEnvelope]) throws -> KeyItems {
         let paths = envelopes.compactMap(\.path)
         var keys = KeyItems(
             pseudonyms: try SecretServicePseudonymKey.choose(
@@ -471,8 +690,6 @@ package final class SecretServiceBackend: CredentialBackend {
             let key = ItemKey(kind: .key, account: envelope.account, name: envelope.name)
             if keys.others[key].map({ $0.created < envelope.item.created }) ?? true { keys.others[key] = envelope.item }
         }
-        knownKeys.withLock { $0 = keys }
-        keysConfirmed.withLock { $0 = true }
         return keys
     }
 
