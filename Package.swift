@@ -118,7 +118,9 @@ let package = Package(
         // Runs the built `latchkey` binary as a subprocess (built by `swift build --build-tests`).
         .testTarget(
             name: "LatchkeyCLITests",
-            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeyCommands", "LatchkeySystem", "LatchkeyTestSupport"]
+            dependencies: [
+                "LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeyCommands", "LatchkeySystem", "LatchkeyTestSupport",
+            ]
         ),
         // The agent's server over socketpairs with a manual clock and a recording runner.
         .testTarget(
