@@ -60,7 +60,12 @@ struct TokenResponseMemoryTests {
 
     @Test(
         "reading a token response and releasing the grant leaves no copy of its access or refresh token in memory",
-        .enabled(if: getuid() == 0, "reading the memory of a process that is not dumpable needs root"))
+        .enabled(if: getuid() == 0, "reading the memory of a process that is not dumpable needs root"),
+        // The scan reads the whole test process: with hundreds of tests running beside it, it
+        // took 5 minutes and once missed the token it held (CI). So it runs in a pass of its own.
+        .enabled(
+            if: ProcessInfo.processInfo.environment["LATCHKEY_MEMORY_SCAN_TESTS"] == "1",
+            "reads the whole process's memory, so alone: run `make test` (its pass with LATCHKEY_MEMORY_SCAN_TESTS=1)"))
     func noCopyLeft() throws {
         // Tokens of 3,000 random letters, made in zeroing memory only: no other copy exists.
         let tokenLength = 3000
@@ -103,21 +108,15 @@ struct TokenResponseMemoryTests {
             let grant = try Grant(tokenResponse: body)
             #expect(grant.accessToken.count == tokenLength)
             // While the grant is held the scan finds its token (so a miss below means something).
-            // In a full parallel run other tests map and unmap memory while /proc/self/maps is
-            // read, which can leave a region out of one reading: so the scan is repeated.
-            #expect(
-                try (0..<5).contains { _ in try Self.occursInMemory(access) },
-                "the scan does not find a token the grant holds")
+            #expect(try Self.occursInMemory(access), "the scan does not find a token the grant holds")
             withExtendedLifetime(grant) {}
         }
         // The grants are released (zeroed); the body is overwritten here.
         body.withUnsafeBytes { bytes in
             _ = UnsafeMutableRawBufferPointer(mutating: bytes).initializeMemory(as: UInt8.self, repeating: 0)
         }
-        for _ in 0..<2 {
-            #expect(try !Self.occursInMemory(access), "a copy of the access token is left in memory")
-            #expect(try !Self.occursInMemory(refresh), "a copy of the refresh token is left in memory")
-        }
+        #expect(try !Self.occursInMemory(access), "a copy of the access token is left in memory")
+        #expect(try !Self.occursInMemory(refresh), "a copy of the refresh token is left in memory")
     }
 
     @Test(
