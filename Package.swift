@@ -118,12 +118,14 @@ let package = Package(
         // Runs the built `latchkey` binary as a subprocess (built by `swift build --build-tests`).
         .testTarget(
             name: "LatchkeyCLITests",
-            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeyCommands", "LatchkeySystem", "LatchkeyTestSupport"]
+            dependencies: [
+                "LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeyCommands", "LatchkeySystem", "LatchkeyTestSupport",
+            ]
         ),
         // The agent's server over socketpairs with a manual clock and a recording runner.
         .testTarget(
             name: "LatchkeyAgentTests",
-            dependencies: ["LatchkeyAgent", "LatchkeySystem", "Latchkey", "LatchkeyTestSupport"]
+            dependencies: ["LatchkeyAgent", "LatchkeyCommands", "LatchkeySystem", "Latchkey", "LatchkeyTestSupport"]
         ),
         // Runs the built `latchkey` agent as the Secret Service on a private bus, with real clients.
         .testTarget(

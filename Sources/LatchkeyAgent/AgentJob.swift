@@ -2,15 +2,11 @@ import Latchkey
 import LatchkeyCommands
 import LatchkeySystem
 
-/// A `run` request the agent checked: a command line and what the client sent
-/// with it. The agent runs it through an ``AgentJobRunner``.
+/// A `run` request the agent checked: the typed command the client parsed and what the client
+/// sent with it. The agent runs it through an ``AgentJobRunner``; it never sees a command line.
 package struct AgentJob: Sendable {
-    /// The arguments after the tool's name.
-    package var arguments: [String]
-    /// The name the client was invoked as (`git-credential-latchkey` speaks git's protocol).
-    package var invokedAs: String
-    /// The variables the client sent (only those ``AgentJobRunner/forwardedVariables`` names).
-    package var environment: [String: String]
+    /// The command and the shape of its output.
+    package var request: StoreRequest
     /// The namespace the command works in, as the client resolved it.
     package var namespace: ResolvedNamespace
     /// Whether the client's standard input is a terminal.
@@ -24,13 +20,10 @@ package struct AgentJob: Sendable {
 
     /// A job of these parts.
     package init(
-        arguments: [String], invokedAs: String, environment: [String: String], namespace: ResolvedNamespace,
-        inputIsTerminal: Bool,
+        request: StoreRequest, namespace: ResolvedNamespace, inputIsTerminal: Bool,
         standardInput: SecretBytes?, passphrase: SecretBytes?, client: ClientRefresh? = nil
     ) {
-        self.arguments = arguments
-        self.invokedAs = invokedAs
-        self.environment = environment
+        self.request = request
         self.namespace = namespace
         self.inputIsTerminal = inputIsTerminal
         self.standardInput = standardInput
@@ -153,16 +146,14 @@ package struct AgentJobOutcome: Sendable {
     }
 }
 
-/// What runs the commands the agent serves: the command line's own commands,
-/// given explicitly what the client sent (never through ambient state).
+/// What runs the typed commands the agent serves, given explicitly what the client sent
+/// (never through ambient state, never a command line).
 ///
 /// The agent calls ``run(_:unlocked:)`` on one of its namespace queues: calls for
 /// one namespace (``namespace(of:)``) never overlap, calls for different ones may.
 package protocol AgentJobRunner: Sendable {
     /// The tool version the agent answers for; a client of another version is declined.
     var toolVersion: String { get }
-    /// The environment variables a client may send.
-    var forwardedVariables: [String] { get }
     /// The exit status the tool documents for an error of `code` (the agent ends with
     /// the timeout's when a Secret Service call never returns).
     func exitStatus(of code: LatchkeyError.Code) -> Int32

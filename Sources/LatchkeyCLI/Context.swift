@@ -21,11 +21,15 @@ struct Context {
     var execution: Execution { output.execution }
     /// Whether the command reads data from standard input (so a passphrase cannot be prompted there).
     var readsStandardInput = false
+    /// The Secret Service unlock mode when the policy sets none, as the client resolved it
+    /// (``ResolvedNamespace/sessionUnlock``); nil: from this process's graphical session.
+    var sessionUnlock: Policy.SecretServiceUnlock?
 
     /// This context with its output (and so its execution) replaced by `output`.
     func writing(to output: Output) -> Context {
         var context = Context(globals: globals, output: output, environment: environment)
         context.readsStandardInput = readsStandardInput
+        context.sessionUnlock = sessionUnlock
         context.openedVaults = openedVaults
         return context
     }
@@ -115,38 +119,56 @@ struct Context {
         return try VaultSettings.backend(given: globals.backend, environment: settingsEnvironment).0
     }
 
-    /// Where the app id, the policy, the backend choice and the store directory
+    /// Where the app id, the policy, the backend choice and the store directory were given:
+    /// a flag, an environment variable, or neither (the policy or the built-in default), as
+    /// `status` reports them wherever it runs.
+    func settingOrigins() -> SettingOrigins {
+        func given(_ flag: String?, _ flagName: String, _ variable: String) -> SettingOrigins.Origin? {
+            if flag != nil { return SettingOrigins.Origin(isFlag: true, name: flagName) }
+            if environment[variable]?.isEmpty == false { return SettingOrigins.Origin(isFlag: false, name: variable) }
+            return nil
+        }
+        let app =
+            globals.app != nil
+            ? SettingOrigins.Origin(isFlag: true, name: "--app")
+            : environment["LATCHKEY_APP"].map { _ in SettingOrigins.Origin(isFlag: false, name: "LATCHKEY_APP") }
+        return SettingOrigins(
+            app: app, policy: namedPolicy.map { SettingOrigins.Origin(isFlag: $0.source == .flag, name: $0.origin) },
+            backend: given(globals.backend?.rawValue, "--backend", "LATCHKEY_BACKEND"),
+            storeDirectory: given(globals.storeDirectory, "--store-dir", "LATCHKEY_HOME"))
+    }
+
+    /// The app id, the policy, the backend choice and the store directory, and where they
     /// came from, for `status`.
     /// - Parameters:
     ///   - policy: The policy in force.
     ///   - storeDirectory: The store directory in use.
+    ///   - origins: Where the client found them (``settingOrigins()``).
     /// - Returns: The four settings.
     /// - Throws: `LatchkeyError` `.usage` for a `LATCHKEY_BACKEND` that names no store.
-    func settings(policy: Policy, storeDirectory directory: String) throws -> Settings {
+    func settings(policy: Policy, storeDirectory directory: String, origins: SettingOrigins) throws -> Settings {
+        func setting(_ value: String, _ origin: SettingOrigins.Origin) -> Setting {
+            Setting(value: value, source: origin.isFlag ? .flag : .environment, origin: origin.name)
+        }
         let app =
-            globals.app.map { Setting(value: $0, source: .flag, origin: "--app") }
-            ?? environment["LATCHKEY_APP"].map { Setting(value: $0, source: .environment, origin: "LATCHKEY_APP") }
+            origins.app.map { setting(globals.app ?? environment["LATCHKEY_APP"] ?? "", $0) }
             ?? Setting(value: "default", source: .builtInDefault, origin: nil)
         let builtIn = policy.source.hasPrefix("built-in:")
         let fromPolicy: (SettingSource, String?) =
             builtIn ? (.builtInDefault, policy.source) : (.policyFile, policy.source)
-        let named = namedPolicy
         let policySetting = Setting(
-            value: policy.name, source: named?.source ?? fromPolicy.0, origin: named?.origin ?? fromPolicy.1)
+            value: policy.name, source: origins.policy.map { $0.isFlag ? .flag : .environment } ?? fromPolicy.0,
+            origin: origins.policy?.name ?? fromPolicy.1)
         let backend: Setting
-        if let choice = globals.backend {
-            backend = Setting(value: choice.rawValue, source: .flag, origin: "--backend")
-        } else if let choice = try backendChoice() {
-            backend = Setting(value: choice.rawValue, source: .environment, origin: "LATCHKEY_BACKEND")
+        if let origin = origins.backend, let choice = try backendChoice() {
+            backend = setting(choice.rawValue, origin)
         } else {
             backend = Setting(
                 value: policy.backend.rawValue, source: fromPolicy.0, origin: fromPolicy.1.map { "\($0): backend.kind" }
             )
         }
         let store =
-            globals.storeDirectory.map { _ in Setting(value: directory, source: .flag, origin: "--store-dir") }
-            ?? (environment["LATCHKEY_HOME"]?.isEmpty == false
-                ? Setting(value: directory, source: .environment, origin: "LATCHKEY_HOME") : nil)
+            origins.storeDirectory.map { setting(directory, $0) }
             ?? Setting(value: directory, source: .builtInDefault, origin: nil)
         return Settings(app: app, policy: policySetting, backend: backend, storeDirectory: store)
     }
@@ -181,8 +203,9 @@ struct Context {
     /// command (`DISPLAY` or `WAYLAND_DISPLAY`; the agent gets the client's), else `never`.
     func unlockMode(_ policy: Policy) -> (mode: Policy.SecretServiceUnlock, why: String) {
         if let chosen = policy.secretServiceUnlock { return (chosen, "policy secretService.unlock") }
-        let mode = Policy.SecretServiceUnlock.sessionDefault(
-            environment: environment.subset(Environment.graphicalSession))
+        let mode =
+            sessionUnlock
+            ?? Policy.SecretServiceUnlock.sessionDefault(environment: environment.subset(Environment.graphicalSession))
         return (mode, mode == .prompt ? "a graphical session is present" : "no graphical session")
     }
 
