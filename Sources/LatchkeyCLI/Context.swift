@@ -224,10 +224,8 @@ struct Context {
         let backend = try backendChoice()
         let storeDirectory = try storeDirectory()
         let needsPassphrase = policy.fileKeySource == .passphrase
-        execution.report.withLock { $0.serviceDeadline = .milliseconds(Int64(policy.secretServiceTimeout * 1000)) }
         if let failure = execution.failFast, (backend ?? policy.backend) != .file {
             // Inside the agent, moments after this namespace's Secret Service missed a deadline.
-            execution.report.withLock { $0.failedFast = true }
             throw failure
         }
         let unlocked = execution.unlocked
@@ -275,8 +273,7 @@ struct Context {
                 // The agent holds no passphrase (or one that no longer opens the vault, which it
                 // forgets; another policy's entry is left alone): the client asks for it.
                 if cached != nil { unlocked.forget(app: appID, storeDirectory: storeDirectory) }
-                execution.passphraseNeeded.withLock { $0 = prompt }
-                throw error
+                throw PassphraseNeeded(error: error, prompt: prompt)
             }
             guard execution.inputIsTerminal && !readsStandardInput else {
                 throw LatchkeyError(
@@ -372,4 +369,13 @@ final class OpenedVaults: Sendable {
         for action in actions { action() }
         vaults.withLock { $0.removeAll() }
     }
+}
+
+/// What opening a vault inside the agent throws when it needs a passphrase the agent does not
+/// hold and the client did not send: the client asks with `prompt` and sends the command again.
+struct PassphraseNeeded: Error {
+    /// The error opening the vault met.
+    let error: LatchkeyError
+    /// The prompt the client shows (its own words).
+    let prompt: String
 }

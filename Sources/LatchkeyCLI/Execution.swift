@@ -32,14 +32,9 @@ final class Execution: Sendable {
     /// Inside the agent: where the vaults' audit appends leave their `fsync` and anchor
     /// move, settled once the answer is sent; nil: each append is durable before it returns.
     let auditSync: AuditSyncDeferral?
-    /// The prompt to show when the command needed a passphrase the agent does not hold.
-    let passphraseNeeded = Mutex<String?>(nil)
     /// Inside the agent, just after a command of the namespace missed the Secret Service
     /// deadline: the error a command that would ask the service fails with at once.
     let failFast: LatchkeyError?
-    /// What the run met, for the agent: how it failed, the Secret Service deadline of its
-    /// policy, and whether it failed fast.
-    let report = Mutex<(failure: LatchkeyError?, serviceDeadline: Duration?, failedFast: Bool)>((nil, nil, false))
 
     /// An execution of these parts.
     /// - Parameters:

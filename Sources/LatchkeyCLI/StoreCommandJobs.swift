@@ -20,14 +20,21 @@ struct StoreCommandJobs: AgentJobRunner {
             input: job.standardInput.map { .success($0) }, inputIsTerminal: job.inputIsTerminal,
             passphrase: job.passphrase, capture: capture, unlocked: unlocked, failingFastWith: failure,
             auditSync: auditSync, client: job.client)
-        let status = StoreCommands.execute(job.request.command, Context(job, execution))
-        let report = execution.report.withLock { $0 }
-        let missed = report.failure.flatMap { failure in
-            failure.code == .timedOut && !report.failedFast ? report.serviceDeadline.map { (failure, $0) } : nil
+        let context = Context(job, execution)
+        let outcome = StoreCommands.execute(job.request.command, context)
+        // It failed fast when it failed with the error it was to fail fast with, before asking a
+        // Secret Service (``Context/openVault(unlocking:)``); a timeout of its own opens a silence
+        // window as long as its policy's Secret Service deadline.
+        let policy = outcome.failure?.code == .timedOut ? try? context.policy() : nil
+        let failedFast =
+            failure != nil && outcome.failure == failure
+            && ((try? context.backendChoice()) ?? nil ?? policy?.backend) != .file
+        let missed = outcome.failure.flatMap { error in
+            failedFast ? nil : policy.map { (error, Duration.milliseconds(Int64($0.secretServiceTimeout * 1000))) }
         }
         return AgentJobOutcome(
-            status: status, output: capture.take(), needsPassphrase: execution.passphraseNeeded.withLock { $0 } != nil,
-            missedDeadline: missed, failedFast: report.failedFast, auditSync: auditSync)
+            status: outcome.status, output: capture.take(), needsPassphrase: outcome.passphrasePrompt != nil,
+            missedDeadline: missed, failedFast: failedFast, auditSync: auditSync)
     }
 }
 

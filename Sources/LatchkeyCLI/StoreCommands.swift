@@ -5,10 +5,22 @@ import LatchkeyCommands
 /// ``StoreCommand`` (``Command/store``), then run, in this process or in the agent, from
 /// that value alone (``execute(_:_:)``).
 enum StoreCommands {
+    /// What one run of a store command gave, besides its output: a value, never a field the
+    /// command writes.
+    struct Outcome {
+        /// The exit status.
+        var status: Int32
+        /// The error it failed with, if it did.
+        var failure: LatchkeyError?
+        /// Inside the agent: the prompt for the passphrase it needs and the agent does not
+        /// hold (the client asks and sends the command again); nil otherwise.
+        var passphrasePrompt: String?
+    }
+
     /// Runs `command` against `context` and ends its output: writes its audit warnings and its
     /// JSON document, and on failure the error (and, for a usage error, the usage line).
-    /// - Returns: The exit status.
-    static func execute(_ command: StoreCommand, _ context: Context) -> Int32 {
+    /// - Returns: What it gave.
+    static func execute(_ command: StoreCommand, _ context: Context) -> Outcome {
         defer { context.openedVaults.finish() }
         do {
             try run(command, context)
@@ -16,9 +28,13 @@ enum StoreCommands {
                 context.output.message("latchkey: warning: an audit entry was not written: \(warning)")
             }
             try context.output.finish(error: nil)
-            return 0
+            return Outcome(status: 0)
+        } catch let needed as PassphraseNeeded {
+            return Outcome(
+                status: fail(needed.error, context.output, group: command.group), failure: needed.error,
+                passphrasePrompt: needed.prompt)
         } catch {
-            return fail(error, context.output, group: command.group)
+            return Outcome(status: fail(error, context.output, group: command.group), failure: error as? LatchkeyError)
         }
     }
 
@@ -26,7 +42,6 @@ enum StoreCommands {
     /// error, the JSON document with the error.
     /// - Returns: The exit status.
     static func fail(_ error: any Error, _ output: Output, group: String?) -> Int32 {
-        output.execution.report.withLock { $0.failure = error as? LatchkeyError }
         let failure = (error as? LatchkeyError ?? LatchkeyError(.internal, "\(error)")).withCommandLineRemedy
         output.message("latchkey: \(failure)")
         if failure.code == .usage { output.message(Help.usage(group)) }

@@ -53,8 +53,9 @@ func runTool(
                 case .inProcess(let read?):
                     // The input (and passphrase) this process already read for the agent.
                     return StoreCommands.execute(
-                        typed, context.writing(to: Output(json: invocation.globals.json, execution: read)))
-                case .inProcess(nil): return StoreCommands.execute(typed, context)
+                        typed, context.writing(to: Output(json: invocation.globals.json, execution: read))
+                    ).status
+                case .inProcess(nil): return StoreCommands.execute(typed, context).status
                 }
             }
             try command.run?(context, invocation.arguments)
