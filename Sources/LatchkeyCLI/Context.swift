@@ -1,5 +1,4 @@
 import Latchkey
-import LatchkeyAgent
 import LatchkeyCommands
 import LatchkeySystem
 import Synchronization
@@ -21,15 +20,15 @@ struct Context {
     var execution: Execution { output.execution }
     /// Whether the command reads data from standard input (so a passphrase cannot be prompted there).
     var readsStandardInput = false
-    /// The Secret Service unlock mode when the policy sets none, as the client resolved it
-    /// (``ResolvedNamespace/sessionUnlock``); nil: from this process's graphical session.
-    var sessionUnlock: Policy.SecretServiceUnlock?
+    /// In the agent: the namespace the client resolved, whose vault the command gets from its
+    /// ``Execution/vaults`` and whose graphical session sets the Secret Service unlock mode.
+    var namespace: ResolvedNamespace?
 
     /// This context with its output (and so its execution) replaced by `output`.
     func writing(to output: Output) -> Context {
         var context = Context(globals: globals, output: output, environment: environment)
         context.readsStandardInput = readsStandardInput
-        context.sessionUnlock = sessionUnlock
+        context.namespace = namespace
         context.openedVaults = openedVaults
         return context
     }
@@ -204,77 +203,45 @@ struct Context {
     func unlockMode(_ policy: Policy) -> (mode: Policy.SecretServiceUnlock, why: String) {
         if let chosen = policy.secretServiceUnlock { return (chosen, "policy secretService.unlock") }
         let mode =
-            sessionUnlock
+            namespace.flatMap { Policy.SecretServiceUnlock(rawValue: $0.sessionUnlock) }
             ?? Policy.SecretServiceUnlock.sessionDefault(environment: environment.subset(Environment.graphicalSession))
         return (mode, mode == .prompt ? "a graphical session is present" : "no graphical session")
     }
 
-    /// Opens the vault. A passphrase is read only when the policy protects the
-    /// file with one: from `--passphrase-fd` or `--passphrase-file`, else from
-    /// a no-echo prompt when standard input is a terminal and the file is the store in use.
-    /// Inside the agent it is the one the client sent, else the one the agent
-    /// holds unlocked; when it has none, the client is told to ask and send it.
+    /// Opens the vault. In the agent it comes from the command's ``VaultSource``
+    /// (``Execution/vaults``), with the passphrase the client sent; when it needs one it does
+    /// not have, the client is told to ask and send it. In this process a passphrase is read
+    /// only when the policy protects the file with one: from `--passphrase-fd` or
+    /// `--passphrase-file`, else from a no-echo prompt when standard input is a terminal and
+    /// the file is the store in use.
     /// - Parameter unlocking: Whether a locked Secret Service collection may be unlocked through
     ///   the provider's prompt, as ``unlockMode(_:)`` says; false opens it under `never`, for a
     ///   command that reports and never asks (`status`).
     /// - Throws: `LatchkeyError` `.wrongKey` saying how to give a passphrase when one is needed and missing.
     func openVault(unlocking: Bool = true) throws -> Vault {
+        if let vaults = execution.vaults, let namespace {
+            do {
+                return opened(
+                    try vaults.vault(for: namespace, passphrase: execution.passphrase, unlocking: unlocking))
+            } catch let error as LatchkeyError where error.code == .wrongKey && execution.passphrase == nil {
+                guard try policy().fileKeySource == .passphrase else { throw error }
+                throw PassphraseNeeded(error: error, prompt: Self.passphrasePrompt(try appID()))
+            }
+        }
         let policy = try policy()
         let appID = try appID()
         let backend = try backendChoice()
         let storeDirectory = try storeDirectory()
         let needsPassphrase = policy.fileKeySource == .passphrase
-        if let failure = execution.failFast, (backend ?? policy.backend) != .file {
-            // Inside the agent, moments after this namespace's Secret Service missed a deadline.
-            throw failure
-        }
-        let unlocked = execution.unlocked
-        let epoch = unlocked?.currentEpoch ?? 0
         let given = needsPassphrase ? try suppliedPassphrase() : nil
-        // Inside the agent, a cached passphrase only under a policy that caches, and only
-        // for the vault it opened (checked below, before it is used).
-        let caches = policy.agent.unlockCacheDuration > 0
-        let cached =
-            given == nil && needsPassphrase && caches
-            ? unlocked?.entry(app: appID, storeDirectory: storeDirectory) : nil
-        let prompt = Self.passphrasePrompt(appID)
         func open(_ passphrase: SecretBytes?) throws -> Vault {
-            let vault = try Vault.open(
+            try Vault.open(
                 appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
                 unlock: unlocking ? unlockMode(policy).mode : .never)
-            execution.auditSync?.adopt(vault)
-            return vault
         }
         do {
-            let vault = try open(given ?? cached?.passphrase)
-            if let unlocked {
-                unlocked.noteServed(
-                    app: appID, storeDirectory: storeDirectory, backend: vault.openReport.backend.rawValue)
-            }
-            if let unlocked, needsPassphrase, vault.openReport.backend == .file {
-                if let cached, try vault.fileVaultSalt() != cached.salt {
-                    // Not the vault the passphrase opened (it was deleted or replaced): never used for it.
-                    throw LatchkeyError(.wrongKey, "the vault of \(appID) needs its passphrase")
-                }
-                if let used = given ?? cached?.passphrase {
-                    // A passphrase given now must open the vault there is before anything else happens.
-                    if given != nil { _ = try vault.authenticatedFileVaultSalt() }
-                    openedVaults.afterRun { [vault] in
-                        guard caches, let salt = try? vault.authenticatedFileVaultSalt() else { return }
-                        unlocked.remember(
-                            used, salt: salt, app: appID, storeDirectory: storeDirectory,
-                            for: policy.agent.unlockCacheDuration, epoch: epoch)
-                    }
-                }
-            }
-            return opened(vault)
+            return opened(try open(given))
         } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && given == nil {
-            if let unlocked {
-                // The agent holds no passphrase (or one that no longer opens the vault, which it
-                // forgets; another policy's entry is left alone): the client asks for it.
-                if cached != nil { unlocked.forget(app: appID, storeDirectory: storeDirectory) }
-                throw PassphraseNeeded(error: error, prompt: prompt)
-            }
             guard execution.inputIsTerminal && !readsStandardInput else {
                 throw LatchkeyError(
                     .wrongKey,
@@ -282,7 +249,7 @@ struct Context {
                         + "; give it with --passphrase-fd N or --passphrase-file PATH (a 0600 file), or run on a terminal to be asked"
                 )
             }
-            let typed = try SecretInput.readFromTerminal(prompt: prompt, execution)
+            let typed = try SecretInput.readFromTerminal(prompt: Self.passphrasePrompt(appID), execution)
             return opened(try open(typed))
         }
     }
@@ -352,21 +319,8 @@ struct Context {
 /// several at once).
 final class OpenedVaults: Sendable {
     let vaults = Mutex<[Vault]>([])
-    /// What to do once the command has run (the agent caches a passphrase that opened its vault).
-    private let afterwards = Mutex<[@Sendable () -> Void]>([])
-
-    /// Runs `action` once the command has run, whatever its outcome.
-    func afterRun(_ action: @escaping @Sendable () -> Void) {
-        afterwards.withLock { $0.append(action) }
-    }
-
-    /// Runs what ``afterRun(_:)`` was given, once, and lets go of the vaults.
+    /// Lets go of the vaults.
     func finish() {
-        let actions = afterwards.withLock { actions in
-            defer { actions.removeAll() }
-            return actions
-        }
-        for action in actions { action() }
         vaults.withLock { $0.removeAll() }
     }
 }

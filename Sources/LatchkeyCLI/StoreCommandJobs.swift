@@ -4,8 +4,8 @@ import LatchkeyCommands
 
 /// What the agent runs: a typed command (``StoreCommand``), never a command line, against an
 /// ``Execution`` made of what its client sent (its input, its passphrase, whether its input is
-/// a terminal), the agent's unlock cache and a capture of the output, in the namespace the
-/// client resolved.
+/// a terminal), the vaults the agent gives it (``AgentVaultSource``) and a capture of the
+/// output, in the namespace the client resolved.
 struct StoreCommandJobs: AgentJobRunner {
     var toolVersion: String { Tool.version }
 
@@ -13,28 +13,22 @@ struct StoreCommandJobs: AgentJobRunner {
 
     func namespace(of job: AgentJob) -> String { job.namespace.queueKey }
 
-    func run(_ job: AgentJob, unlocked: UnlockCache, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome {
+    func run(_ job: AgentJob, vaults: AgentVaultSource) -> AgentJobOutcome {
         let capture = Execution.Capture()
-        let auditSync = AuditSyncDeferral()
         let execution = Execution(
             input: job.standardInput.map { .success($0) }, inputIsTerminal: job.inputIsTerminal,
-            passphrase: job.passphrase, capture: capture, unlocked: unlocked, failingFastWith: failure,
-            auditSync: auditSync, client: job.client)
+            passphrase: job.passphrase, capture: capture, vaults: vaults, client: job.client)
         let context = Context(job, execution)
         let outcome = StoreCommands.execute(job.request.command, context)
-        // It failed fast when it failed with the error it was to fail fast with, before asking a
-        // Secret Service (``Context/openVault(unlocking:)``); a timeout of its own opens a silence
-        // window as long as its policy's Secret Service deadline.
-        let policy = outcome.failure?.code == .timedOut ? try? context.policy() : nil
-        let failedFast =
-            failure != nil && outcome.failure == failure
-            && ((try? context.backendChoice()) ?? nil ?? policy?.backend) != .file
+        // A timeout of its own (not a fail-fast refusal) opens a silence window as long as its
+        // policy's Secret Service deadline.
+        let policy = outcome.failure?.code == .timedOut && !vaults.failedFast ? try? context.policy() : nil
         let missed = outcome.failure.flatMap { error in
-            failedFast ? nil : policy.map { (error, Duration.milliseconds(Int64($0.secretServiceTimeout * 1000))) }
+            policy.map { (error, Duration.milliseconds(Int64($0.secretServiceTimeout * 1000))) }
         }
         return AgentJobOutcome(
             status: outcome.status, output: capture.take(), needsPassphrase: outcome.passphrasePrompt != nil,
-            missedDeadline: missed, failedFast: failedFast, auditSync: auditSync)
+            missedDeadline: missed, failedFast: vaults.failedFast)
     }
 }
 
@@ -51,7 +45,7 @@ extension Context {
         self.init(
             globals: globals, output: Output(json: job.request.json, execution: execution),
             environment: Environment([:]))
-        sessionUnlock = Policy.SecretServiceUnlock(rawValue: job.namespace.sessionUnlock)
+        namespace = job.namespace
         readsStandardInput = job.request.command.readsStandardInput
     }
 }

@@ -85,7 +85,8 @@ final class RecordingRunner: AgentJobRunner {
         return name
     }
 
-    func run(_ job: AgentJob, unlocked: UnlockCache, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome {
+    func run(_ job: AgentJob, vaults: AgentVaultSource) -> AgentJobOutcome {
+        let failure = vaults.failingFast
         let namespace = job.namespace.app
         let name = Self.name(of: job)
         runs.withLock { $0.append((name, failure != nil)) }
