@@ -290,10 +290,8 @@ struct Context {
 
     /// The passphrase given for this command: sent by the client (or read by it
     /// before it ran the command in-process), else from `--passphrase-fd` or `--passphrase-file`.
-    /// Inside the agent only the client's counts: the options name the client's descriptors and files.
     func suppliedPassphrase() throws -> SecretBytes? {
         if let passphrase = execution.passphrase { return passphrase }
-        if execution.isInAgent { return nil }
         if let descriptor = globals.passphraseDescriptor {
             if descriptor == 0 && readsStandardInput {
                 throw LatchkeyError(

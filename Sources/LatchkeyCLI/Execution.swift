@@ -57,9 +57,6 @@ final class Execution: Sendable {
         Execution(input: nil, inputIsTerminal: POSIX.isTerminal(0), passphrase: nil, capture: nil)
     }
 
-    /// Whether this is a command the agent runs for a client (its output is captured).
-    var isInAgent: Bool { capture != nil }
-
     /// Standard input already read, once (later calls get it empty); nil when it is the process's own, not read yet.
     func takeInput() -> Result<SecretBytes, LatchkeyError>? {
         input.withLock { input in

@@ -31,11 +31,12 @@ enum GrantCommands {
     /// Prints a valid access token, refreshing the grant through `command` when a refresh is due.
     static func get(_ context: Context, name: String, account: String, command: String, noNewline: Bool) throws {
         let vault = try context.openVault()
-        // In this process (not the agent's, which no terminal signals), SIGINT, SIGTERM and
-        // SIGHUP wait from the moment the refresh starts until its grant is saved, then end
-        // the command (docs/ROTATION.md, "Interrupting a refresh").
+        // When the refresh command runs in this process (not in a client that runs it for the
+        // agent, which holds the signals back itself), SIGINT, SIGTERM and SIGHUP wait from the
+        // moment the refresh starts until its grant is saved, then end the command
+        // (docs/ROTATION.md, "Interrupting a refresh").
         let deferral = SignalDeferral()
-        let deferring = !context.output.execution.isInAgent
+        let deferring = context.execution.client == nil
         let grant = try deferral.settling {
             try vault.validGrant(named: name, account: account, deadline: commandDeadline + .seconds(5)) {
                 refreshToken in

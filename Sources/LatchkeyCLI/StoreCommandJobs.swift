@@ -16,7 +16,8 @@ struct StoreCommandJobs: AgentJobRunner {
     func run(_ job: AgentJob, vaults: AgentVaultSource) -> AgentJobOutcome {
         let capture = Execution.Capture()
         let execution = Execution(
-            input: job.standardInput.map { .success($0) }, inputIsTerminal: job.inputIsTerminal,
+            // No terminal to ask on here: the client asks (for a passphrase, a confirmation) itself.
+            input: job.standardInput.map { .success($0) }, inputIsTerminal: false,
             passphrase: job.passphrase, capture: capture, vaults: vaults, client: job.client)
         let context = Context(job, execution)
         let outcome = StoreCommands.execute(job.request.command, context)
