@@ -65,8 +65,9 @@ let package = Package(
             name: "LatchkeySystem",
             dependencies: ["Latchkey", "CLatchkeyLinux"]
         ),
-        // What the command line and the agent share about the store commands: the namespace a
-        // command works in, resolved in the client (docs/ARCHITECTURE.md); nothing here is public.
+        // What the command line and the agent share about the store commands: the typed command
+        // and the namespace it works in, both resolved in the client, and where a command gets
+        // its vault (VaultSource) (docs/ARCHITECTURE.md); nothing here is public.
         .target(
             name: "LatchkeyCommands",
             dependencies: ["Latchkey", "LatchkeyCredentialHelpers"]
@@ -125,7 +126,7 @@ let package = Package(
         // The agent's server over socketpairs with a manual clock and a recording runner.
         .testTarget(
             name: "LatchkeyAgentTests",
-            dependencies: ["LatchkeyAgent", "LatchkeySystem", "Latchkey", "LatchkeyTestSupport"]
+            dependencies: ["LatchkeyAgent", "LatchkeyCommands", "LatchkeySystem", "Latchkey", "LatchkeyTestSupport"]
         ),
         // Runs the built `latchkey` agent as the Secret Service on a private bus, with real clients.
         .testTarget(

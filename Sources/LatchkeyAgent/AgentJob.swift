@@ -2,15 +2,11 @@ import Latchkey
 import LatchkeyCommands
 import LatchkeySystem
 
-/// A `run` request the agent checked: a command line and what the client sent
-/// with it. The agent runs it through an ``AgentJobRunner``.
+/// A `run` request the agent checked: the typed command the client parsed and what the client
+/// sent with it. The agent runs it through an ``AgentJobRunner``; it never sees a command line.
 package struct AgentJob: Sendable {
-    /// The arguments after the tool's name.
-    package var arguments: [String]
-    /// The name the client was invoked as (`git-credential-latchkey` speaks git's protocol).
-    package var invokedAs: String
-    /// The variables the client sent (only those ``AgentJobRunner/forwardedVariables`` names).
-    package var environment: [String: String]
+    /// The command and the shape of its output.
+    package var request: StoreRequest
     /// The namespace the command works in, as the client resolved it.
     package var namespace: ResolvedNamespace
     /// Whether the client's standard input is a terminal.
@@ -24,13 +20,10 @@ package struct AgentJob: Sendable {
 
     /// A job of these parts.
     package init(
-        arguments: [String], invokedAs: String, environment: [String: String], namespace: ResolvedNamespace,
-        inputIsTerminal: Bool,
+        request: StoreRequest, namespace: ResolvedNamespace, inputIsTerminal: Bool,
         standardInput: SecretBytes?, passphrase: SecretBytes?, client: ClientRefresh? = nil
     ) {
-        self.arguments = arguments
-        self.invokedAs = invokedAs
-        self.environment = environment
+        self.request = request
         self.namespace = namespace
         self.inputIsTerminal = inputIsTerminal
         self.standardInput = standardInput
@@ -133,50 +126,43 @@ package struct AgentJobOutcome: Sendable {
     /// When it failed because the Secret Service did not answer within its deadline: that
     /// error, and the deadline it missed.
     package var missedDeadline: (failure: LatchkeyError, deadline: Duration)?
-    /// Whether it failed fast (``AgentJobRunner/run(_:unlocked:failingFastWith:)``) without asking the service.
+    /// Whether it failed fast (``AgentVaultSource/failingFast``) without asking the service.
     package var failedFast: Bool
-    /// The audit appends whose `fsync` and anchor move wait for the answer to be sent.
-    package var auditSync: AuditSyncDeferral?
 
     /// An outcome of these parts.
     package init(
         status: Int32, output: [(stream: AgentOutputStream, bytes: SecretBytes)], needsPassphrase: Bool,
-        missedDeadline: (failure: LatchkeyError, deadline: Duration)?, failedFast: Bool,
-        auditSync: AuditSyncDeferral? = nil
+        missedDeadline: (failure: LatchkeyError, deadline: Duration)?, failedFast: Bool
     ) {
         self.status = status
         self.output = output
         self.needsPassphrase = needsPassphrase
         self.missedDeadline = missedDeadline
         self.failedFast = failedFast
-        self.auditSync = auditSync
     }
 }
 
-/// What runs the commands the agent serves: the command line's own commands,
-/// given explicitly what the client sent (never through ambient state).
+/// What runs the typed commands the agent serves, given explicitly what the client sent
+/// (never through ambient state, never a command line).
 ///
-/// The agent calls ``run(_:unlocked:)`` on one of its namespace queues: calls for
+/// The agent calls ``run(_:vaults:)`` on one of its namespace queues: calls for
 /// one namespace (``namespace(of:)``) never overlap, calls for different ones may.
 package protocol AgentJobRunner: Sendable {
     /// The tool version the agent answers for; a client of another version is declined.
     var toolVersion: String { get }
-    /// The environment variables a client may send.
-    var forwardedVariables: [String] { get }
     /// The exit status the tool documents for an error of `code` (the agent ends with
     /// the timeout's when a Secret Service call never returns).
     func exitStatus(of code: LatchkeyError.Code) -> Int32
     /// The queue of the job's namespace (store directory and app), as one key: the
     /// namespace the client resolved (``ResolvedNamespace/queueKey``), never read from its command line.
     func namespace(of job: AgentJob) -> String
-    /// Runs the job to its end, with the agent's unlock cache.
+    /// Runs the job to its end, getting its vaults only from `vaults`.
     /// - Parameters:
     ///   - job: The job.
-    ///   - unlocked: The agent's unlock cache.
-    ///   - failure: When a command of the job's namespace just missed the Secret Service
-    ///     deadline: that error, which the job fails with at once, as the missed one did, if
-    ///     it would ask the Secret Service.
-    func run(_ job: AgentJob, unlocked: UnlockCache, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome
+    ///   - vaults: Where the command gets its vaults: opened with the client's passphrase or
+    ///     the agent's unlock cache; within a silence window, a vault that would ask the
+    ///     Secret Service is refused with the missed deadline's error (the command fails fast).
+    func run(_ job: AgentJob, vaults: AgentVaultSource) -> AgentJobOutcome
 }
 
 extension SecretBytes {

@@ -66,11 +66,11 @@ package struct AgentMessage: Sendable {
     package enum Tag: UInt8, Sendable {
         /// The sender's tool version (`run`).
         case toolVersion = 1
-        /// One command-line argument, in order (`run`).
+        /// Retired: a command-line argument; a `run` request carrying one is refused.
         case argument = 2
-        /// The name the tool was invoked as (`run`).
+        /// Retired: the name the tool was invoked as; a `run` request carrying it is refused.
         case invokedAs = 3
-        /// One environment variable as `NAME=VALUE` (`run`).
+        /// Retired: an environment variable; a `run` request carrying one is refused.
         case environment = 4
         /// Bit 0: standard input is a terminal (`run`).
         case flags = 5
@@ -100,6 +100,11 @@ package struct AgentMessage: Sendable {
         /// The namespace the command works in, resolved by the client (`run`): JSON of
         /// `storeDirectory`, `app`, `policy`, `backend` and `sessionUnlock`.
         case namespace = 18
+        /// The command the client parsed from its command line (`run`): JSON of `command`
+        /// (one typed value per command) and `json`; never a secret.
+        case command = 19
+        /// The client's `DBUS_SESSION_BUS_ADDRESS` (`run`): the agent serves only clients on its own bus.
+        case sessionBus = 20
     }
 
     /// The message's kind.

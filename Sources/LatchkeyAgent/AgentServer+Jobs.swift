@@ -21,12 +21,12 @@ extension AgentServer {
         let ran = try runInLane(jobs.namespace(of: job), for: connection, deadline: deadline) { lane in
             execute(job, in: lane)
         }
-        guard case .ran(let outcome) = ran else { return }
+        guard case .ran(let (outcome, vaults)) = ran else { return }
         // What the command appended to its audit trails is written; it is made durable (and
         // anchored) once the client has its answer, so the client does not wait for the disk.
         // The agent counts the command as running until then, so it never stops in between.
         defer {
-            for (path, error) in outcome.auditSync?.settle() ?? [] {
+            for (path, error) in vaults.auditSync.settle() {
                 log("an audit entry written to \(path) was not made durable after the answer: \(error)")
             }
             finished()
@@ -45,41 +45,33 @@ extension AgentServer {
     private func prepare(_ request: AgentMessage, on connection: POSIX.LocalSocket) throws -> Result<
         AgentJob, DeclinedRequest
     > {
-        guard let arguments = request.texts(.argument), let variables = request.texts(.environment),
-            let invokedAs = request.text(.invokedAs), let flags = request.value(.flags), flags.count == 1
+        guard request.value(.argument) == nil, request.value(.invokedAs) == nil, request.value(.environment) == nil
         else {
             throw LatchkeyError(
                 .invalidInput,
-                "a run request without its arguments, environment, name or flags (or with text that is not UTF-8)")
+                "a run request carries a command line or environment; the agent takes only a typed command")
+        }
+        guard let command = request.value(.command), let flags = request.value(.flags), flags.count == 1 else {
+            throw LatchkeyError(.invalidInput, "a run request without its command or flags")
         }
         guard request.text(.toolVersion) == jobs.toolVersion else {
             return .failure(DeclinedRequest("this agent runs latchkey \(jobs.toolVersion)"))
         }
-        var environment: [String: String] = [:]
-        for variable in variables {
-            guard let equals = variable.firstIndex(of: "="),
-                jobs.forwardedVariables.contains(String(variable[..<equals]))
-            else {
-                throw LatchkeyError(
-                    .invalidInput, "a run request names an environment variable the agent does not take")
-            }
-            environment[String(variable[..<equals])] = String(variable[variable.index(after: equals)...])
-        }
-        guard environment["DBUS_SESSION_BUS_ADDRESS"] == POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") else {
+        guard request.text(.sessionBus) == POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") else {
             return .failure(DeclinedRequest("the client is on another D-Bus session bus"))
         }
         guard let namespace = request.value(.namespace) else {
             throw LatchkeyError(.invalidInput, "a run request without its namespace")
         }
         let resolved = try ResolvedNamespace(decoding: namespace)
+        let typed = try StoreRequest(decoding: command)
         let flagBits = flags.withUnsafeBytes { $0[0] }
         guard connection.takePassedDescriptors().isEmpty else {
             throw LatchkeyError(.invalidInput, "a run request passed descriptors; none are taken")
         }
         return .success(
             AgentJob(
-                arguments: arguments, invokedAs: invokedAs, environment: environment, namespace: resolved,
-                inputIsTerminal: flagBits & 1 == 1,
+                request: typed, namespace: resolved, inputIsTerminal: flagBits & 1 == 1,
                 standardInput: request.value(.standardInput), passphrase: request.value(.passphrase),
                 client: ClientRefresh(connection)))
     }
@@ -89,8 +81,10 @@ extension AgentServer {
     /// its namespace missed the Secret Service deadline, it fails fast with that miss's error
     /// instead of waiting a deadline of its own (a command that does not use the Secret
     /// Service still runs); a miss opens the window, for as long as the deadline that was missed.
-    private func execute(_ job: AgentJob, in lane: AgentLane) -> AgentJobOutcome {
-        let outcome = jobs.run(job, unlocked: unlocked, failingFastWith: lane.silentFailure(at: clock.now()))
+    private func execute(_ job: AgentJob, in lane: AgentLane) -> (AgentJobOutcome, AgentVaultSource) {
+        let vaults = AgentVaultSource(unlocked: unlocked, failingFastWith: lane.silentFailure(at: clock.now()))
+        let outcome = jobs.run(job, vaults: vaults)
+        vaults.finish()
         if outcome.failedFast {
             log("a command failed fast: its namespace's Secret Service missed a deadline moments ago")
         } else if let miss = outcome.missedDeadline {
@@ -99,6 +93,6 @@ extension AgentServer {
                 "a command missed the Secret Service deadline (\(miss.deadline)); its namespace's queued commands fail fast for as long"
             )
         }
-        return outcome
+        return (outcome, vaults)
     }
 }

@@ -15,7 +15,7 @@ enum AgentCommands {
                 secretService
                     ? .seconds(Int64(Int32.max)) : .milliseconds(Int64(try context.policy().agent.idleTimeout * 1000))
             },
-            jobs: CommandLineJobs(), secretService: secretService)
+            jobs: StoreCommandJobs(), secretService: secretService)
     }
 
     /// `latchkey agent status`: whether an agent runs, since when, which namespaces it has served, and which it holds unlocked.

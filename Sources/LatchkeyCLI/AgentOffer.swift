@@ -23,29 +23,21 @@ enum AgentOffer {
         case inProcess(Execution?)
     }
 
-    /// Runs `command` through the agent when it can.
+    /// Runs `command` through the agent when it can: sends the typed command, never the command line.
     /// - Parameters:
-    ///   - command: The command.
+    ///   - command: The command, as parsed.
     ///   - context: Its context.
-    ///   - arguments: Its arguments as parsed.
-    ///   - line: The whole command line after the tool's name.
-    ///   - invokedAs: The name the tool was invoked as.
     /// - Throws: What reading a passphrase the agent asked for throws; `.io` when
     ///   the agent's output cannot be written.
-    static func offer(
-        _ command: Command, _ context: Context, _ arguments: CommandArguments, line: [String], invokedAs: String
-    ) throws -> Outcome {
-        guard command.viaAgent, context.environment["LATCHKEY_AGENT"] != "off",
+    static func offer(_ command: StoreCommand, _ context: Context) throws -> Outcome {
+        guard context.environment["LATCHKEY_AGENT"] != "off",
             let runtime = try? AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
         else { return .inProcess(nil) }
         let execution = context.execution
         // What only this process can do: ask on its terminal, or read a relative path.
-        let readsInput = readsInput(command, arguments)
+        let readsInput = command.readsStandardInput
         let inputIsTerminal = execution.inputIsTerminal
         if readsInput && inputIsTerminal { return .inProcess(nil) }
-        if command.options.contains(where: { $0.key == .yes }) && !arguments.has(.yes) {
-            return .inProcess(nil)
-        }
         if let policy = context.globals.policy ?? context.environment["LATCHKEY_POLICY"], !policy.isEmpty,
             !policy.hasPrefix("/"), !policy.hasPrefix("built-in:")
         {
@@ -56,19 +48,20 @@ enum AgentOffer {
         var passphrase: SecretBytes?
         let inProcess = {
             Execution(
-                input: input, inputIsTerminal: inputIsTerminal, passphrase: passphrase, capture: nil, unlocked: nil)
+                input: input, inputIsTerminal: inputIsTerminal, passphrase: passphrase, capture: nil)
         }
         // Input that cannot be read fails in-process, where the command reports it its own way (docker's on standard output too).
         guard case .success(let inputBytes)? = input ?? .success(SecretBytes()) else { return .inProcess(inProcess()) }
         // The namespace is resolved here, from this process's options and environment; one that
         // cannot be fails in-process, where the command reports it its own way.
-        guard let namespace = try? context.resolvedNamespace().encoded() else { return .inProcess(inProcess()) }
+        guard let namespace = try? context.resolvedNamespace().encoded(),
+            let typed = try? StoreRequest(command: command, json: context.globals.json).encoded()
+        else { return .inProcess(inProcess()) }
         guard let connection = connect(runtime, context) else { return .inProcess(inProcess()) }
         var request = AgentMessage(.run)
         request.append(.toolVersion, Tool.version)
-        request.append(.invokedAs, invokedAs)
-        for argument in line { request.append(.argument, argument) }
-        for assignment in context.environment.forwardedAssignments { request.append(.environment, assignment) }
+        request.fields.append((.command, typed))
+        if let bus = context.environment["DBUS_SESSION_BUS_ADDRESS"] { request.append(.sessionBus, bus) }
         request.fields.append((.namespace, namespace))
         request.fields.append((.flags, SecretBytes([inputIsTerminal ? 1 : 0])))
         if readsInput { request.fields.append((.standardInput, inputBytes)) }
@@ -91,7 +84,8 @@ enum AgentOffer {
         // which it has once the agent sends anything else; then the command ends by the signal
         // that came, printing no token (docs/ROTATION.md, "Interrupting a refresh").
         let deferral = SignalDeferral()
-        let refreshCommand = arguments[.refreshCommand]
+        let refreshCommand: String?
+        if case .sessionGet(_, _, _, let given) = command { refreshCommand = given } else { refreshCommand = nil }
         let refresh = { (refreshToken: SecretBytes) -> Result<RefreshCommandRun, LatchkeyError> in
             guard let refreshCommand else {
                 return .failure(
@@ -138,34 +132,11 @@ enum AgentOffer {
         case .lost(let wroteOutput):
             // Only a command that changes nothing may run again; one that may have changed
             // something, or whose output was already partly written, is reported.
-            if !wroteOutput && readsOnly(command, arguments) { return .inProcess(inProcess()) }
+            if !wroteOutput && command.readsOnly { return .inProcess(inProcess()) }
             throw LatchkeyError(
                 .timedOut,
                 "the agent took the command but its answer was lost (the agent stopped or died); it may have run, so it is not run again here"
             )
-        }
-    }
-
-    /// Whether the command changes nothing in the store with these arguments, so running
-    /// it again after a lost answer is safe.
-    private static func readsOnly(_ command: Command, _ arguments: CommandArguments) -> Bool {
-        switch command.name {
-        case "status", "username get", "remember show", "session get", "session list", "secret get",
-            "secret list", "audit show", "audit verify":
-            return true
-        case "git-credential": return arguments.positionals.first == "get"
-        case "docker-credential": return ["get", "list"].contains(arguments.positionals.first ?? "")
-        default: return false
-        }
-    }
-
-    /// Whether the command reads its standard input with these arguments.
-    private static func readsInput(_ command: Command, _ arguments: CommandArguments) -> Bool {
-        guard command.readsStandardInput else { return false }
-        switch command.words {
-        case ["git-credential"]: return ["get", "store", "erase"].contains(arguments.positionals.first ?? "")
-        case ["docker-credential"]: return ["store", "get", "erase"].contains(arguments.positionals.first ?? "")
-        default: return true
         }
     }
 

@@ -2,8 +2,7 @@ import Latchkey
 
 /// `audit show|verify` and `policy show|check`.
 enum AuditCommands {
-    static func show(_ context: Context, _ arguments: CommandArguments) throws {
-        let since = try arguments.integer(.since, in: 0...Int64.max).map { UInt64($0) }
+    static func show(_ context: Context, since: UInt64?) throws {
         let entries = try context.openVault().auditEntries(since: since)
         var objects: [JSONOutput] = []
         for entry in entries {
@@ -24,7 +23,7 @@ enum AuditCommands {
         context.output.set("entries", .array(objects))
     }
 
-    static func verify(_ context: Context, _ arguments: CommandArguments) throws {
+    static func verify(_ context: Context) throws {
         var trails: [JSONOutput] = []
         var firstBreak: LatchkeyError?
         let vault = try context.openVault()
@@ -69,13 +68,9 @@ enum AuditCommands {
         if let firstBreak { throw firstBreak }
     }
 
-    static func reset(_ context: Context, _ arguments: CommandArguments) throws {
+    static func reset(_ context: Context, confirmed: Bool) throws {
         let appID = try context.appID()
-        guard
-            try Confirmation.confirmed(
-                "Set the broken audit trail of \(appID) aside and start a new one?",
-                refusal: "audit reset starts a new audit trail for \(appID)", arguments, context.execution)
-        else {
+        guard confirmed else {
             try context.output.line("cancelled: nothing was reset")
             context.output.set("reset", .array([]))
             return

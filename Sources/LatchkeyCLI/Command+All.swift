@@ -8,28 +8,28 @@ extension Command {
             words: ["status"],
             summary:
                 "show the store in use and why, its protection, the policy, where each setting came from, and counts",
-            viaAgent: true, run: VaultCommands.status),
+            store: StoreCommands.status),
         Command(
             words: ["username", "get"], summary: "print the remembered username",
-            exits: [ExitStatus(status: 1, meaning: "no username is remembered")], viaAgent: true,
-            run: VaultCommands.usernameGet),
+            exits: [ExitStatus(status: 1, meaning: "no username is remembered")],
+            store: StoreCommands.plain(.usernameGet)),
         Command(
             words: ["username", "set"], arguments: [Argument(name: "NAME")],
             summary: "remember NAME for the next login, if the policy and the user allow it",
-            exits: [ExitStatus(status: 77, meaning: "the policy or the user's opt-out refuses it")], viaAgent: true,
-            run: VaultCommands.usernameSet),
+            exits: [ExitStatus(status: 77, meaning: "the policy or the user's opt-out refuses it")],
+            store: StoreCommands.usernameSet),
         Command(
-            words: ["username", "forget"], summary: "forget the remembered username", viaAgent: true,
-            run: VaultCommands.usernameForget),
+            words: ["username", "forget"], summary: "forget the remembered username",
+            store: StoreCommands.plain(.usernameForget)),
         Command(
-            words: ["remember", "on"], summary: "allow remembering the username", viaAgent: true,
-            run: VaultCommands.rememberOn),
+            words: ["remember", "on"], summary: "allow remembering the username",
+            store: StoreCommands.plain(.rememberOn)),
         Command(
             words: ["remember", "off"], summary: "opt out of remembering the username; erases it at once",
-            viaAgent: true, run: VaultCommands.rememberOff),
+            store: StoreCommands.plain(.rememberOff)),
         Command(
-            words: ["remember", "show"], summary: "show whether the username is remembered", viaAgent: true,
-            run: VaultCommands.rememberShow),
+            words: ["remember", "show"], summary: "show whether the username is remembered",
+            store: StoreCommands.plain(.rememberShow)),
         Command(
             words: ["session", "put"], arguments: [Argument(name: "NAME")],
             summary: "save a session token read from standard input (one trailing newline stripped)",
@@ -42,8 +42,7 @@ extension Command {
             ],
             readsStandardInput: true,
             exits: [ExitStatus(status: 65, meaning: "the token read is empty, or --grant's token response is not one")],
-            viaAgent: true,
-            run: SessionCommands.put),
+            store: StoreCommands.sessionPut),
         Command(
             words: ["session", "get"], arguments: [Argument(name: "NAME")],
             summary: "print a session token followed by a newline",
@@ -63,14 +62,13 @@ extension Command {
                     meaning: "--refresh-command got no new grant (endpoint down or other answer); the grant is kept"),
                 ExitStatus(status: 77, meaning: "--refresh-command was rejected (invalid_grant): the session ended"),
             ],
-            viaAgent: true,
-            run: SessionCommands.get),
+            store: StoreCommands.sessionGet),
         Command(
             words: ["session", "list"], summary: "list sessions: names, accounts and times, never tokens",
-            options: [everyAccount], viaAgent: true, run: SessionCommands.list),
+            options: [everyAccount], store: StoreCommands.sessionList),
         Command(
             words: ["session", "delete"], arguments: [Argument(name: "NAME")], summary: "delete a session",
-            options: [account], viaAgent: true, run: SessionCommands.delete),
+            options: [account], store: StoreCommands.sessionDelete),
         Command(
             words: ["secret", "put"], arguments: [Argument(name: "NAME")],
             summary:
@@ -81,50 +79,48 @@ extension Command {
                     completion: .file())
             ],
             readsStandardInput: true,
-            exits: [ExitStatus(status: 65, meaning: "the value read is empty")], viaAgent: true,
-            run: SecretCommands.put),
+            exits: [ExitStatus(status: 65, meaning: "the value read is empty")], store: StoreCommands.secretPut),
         Command(
             words: ["secret", "get"], arguments: [Argument(name: "NAME")],
             summary: "print a named secret followed by a newline",
             options: [
                 Option(key: .noNewline, short: "-n", help: "write the value's exact bytes and nothing else")
             ],
-            exits: [ExitStatus(status: 1, meaning: "the secret is missing or expired")], viaAgent: true,
-            run: SecretCommands.get),
+            exits: [ExitStatus(status: 1, meaning: "the secret is missing or expired")], store: StoreCommands.secretGet),
         Command(
-            words: ["secret", "list"], summary: "list named secrets: names and times, never values", viaAgent: true,
-            run: SecretCommands.list),
+            words: ["secret", "list"], summary: "list named secrets: names and times, never values",
+            store: StoreCommands.plain(.secretList)),
         Command(
             words: ["secret", "delete"], arguments: [Argument(name: "NAME")], summary: "delete a named secret",
-            viaAgent: true, run: SecretCommands.delete),
+            store: StoreCommands.secretDelete),
         Command(
             words: ["logout"], summary: "log out as the policy says: wipe sessions, keep or forget the username",
-            options: [everyAccount], viaAgent: true, run: VaultCommands.logout),
+            options: [everyAccount], store: StoreCommands.logout),
         Command(
             words: ["wipe"], summary: "erase every credential of the app (asks on a terminal unless --yes)",
             options: [yes],
             exits: [ExitStatus(status: 64, meaning: "standard input is not a terminal and --yes is missing")],
-            viaAgent: true, run: VaultCommands.wipe),
+            store: StoreCommands.wipe),
         Command(
             words: ["migrate"], summary: "move a leftover encrypted file vault into the Secret Service",
-            exits: [ExitStatus(status: 69, meaning: "the encrypted file is the store in use")], viaAgent: true,
-            run: VaultCommands.migrate),
+            exits: [ExitStatus(status: 69, meaning: "the encrypted file is the store in use")],
+            store: StoreCommands.plain(.migrate)),
         Command(
             words: ["audit", "show"], summary: "print the audit trail",
             options: [Option(key: .since, value: "SEQ", help: "only the entries after sequence number SEQ")],
-            viaAgent: true, run: AuditCommands.show),
+            store: StoreCommands.auditShow),
         Command(
             words: ["audit", "verify"],
             summary: "verify the audit trail, read-only; names every reset and the segment it kept",
             exits: [ExitStatus(status: 65, meaning: "a trail was altered (the first bad sequence is named)")],
-            viaAgent: true, run: AuditCommands.verify),
+            store: StoreCommands.plain(.auditVerify)),
         Command(
             words: ["audit", "reset"],
             summary:
                 "set a broken audit trail aside (kept, renamed) and start a new chain that records the reset (asks on a terminal unless --yes)",
             options: [yes],
             exits: [ExitStatus(status: 64, meaning: "standard input is not a terminal and --yes is missing")],
-            viaAgent: true, run: AuditCommands.reset),
+            store: StoreCommands.auditReset),
         Command(words: ["policy", "show"], summary: "print the policy in force", run: AuditCommands.policyShow),
         Command(
             words: ["policy", "check"], arguments: [Argument(name: "FILE", completion: .file())],
@@ -135,7 +131,7 @@ extension Command {
             words: ["git-credential"],
             arguments: [Argument(name: "ACTION", completion: .choices(["get", "store", "erase"]))],
             summary: "speak git's credential-helper protocol on standard input and output",
-            readsStandardInput: true, viaAgent: true, run: GitCommands.run),
+            readsStandardInput: true, store: StoreCommands.gitCredential),
         Command(
             words: ["docker-credential"],
             arguments: [Argument(name: "ACTION", completion: .choices(["store", "get", "erase", "list", "version"]))],
@@ -147,7 +143,7 @@ extension Command {
                     status: 1,
                     meaning: "get: no credential for the registry (\"credentials not found in native keychain\")")
             ],
-            viaAgent: true, run: DockerCommands.run),
+            store: StoreCommands.dockerCredential),
         Command(
             words: ["agent", "run"],
             summary:

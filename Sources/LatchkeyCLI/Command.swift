@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 
 /// One command of the `latchkey` tool as the one description of the commands
 /// states it (``Command/all``): its words, arguments, options, help text and
@@ -16,12 +17,13 @@ struct Command: Sendable {
     var readsStandardInput = false
     /// The exit statuses besides 0 that it has reasons of its own for.
     var exits: [ExitStatus] = []
-    /// Whether it uses a store, and so runs in the agent when one answers (``AgentClient``).
-    var viaAgent = false
     /// Whether its group's first word alone runs it (`latchkey agent` is `latchkey agent run`).
     var isGroupDefault = false
-    /// Runs it.
-    let run: @Sendable (Context, CommandArguments) throws -> Void
+    /// Runs it (a command that uses no store).
+    var run: (@Sendable (Context, CommandArguments) throws -> Void)? = nil
+    /// What its line parses into, for a command that uses a store: the value that runs in this
+    /// process or in the agent when one answers (``StoreCommands``, ``AgentOffer``).
+    var store: (@Sendable (Context, CommandArguments) throws -> StoreCommand)? = nil
 
     /// Its words as one string, such as `session put`.
     var name: String { words.joined(separator: " ") }

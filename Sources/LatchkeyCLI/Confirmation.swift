@@ -15,7 +15,7 @@ enum Confirmation {
         _ question: String, refusal: String, _ arguments: CommandArguments, _ execution: Execution
     ) throws -> Bool {
         if arguments.has(.yes) { return true }
-        guard execution.inputIsTerminal && !execution.isInAgent else {
+        guard execution.inputIsTerminal else {
             throw LatchkeyError(
                 .usage, "\(refusal); confirm with --yes (standard input is not a terminal, so it cannot ask)")
         }

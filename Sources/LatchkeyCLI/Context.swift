@@ -1,5 +1,4 @@
 import Latchkey
-import LatchkeyAgent
 import LatchkeyCommands
 import LatchkeySystem
 import Synchronization
@@ -21,11 +20,15 @@ struct Context {
     var execution: Execution { output.execution }
     /// Whether the command reads data from standard input (so a passphrase cannot be prompted there).
     var readsStandardInput = false
+    /// In the agent: the namespace the client resolved, whose vault the command gets from its
+    /// ``Execution/vaults`` and whose graphical session sets the Secret Service unlock mode.
+    var namespace: ResolvedNamespace?
 
     /// This context with its output (and so its execution) replaced by `output`.
     func writing(to output: Output) -> Context {
         var context = Context(globals: globals, output: output, environment: environment)
         context.readsStandardInput = readsStandardInput
+        context.namespace = namespace
         context.openedVaults = openedVaults
         return context
     }
@@ -115,38 +118,56 @@ struct Context {
         return try VaultSettings.backend(given: globals.backend, environment: settingsEnvironment).0
     }
 
-    /// Where the app id, the policy, the backend choice and the store directory
+    /// Where the app id, the policy, the backend choice and the store directory were given:
+    /// a flag, an environment variable, or neither (the policy or the built-in default), as
+    /// `status` reports them wherever it runs.
+    func settingOrigins() -> SettingOrigins {
+        func given(_ flag: String?, _ flagName: String, _ variable: String) -> SettingOrigins.Origin? {
+            if flag != nil { return SettingOrigins.Origin(isFlag: true, name: flagName) }
+            if environment[variable]?.isEmpty == false { return SettingOrigins.Origin(isFlag: false, name: variable) }
+            return nil
+        }
+        let app =
+            globals.app != nil
+            ? SettingOrigins.Origin(isFlag: true, name: "--app")
+            : environment["LATCHKEY_APP"].map { _ in SettingOrigins.Origin(isFlag: false, name: "LATCHKEY_APP") }
+        return SettingOrigins(
+            app: app, policy: namedPolicy.map { SettingOrigins.Origin(isFlag: $0.source == .flag, name: $0.origin) },
+            backend: given(globals.backend?.rawValue, "--backend", "LATCHKEY_BACKEND"),
+            storeDirectory: given(globals.storeDirectory, "--store-dir", "LATCHKEY_HOME"))
+    }
+
+    /// The app id, the policy, the backend choice and the store directory, and where they
     /// came from, for `status`.
     /// - Parameters:
     ///   - policy: The policy in force.
     ///   - storeDirectory: The store directory in use.
+    ///   - origins: Where the client found them (``settingOrigins()``).
     /// - Returns: The four settings.
     /// - Throws: `LatchkeyError` `.usage` for a `LATCHKEY_BACKEND` that names no store.
-    func settings(policy: Policy, storeDirectory directory: String) throws -> Settings {
+    func settings(policy: Policy, storeDirectory directory: String, origins: SettingOrigins) throws -> Settings {
+        func setting(_ value: String, _ origin: SettingOrigins.Origin) -> Setting {
+            Setting(value: value, source: origin.isFlag ? .flag : .environment, origin: origin.name)
+        }
         let app =
-            globals.app.map { Setting(value: $0, source: .flag, origin: "--app") }
-            ?? environment["LATCHKEY_APP"].map { Setting(value: $0, source: .environment, origin: "LATCHKEY_APP") }
+            origins.app.map { setting(globals.app ?? environment["LATCHKEY_APP"] ?? "", $0) }
             ?? Setting(value: "default", source: .builtInDefault, origin: nil)
         let builtIn = policy.source.hasPrefix("built-in:")
         let fromPolicy: (SettingSource, String?) =
             builtIn ? (.builtInDefault, policy.source) : (.policyFile, policy.source)
-        let named = namedPolicy
         let policySetting = Setting(
-            value: policy.name, source: named?.source ?? fromPolicy.0, origin: named?.origin ?? fromPolicy.1)
+            value: policy.name, source: origins.policy.map { $0.isFlag ? .flag : .environment } ?? fromPolicy.0,
+            origin: origins.policy?.name ?? fromPolicy.1)
         let backend: Setting
-        if let choice = globals.backend {
-            backend = Setting(value: choice.rawValue, source: .flag, origin: "--backend")
-        } else if let choice = try backendChoice() {
-            backend = Setting(value: choice.rawValue, source: .environment, origin: "LATCHKEY_BACKEND")
+        if let origin = origins.backend, let choice = try backendChoice() {
+            backend = setting(choice.rawValue, origin)
         } else {
             backend = Setting(
                 value: policy.backend.rawValue, source: fromPolicy.0, origin: fromPolicy.1.map { "\($0): backend.kind" }
             )
         }
         let store =
-            globals.storeDirectory.map { _ in Setting(value: directory, source: .flag, origin: "--store-dir") }
-            ?? (environment["LATCHKEY_HOME"]?.isEmpty == false
-                ? Setting(value: directory, source: .environment, origin: "LATCHKEY_HOME") : nil)
+            origins.storeDirectory.map { setting(directory, $0) }
             ?? Setting(value: directory, source: .builtInDefault, origin: nil)
         return Settings(app: app, policy: policySetting, backend: backend, storeDirectory: store)
     }
@@ -181,80 +202,46 @@ struct Context {
     /// command (`DISPLAY` or `WAYLAND_DISPLAY`; the agent gets the client's), else `never`.
     func unlockMode(_ policy: Policy) -> (mode: Policy.SecretServiceUnlock, why: String) {
         if let chosen = policy.secretServiceUnlock { return (chosen, "policy secretService.unlock") }
-        let mode = Policy.SecretServiceUnlock.sessionDefault(
-            environment: environment.subset(Environment.graphicalSession))
+        let mode =
+            namespace.flatMap { Policy.SecretServiceUnlock(rawValue: $0.sessionUnlock) }
+            ?? Policy.SecretServiceUnlock.sessionDefault(environment: environment.subset(Environment.graphicalSession))
         return (mode, mode == .prompt ? "a graphical session is present" : "no graphical session")
     }
 
-    /// Opens the vault. A passphrase is read only when the policy protects the
-    /// file with one: from `--passphrase-fd` or `--passphrase-file`, else from
-    /// a no-echo prompt when standard input is a terminal and the file is the store in use.
-    /// Inside the agent it is the one the client sent, else the one the agent
-    /// holds unlocked; when it has none, the client is told to ask and send it.
+    /// Opens the vault. In the agent it comes from the command's ``VaultSource``
+    /// (``Execution/vaults``), with the passphrase the client sent; when it needs one it does
+    /// not have, the client is told to ask and send it. In this process a passphrase is read
+    /// only when the policy protects the file with one: from `--passphrase-fd` or
+    /// `--passphrase-file`, else from a no-echo prompt when standard input is a terminal and
+    /// the file is the store in use.
     /// - Parameter unlocking: Whether a locked Secret Service collection may be unlocked through
     ///   the provider's prompt, as ``unlockMode(_:)`` says; false opens it under `never`, for a
     ///   command that reports and never asks (`status`).
     /// - Throws: `LatchkeyError` `.wrongKey` saying how to give a passphrase when one is needed and missing.
     func openVault(unlocking: Bool = true) throws -> Vault {
+        if let vaults = execution.vaults, let namespace {
+            do {
+                return opened(
+                    try vaults.vault(for: namespace, passphrase: execution.passphrase, unlocking: unlocking))
+            } catch let error as LatchkeyError where error.code == .wrongKey && execution.passphrase == nil {
+                guard try policy().fileKeySource == .passphrase else { throw error }
+                throw PassphraseNeeded(error: error, prompt: Self.passphrasePrompt(try appID()))
+            }
+        }
         let policy = try policy()
         let appID = try appID()
         let backend = try backendChoice()
         let storeDirectory = try storeDirectory()
         let needsPassphrase = policy.fileKeySource == .passphrase
-        execution.report.withLock { $0.serviceDeadline = .milliseconds(Int64(policy.secretServiceTimeout * 1000)) }
-        if let failure = execution.failFast, (backend ?? policy.backend) != .file {
-            // Inside the agent, moments after this namespace's Secret Service missed a deadline.
-            execution.report.withLock { $0.failedFast = true }
-            throw failure
-        }
-        let unlocked = execution.unlocked
-        let epoch = unlocked?.currentEpoch ?? 0
         let given = needsPassphrase ? try suppliedPassphrase() : nil
-        // Inside the agent, a cached passphrase only under a policy that caches, and only
-        // for the vault it opened (checked below, before it is used).
-        let caches = policy.agent.unlockCacheDuration > 0
-        let cached =
-            given == nil && needsPassphrase && caches
-            ? unlocked?.entry(app: appID, storeDirectory: storeDirectory) : nil
-        let prompt = Self.passphrasePrompt(appID)
         func open(_ passphrase: SecretBytes?) throws -> Vault {
-            let vault = try Vault.open(
+            try Vault.open(
                 appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
                 unlock: unlocking ? unlockMode(policy).mode : .never)
-            execution.auditSync?.adopt(vault)
-            return vault
         }
         do {
-            let vault = try open(given ?? cached?.passphrase)
-            if let unlocked {
-                unlocked.noteServed(
-                    app: appID, storeDirectory: storeDirectory, backend: vault.openReport.backend.rawValue)
-            }
-            if let unlocked, needsPassphrase, vault.openReport.backend == .file {
-                if let cached, try vault.fileVaultSalt() != cached.salt {
-                    // Not the vault the passphrase opened (it was deleted or replaced): never used for it.
-                    throw LatchkeyError(.wrongKey, "the vault of \(appID) needs its passphrase")
-                }
-                if let used = given ?? cached?.passphrase {
-                    // A passphrase given now must open the vault there is before anything else happens.
-                    if given != nil { _ = try vault.authenticatedFileVaultSalt() }
-                    openedVaults.afterRun { [vault] in
-                        guard caches, let salt = try? vault.authenticatedFileVaultSalt() else { return }
-                        unlocked.remember(
-                            used, salt: salt, app: appID, storeDirectory: storeDirectory,
-                            for: policy.agent.unlockCacheDuration, epoch: epoch)
-                    }
-                }
-            }
-            return opened(vault)
+            return opened(try open(given))
         } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && given == nil {
-            if let unlocked {
-                // The agent holds no passphrase (or one that no longer opens the vault, which it
-                // forgets; another policy's entry is left alone): the client asks for it.
-                if cached != nil { unlocked.forget(app: appID, storeDirectory: storeDirectory) }
-                execution.passphraseNeeded.withLock { $0 = prompt }
-                throw error
-            }
             guard execution.inputIsTerminal && !readsStandardInput else {
                 throw LatchkeyError(
                     .wrongKey,
@@ -262,7 +249,7 @@ struct Context {
                         + "; give it with --passphrase-fd N or --passphrase-file PATH (a 0600 file), or run on a terminal to be asked"
                 )
             }
-            let typed = try SecretInput.readFromTerminal(prompt: prompt, execution)
+            let typed = try SecretInput.readFromTerminal(prompt: Self.passphrasePrompt(appID), execution)
             return opened(try open(typed))
         }
     }
@@ -303,10 +290,8 @@ struct Context {
 
     /// The passphrase given for this command: sent by the client (or read by it
     /// before it ran the command in-process), else from `--passphrase-fd` or `--passphrase-file`.
-    /// Inside the agent only the client's counts: the options name the client's descriptors and files.
     func suppliedPassphrase() throws -> SecretBytes? {
         if let passphrase = execution.passphrase { return passphrase }
-        if execution.isInAgent { return nil }
         if let descriptor = globals.passphraseDescriptor {
             if descriptor == 0 && readsStandardInput {
                 throw LatchkeyError(
@@ -332,21 +317,17 @@ struct Context {
 /// several at once).
 final class OpenedVaults: Sendable {
     let vaults = Mutex<[Vault]>([])
-    /// What to do once the command has run (the agent caches a passphrase that opened its vault).
-    private let afterwards = Mutex<[@Sendable () -> Void]>([])
-
-    /// Runs `action` once the command has run, whatever its outcome.
-    func afterRun(_ action: @escaping @Sendable () -> Void) {
-        afterwards.withLock { $0.append(action) }
-    }
-
-    /// Runs what ``afterRun(_:)`` was given, once, and lets go of the vaults.
+    /// Lets go of the vaults.
     func finish() {
-        let actions = afterwards.withLock { actions in
-            defer { actions.removeAll() }
-            return actions
-        }
-        for action in actions { action() }
         vaults.withLock { $0.removeAll() }
     }
+}
+
+/// What opening a vault inside the agent throws when it needs a passphrase the agent does not
+/// hold and the client did not send: the client asks with `prompt` and sends the command again.
+struct PassphraseNeeded: Error {
+    /// The error opening the vault met.
+    let error: LatchkeyError
+    /// The prompt the client shows (its own words).
+    let prompt: String
 }

@@ -20,8 +20,7 @@ enum DockerCommands {
     /// The app namespace when neither `--app` nor `LATCHKEY_APP` names one.
     static let defaultApp = "docker"
 
-    static func run(_ context: Context, _ arguments: CommandArguments) throws {
-        let action = arguments.positionals[0]
+    static func run(_ context: Context, action: String) throws {
         context.output.set("action", .string(action))
         do {
             try perform(action, context)

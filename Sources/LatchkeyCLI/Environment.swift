@@ -1,13 +1,13 @@
 import Latchkey
 
 /// The environment variables a command reads: the process's own, looked up one
-/// at a time (`getenv`, never decoding the whole environment), or those a
-/// client sent to the agent with its request.
+/// at a time (`getenv`, never decoding the whole environment), or a given set (none, for a
+/// command the agent runs: the client resolved what it needs).
 struct Environment: Sendable {
-    /// The variables a client sends to the agent: those the tool reads
-    /// (``Tool/environment``), those that find the default store and the user's
-    /// policy, and those that name the session bus and the runtime directory.
-    static let forwarded =
+    /// The variables the tool reads (``Tool/environment``), those that find the default store
+    /// and the user's policy, and those that name the session bus and the graphical session:
+    /// each must be valid UTF-8 (``requireUTF8()``).
+    static let read =
         Tool.environment.map(\.name) + ["HOME", "DBUS_SESSION_BUS_ADDRESS"] + Environment.graphicalSession
 
     /// The variables that say a graphical session is present, which makes `prompt`
@@ -35,23 +35,15 @@ struct Environment: Sendable {
         return POSIX.environmentValue(name)
     }
 
-    /// Checks that the variables the tool reads (``forwarded``) hold valid UTF-8:
+    /// Checks that the variables the tool reads (``read``) hold valid UTF-8:
     /// a store directory, an app id or a policy path whose bytes are not would
     /// otherwise name another one.
     /// - Throws: `LatchkeyError` `.usage` naming the first variable that does not.
     func requireUTF8() throws {
-        guard values == nil, let name = Environment.forwarded.first(where: { !POSIX.environmentValueIsUTF8($0) })
+        guard values == nil, let name = Environment.read.first(where: { !POSIX.environmentValueIsUTF8($0) })
         else { return }
         throw Invocation.notUTF8("the environment variable \(name)")
     }
-
-    /// The variables a client sends to the agent (``forwarded``) that are set, as
-    /// `NAME=value`, in the order of their names.
-    var forwardedAssignments: [String] {
-        Self.forwardedInOrder.compactMap { name in self[name].map { name + "=" + $0 } }
-    }
-
-    private static let forwardedInOrder = forwarded.sorted()
 
     /// The variables among `names` that are set.
     func subset(_ names: [String]) -> [String: String] {

@@ -6,8 +6,7 @@ import LatchkeySystem
 /// `git-credential-latchkey`: git's input on standard input, the answer on
 /// standard output. The protocol itself is `GitCredentialHelper`'s.
 enum GitCommands {
-    static func run(_ context: Context, _ arguments: CommandArguments) throws {
-        let action = arguments.positionals[0]
+    static func run(_ context: Context, action: String) throws {
         context.output.set("action", .string(action))
         guard ["get", "store", "erase"].contains(action) else {
             // The protocol asks helpers to ignore actions they do not know, so a newer git keeps working.

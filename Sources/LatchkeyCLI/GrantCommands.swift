@@ -17,11 +17,7 @@ enum GrantCommands {
     static let outputLimit = 1 << 20
 
     /// Stores the token response (RFC 6749 section 5.1) on standard input as one grant.
-    static func put(_ context: Context, _ arguments: CommandArguments, name: String, account: String) throws {
-        guard arguments[.expiresIn] == nil else {
-            throw LatchkeyError(
-                .usage, "--expires-in cannot be given with --grant: the token response's expires_in says it")
-        }
+    static func put(_ context: Context, name: String, account: String) throws {
         let vault = try context.openVault()
         let response = try SecretInput.read(fromDescriptor: 0, context.execution)
         let grant = try Grant(tokenResponse: response)
@@ -33,15 +29,14 @@ enum GrantCommands {
     }
 
     /// Prints a valid access token, refreshing the grant through `command` when a refresh is due.
-    static func get(
-        _ context: Context, _ arguments: CommandArguments, name: String, account: String, command: String
-    ) throws {
+    static func get(_ context: Context, name: String, account: String, command: String, noNewline: Bool) throws {
         let vault = try context.openVault()
-        // In this process (not the agent's, which no terminal signals), SIGINT, SIGTERM and
-        // SIGHUP wait from the moment the refresh starts until its grant is saved, then end
-        // the command (docs/ROTATION.md, "Interrupting a refresh").
+        // When the refresh command runs in this process (not in a client that runs it for the
+        // agent, which holds the signals back itself), SIGINT, SIGTERM and SIGHUP wait from the
+        // moment the refresh starts until its grant is saved, then end the command
+        // (docs/ROTATION.md, "Interrupting a refresh").
         let deferral = SignalDeferral()
-        let deferring = !context.output.execution.isInAgent
+        let deferring = context.execution.client == nil
         let grant = try deferral.settling {
             try vault.validGrant(named: name, account: account, deadline: commandDeadline + .seconds(5)) {
                 refreshToken in
@@ -53,7 +48,7 @@ enum GrantCommands {
         context.output.set(
             "session",
             SessionCommands.info(name: name, account: account, created: nil, expires: grant.accessTokenExpires))
-        try context.output.secret(grant.accessToken, key: "secret", newline: !arguments.has(.noNewline))
+        try context.output.secret(grant.accessToken, key: "secret", newline: !noNewline)
     }
 
     /// Runs the refresh command with the refresh token alone on its standard

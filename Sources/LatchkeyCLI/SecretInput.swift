@@ -64,12 +64,12 @@ enum SecretInput {
     /// nothing typed after the prompt appears is ever shown.
     /// - Parameters:
     ///   - prompt: What to ask, such as `Passphrase for com.example.notes: `.
-    ///   - execution: The run; inside the agent there is no terminal to ask on.
+    ///   - execution: The run, whose standard input is the terminal (never in the agent, which asks nothing).
     /// - Returns: The line without its newline.
     /// - Throws: `LatchkeyError` `.unavailable` when standard input is not a
     ///   terminal; `.invalidInput` when input ends before a line; `.io`.
     static func readFromTerminal(prompt: String, _ execution: Execution) throws -> SecretBytes {
-        guard execution.inputIsTerminal, !execution.isInAgent else {
+        guard execution.inputIsTerminal else {
             throw LatchkeyError(.unavailable, "standard input is not a terminal, so no prompt can be shown")
         }
         let (secret, atEnd) = try POSIX.readSecretLineWithoutEcho(from: 0, limit: maximumLength, prompt: prompt)

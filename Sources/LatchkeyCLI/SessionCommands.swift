@@ -8,13 +8,7 @@ import Latchkey
 
 /// `session put|get|list|delete`. Without `--account`, a session belongs to the empty account.
 enum SessionCommands {
-    static func put(_ context: Context, _ arguments: CommandArguments) throws {
-        let name = arguments.positionals[0]
-        let account = arguments[.account] ?? ""
-        if arguments.has(.grant) {
-            return try GrantCommands.put(context, arguments, name: name, account: account)
-        }
-        let lifetime = try arguments.duration(.expiresIn, in: 1...315_360_000)
+    static func put(_ context: Context, name: String, account: String, expiresIn lifetime: Int64?) throws {
         let vault = try context.openVault()
         let token = try SecretInput.readStandardInput(prompt: "Token for session \(name): ", context.execution)
         guard !token.isEmpty else {
@@ -27,12 +21,7 @@ enum SessionCommands {
         context.noteFallback(vault, wrote: "session \(TextEscaping.escaped(name))")
     }
 
-    static func get(_ context: Context, _ arguments: CommandArguments) throws {
-        let name = arguments.positionals[0]
-        let account = arguments[.account] ?? ""
-        if let command = arguments[.refreshCommand] {
-            return try GrantCommands.get(context, arguments, name: name, account: account, command: command)
-        }
+    static func get(_ context: Context, name: String, account: String, noNewline: Bool) throws {
         let vault = try context.openVault()
         guard let session = try vault.session(named: name, account: account) else {
             if try vault.damagedItems().contains(where: { $0.kind == .session && $0.name == name }) {
@@ -49,12 +38,12 @@ enum SessionCommands {
         }
         context.output.set(
             "session", info(name: name, account: account, created: session.created, expires: session.expires))
-        try context.output.secret(session.value, key: "secret", newline: !arguments.has(.noNewline))
+        try context.output.secret(session.value, key: "secret", newline: !noNewline)
     }
 
-    static func list(_ context: Context, _ arguments: CommandArguments) throws {
+    static func list(_ context: Context, account: String?) throws {
         let vault = try context.openVault()
-        let sessions = try vault.sessions(account: arguments[.account])
+        let sessions = try vault.sessions(account: account)
         // Damaged sessions have no account Latchkey can read back: listed by name, for every account.
         let damaged = try vault.damagedItems().filter { $0.kind == .session }.map(\.name).sorted()
         for session in sessions {
@@ -77,9 +66,7 @@ enum SessionCommands {
         context.output.set("damaged", .array(damaged.map { .object([("name", .string($0))]) }))
     }
 
-    static func delete(_ context: Context, _ arguments: CommandArguments) throws {
-        let name = arguments.positionals[0]
-        let account = arguments[.account] ?? ""
+    static func delete(_ context: Context, name: String, account: String) throws {
         let existed = try context.openVault().deleteSession(named: name, account: account)
         let shown = TextEscaping.escaped(name)
         try context.output.line(

@@ -1,8 +1,9 @@
 import Latchkey
+import LatchkeyCommands
 
 /// `status`, `username`, `remember`, `logout`, `wipe`, `migrate`.
 enum VaultCommands {
-    static func status(_ context: Context, _ arguments: CommandArguments) throws {
+    static func status(_ context: Context, origins: SettingOrigins) throws {
         let vault: Vault
         let status: VaultStatus
         let started = ContinuousClock.now
@@ -18,7 +19,7 @@ enum VaultCommands {
         }
         // The command line opens stores in a directory only; a vault kept in memory is a test's.
         let directory = status.storeDirectory ?? ""
-        let settings = try context.settings(policy: vault.policy, storeDirectory: directory)
+        let settings = try context.settings(policy: vault.policy, storeDirectory: directory, origins: origins)
         let out = context.output
         let accounts = status.accountCount == 1 ? "1 account" : "\(status.accountCount) accounts"
         try out.line("app: \(status.appID) (\(settings.app.provenance))")
@@ -89,7 +90,7 @@ enum VaultCommands {
                 }))
     }
 
-    static func usernameGet(_ context: Context, _ arguments: CommandArguments) throws {
+    static func usernameGet(_ context: Context) throws {
         guard let username = try context.openVault().lastUsername() else {
             throw LatchkeyError(.notFound, "no username is remembered")
         }
@@ -97,8 +98,7 @@ enum VaultCommands {
         context.output.set("username", .string(username))
     }
 
-    static func usernameSet(_ context: Context, _ arguments: CommandArguments) throws {
-        let name = arguments.positionals[0]
+    static func usernameSet(_ context: Context, name: String) throws {
         let vault = try context.openVault()
         try vault.rememberUsername(name).requireAllowed()
         try context.output.line("remembered the username")
@@ -106,21 +106,13 @@ enum VaultCommands {
         context.noteFallback(vault, wrote: "the username")
     }
 
-    static func usernameForget(_ context: Context, _ arguments: CommandArguments) throws {
+    static func usernameForget(_ context: Context) throws {
         try context.openVault().forgetUsername()
         try context.output.line("forgot the remembered username")
         context.output.set("forgotten", .bool(true))
     }
 
-    static func rememberOn(_ context: Context, _ arguments: CommandArguments) throws {
-        try setRemember(true, context)
-    }
-
-    static func rememberOff(_ context: Context, _ arguments: CommandArguments) throws {
-        try setRemember(false, context)
-    }
-
-    private static func setRemember(_ remembers: Bool, _ context: Context) throws {
+    static func setRemember(_ remembers: Bool, _ context: Context) throws {
         try context.openVault().setUsernameMemoryAllowed(remembers)
         try context.output.line(
             remembers
@@ -129,7 +121,7 @@ enum VaultCommands {
         context.output.set("remember", .bool(remembers))
     }
 
-    static func rememberShow(_ context: Context, _ arguments: CommandArguments) throws {
+    static func rememberShow(_ context: Context) throws {
         let vault = try context.openVault()
         let remembers = try vault.isUsernameMemoryAllowed()
         let policyAllows = vault.policy.remembersUsernames
@@ -140,8 +132,7 @@ enum VaultCommands {
         context.output.set("policyAllows", .bool(policyAllows))
     }
 
-    static func logout(_ context: Context, _ arguments: CommandArguments) throws {
-        let account = arguments[.account]
+    static func logout(_ context: Context, account: String?) throws {
         let report = try context.openVault().logout(account: account)
         let summary = report.summary
         try context.output.line(
@@ -149,13 +140,9 @@ enum VaultCommands {
         setReport(report, summary: summary, context.output)
     }
 
-    static func wipe(_ context: Context, _ arguments: CommandArguments) throws {
+    static func wipe(_ context: Context, confirmed: Bool) throws {
         let appID = try context.appID()
-        guard
-            try Confirmation.confirmed(
-                "Erase every credential of \(appID) (sessions and the remembered username)?",
-                refusal: "wipe erases every credential of \(appID)", arguments, context.execution)
-        else {
+        guard confirmed else {
             try context.output.line("cancelled: nothing was wiped")
             context.output.set("wiped", .bool(false))
             return
@@ -167,7 +154,7 @@ enum VaultCommands {
         setReport(report, summary: summary, context.output)
     }
 
-    static func migrate(_ context: Context, _ arguments: CommandArguments) throws {
+    static func migrate(_ context: Context) throws {
         let report = try context.openVault().migrate()
         try context.output.line(TextEscaping.escaped(report.summary))
         context.output.set("moved", .integer(report.moved))

@@ -11,75 +11,59 @@ import LatchkeySystem
     import Foundation
 #endif
 
-/// Runs the command line and returns the exit status.
+/// Runs the command line and returns the exit status: the one place a command line runs. A
+/// command that uses a store is parsed into its ``StoreCommand`` and run from that value, in
+/// the agent when one answers (``AgentOffer``), else in this process (``StoreCommands``).
 /// - Parameters:
 ///   - line: The arguments after the tool's name.
 ///   - invokedAs: The name the tool was invoked as (`git-credential-latchkey` speaks git's protocol).
 ///   - environment: The environment the command reads.
-///   - execution: What the command runs against: its streams, its input, a passphrase its client
-///     gave, the agent's unlock cache (``Execution/process()`` for this process's own).
-///   - viaAgent: Whether a command that uses a store may run in the agent (false inside the agent).
+///   - execution: This process's streams and input (``Execution/process()``).
 ///   - notUTF8: The indices of `line` whose bytes were not valid UTF-8 (refused as usage errors).
 func runTool(
-    _ line: [String], invokedAs: String, environment: Environment, execution: Execution, viaAgent: Bool,
-    notUTF8: Set<Int> = []
+    _ line: [String], invokedAs: String, environment: Environment, execution: Execution, notUTF8: Set<Int> = []
 ) -> Int32 {
-    let arguments = CommandLineJobs.words(line, invokedAs: invokedAs)
+    var arguments = line[...]
+    if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
+    if invokedAs == DockerCommands.invokedName { arguments.insert("docker-credential", at: arguments.startIndex) }
     // `--json` anywhere before `--` shapes the output, even when the line turns out wrong.
     var output = Output(json: arguments.prefix { $0 != "--" }.contains("--json"), execution: execution)
     var invocation = Invocation()
-    let opened = OpenedVaults()
-    defer { opened.finish() }
     do {
         let inserted = arguments.count - line.count
         try environment.requireUTF8()
         try invocation.parse(arguments, notUTF8: Set(notUTF8.map { $0 + inserted }))
         output = Output(json: invocation.globals.json, execution: execution)
         var context = Context(globals: invocation.globals, output: output, environment: environment)
-        context.openedVaults = opened
         if invocation.globals.version {
             try ToolCommands.version(context, invocation.arguments)
         } else if invocation.globals.help {
             try ToolCommands.showHelp(for: invocation.words, output)
         } else {
             let command = try invocation.resolvedCommand()
-            if execution.isInAgent && !command.viaAgent {
-                // Inside the agent: only what a client would send (a command that uses a store), never `agent` itself.
-                throw LatchkeyError(.usage, "the agent runs only commands that use a store, not '\(command.name)'")
-            }
             try invocation.checkArgumentCount()
             context.readsStandardInput = command.readsStandardInput
-            if viaAgent {
-                switch try AgentOffer.offer(command, context, invocation.arguments, line: line, invokedAs: invokedAs) {
+            if let store = command.store {
+                let typed = try store(context, invocation.arguments)
+                if case .dockerCredential = typed, context.globals.app == nil, environment["LATCHKEY_APP"] == nil {
+                    context.globals.app = DockerCommands.defaultApp
+                }
+                switch try AgentOffer.offer(typed, context) {
                 case .ran(let status): return status
                 case .inProcess(let read?):
                     // The input (and passphrase) this process already read for the agent.
-                    output = Output(json: invocation.globals.json, execution: read)
-                    context = context.writing(to: output)
-                case .inProcess(nil): break
+                    return StoreCommands.execute(
+                        typed, context.writing(to: Output(json: invocation.globals.json, execution: read))
+                    ).status
+                case .inProcess(nil): return StoreCommands.execute(typed, context).status
                 }
             }
-            try command.run(context, invocation.arguments)
-        }
-        for warning in context.openedVaults.vaults.withLock({ $0 }).flatMap(\.auditWarnings) {
-            output.message(
-                "latchkey: warning: an audit entry was not written: \(warning)")
+            try command.run?(context, invocation.arguments)
         }
         try output.finish(error: nil)
         return 0
     } catch {
-        execution.report.withLock { $0.failure = error as? LatchkeyError }
-        let failure = (error as? LatchkeyError ?? LatchkeyError(.internal, "\(error)")).withCommandLineRemedy
-        output.message("latchkey: \(failure)")
-        if failure.code == .usage { output.message(Help.usage(invocation.words.first)) }
-        do {
-            try output.finish(error: failure)
-        } catch {
-            // The document with the result could not be written (a secret that is not
-            // UTF-8, say): write one with the error alone.
-            try? Output(json: true, execution: output.execution).finish(error: failure)
-        }
-        return failure.code.exitStatus
+        return StoreCommands.fail(error, output, group: invocation.words.first)
     }
 }
 
@@ -103,5 +87,5 @@ let execution = Execution.process()
 POSIX.exitProcess(
     runTool(
         commandLine.dropFirst().map(\.text), invokedAs: invokedAs, environment: .process, execution: execution,
-        viaAgent: true, notUTF8: Set(commandLine.indices.dropFirst().filter { !commandLine[$0].isUTF8 }.map { $0 - 1 }))
+        notUTF8: Set(commandLine.indices.dropFirst().filter { !commandLine[$0].isUTF8 }.map { $0 - 1 }))
 )

@@ -2,7 +2,9 @@
 // which reads what a client sends to `latchkey agent` (header, then fields).
 // Parsing may fail, never crash; a message that parses must encode to the same
 // bytes (the format has one encoding per message), and parse again to the same
-// kind and fields. Compiled with the library's sources by `Fuzz/run` (make fuzz).
+// kind and fields. A `run` request's typed command and namespace (JSON) are decoded as the
+// agent decodes them: that may fail, never crash, and a command that decodes must encode and
+// decode again to the same value. Compiled with the library's sources by `Fuzz/run` (make fuzz).
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func agentRequestFuzzTarget(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -18,5 +20,13 @@ public func agentRequestFuzzTarget(_ data: UnsafePointer<UInt8>?, _ size: Int) -
         again.kind == message.kind && again.fields.map(\.tag) == message.fields.map(\.tag)
             && zip(again.fields, message.fields).allSatisfy { $0.value == $1.value },
         "a message did not survive encoding and parsing again")
+    if message.kind == .run {
+        if let command = message.value(.command), let request = try? StoreRequest(decoding: command) {
+            precondition(
+                (try? StoreRequest(decoding: request.encoded())) == request,
+                "a typed command did not survive encoding and decoding again")
+        }
+        if let namespace = message.value(.namespace) { _ = try? ResolvedNamespace(decoding: namespace) }
+    }
     return 0
 }

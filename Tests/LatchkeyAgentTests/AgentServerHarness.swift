@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeySystem
 import Synchronization
 
@@ -36,24 +37,27 @@ final class ManualClock: Sendable {
 }
 
 /// The server's runner in these tests: a real ``AgentJobRunner`` whose commands are
-/// `[namespace, name]`. It records what it ran (and whether it was told to fail fast), and
+/// `secret get NAME` in the namespace of app NAMESPACE. It records what it ran (and whether it was told to fail fast), and
 /// its commands do what their name says: `hold` runs until ``release(_:)`` lets the
 /// namespace's hold go, `miss` (after such a hold too, when held) fails as a command that
 /// missed the Secret Service's 3 s deadline, `big` writes 2 MiB; the others write their name.
 final class RecordingRunner: AgentJobRunner {
     let toolVersion = "0.0.0-test"
-    let forwardedVariables = ["DBUS_SESSION_BUS_ADDRESS"]
     /// The deadline a `miss` missed.
     static let missedDeadline: Duration = .seconds(3)
     /// The exit status of a command that failed fast.
     static let failedFastStatus: Int32 = 75
 
     private let runs = Mutex<[(name: String, failingFast: Bool)]>([])
+    private let received = Mutex<[StoreRequest]>([])
     private let ends = Mutex<[String]>([])
     private let held = Mutex<Set<String>>([])
 
     /// What ran, in the order it started: each command's name, and whether it was told to fail fast.
     var ran: [(name: String, failingFast: Bool)] { runs.withLock { $0 } }
+
+    /// The typed requests the runner was given, in the order they started.
+    var requests: [StoreRequest] { received.withLock { $0 } }
 
     /// The names of the commands that ran, in order.
     var names: [String] { ran.map(\.name) }
@@ -73,12 +77,20 @@ final class RecordingRunner: AgentJobRunner {
 
     func exitStatus(of code: LatchkeyError.Code) -> Int32 { 69 }
 
-    func namespace(of job: AgentJob) -> String { job.arguments.first ?? "" }
+    func namespace(of job: AgentJob) -> String { job.namespace.app }
 
-    func run(_ job: AgentJob, unlocked: UnlockCache, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome {
-        let namespace = job.arguments.first ?? ""
-        let name = job.arguments.dropFirst().first ?? ""
+    /// The name of the job's command (`secret get NAME`).
+    static func name(of job: AgentJob) -> String {
+        guard case .secretGet(let name, _) = job.request.command else { return "" }
+        return name
+    }
+
+    func run(_ job: AgentJob, vaults: AgentVaultSource) -> AgentJobOutcome {
+        let failure = vaults.failingFast
+        let namespace = job.namespace.app
+        let name = Self.name(of: job)
         runs.withLock { $0.append((name, failure != nil)) }
+        received.withLock { $0.append(job.request) }
         defer { ends.withLock { $0.append(name) } }
         if failure != nil {
             return AgentJobOutcome(
@@ -166,17 +178,29 @@ struct TestClient {
     /// Sends a `run` request of `name` in `namespace`, as the CLI's client does; with `patience`,
     /// how long it waits for the agent to start it.
     func run(_ name: String, in namespace: String, patience: Duration? = nil) throws {
+        try send(Self.runRequest(.secretGet(name: name, noNewline: false), in: namespace, patience: patience))
+    }
+
+    /// A `run` request of `command` in `namespace` (of that app), as the CLI's client makes one.
+    static func runRequest(_ command: StoreCommand, json: Bool = false, in namespace: String, patience: Duration? = nil)
+        throws -> AgentMessage
+    {
         var request = AgentMessage(.run)
         request.append(.toolVersion, "0.0.0-test")
-        request.append(.invokedAs, "latchkey")
-        request.append(.argument, namespace)
-        request.append(.argument, name)
-        if let bus = POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") {
-            request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
-        }
+        request.fields.append(
+            (.command, try StoreRequest(command: command, json: json).encoded()))
+        request.fields.append(
+            (
+                .namespace,
+                try ResolvedNamespace(
+                    storeDirectory: "/store", app: namespace, policy: "built-in:default", backend: nil,
+                    sessionUnlock: "never"
+                ).encoded()
+            ))
+        if let bus = POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") { request.append(.sessionBus, bus) }
         request.fields.append((.flags, SecretBytes([0])))
         if let patience { request.append(.patience, Int32(patience / .milliseconds(1))) }
-        try send(request)
+        return request
     }
 
     /// Sends `message`.

@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeySystem
 import LatchkeyTestSupport
 import Testing
@@ -263,5 +264,49 @@ struct AgentServerTests {
         #expect(test.runner.names == ["hold", "other"])
         test.runner.release("a")
         #expect(stalled.rest().last?.kind == .result)
+    }
+
+    @Test("a typed command crosses the wire and reaches the runner exactly as the client parsed it")
+    func typedRequestRoundTrips() throws {
+        let test = ServerUnderTest()
+        let sent: [StoreRequest] = [
+            StoreRequest(
+                command: .sessionGet(name: "api", account: "alice", noNewline: true, refreshCommand: "refresh --now"),
+                json: true),
+            StoreRequest(command: .sessionPut(name: "api", account: "", expiresIn: 90, grant: false), json: false),
+            StoreRequest(
+                command: .status(
+                    SettingOrigins(
+                        app: .init(isFlag: true, name: "--app"), policy: nil,
+                        backend: .init(isFlag: false, name: "LATCHKEY_BACKEND"), storeDirectory: nil)),
+                json: false),
+            StoreRequest(command: .dockerCredential(action: "get"), json: true),
+        ]
+        for request in sent {
+            let client = try test.connect()
+            try client.send(TestClient.runRequest(request.command, json: request.json, in: "a"))
+            #expect(client.rest().map(\.kind).first == .accepted)
+        }
+        #expect(test.runner.requests == sent)
+    }
+
+    @Test("a run request carrying a command line, an invoked name or environment is refused and never runs")
+    func argvRequestRefused() throws {
+        let test = ServerUnderTest()
+        for tag in [AgentMessage.Tag.argument, .invokedAs, .environment] {
+            let client = try test.connect()
+            var request = try TestClient.runRequest(.secretGet(name: "api", noNewline: false), in: "a")
+            request.append(tag, tag == .environment ? "LATCHKEY_APP=other" : "session")
+            try client.send(request)
+            #expect(client.isClosedByServer())
+            #expect(!client.rest().contains { $0.kind == .accepted || $0.kind == .result })
+        }
+        #expect(test.runner.requests.isEmpty)
+        #expect(test.logged("the agent takes only a typed command"))
+        // The same request without those fields runs.
+        let client = try test.connect()
+        try client.run("api", in: "a")
+        #expect(client.rest().map(\.kind) == [.accepted, .output, .result])
+        #expect(test.runner.names == ["api"])
     }
 }

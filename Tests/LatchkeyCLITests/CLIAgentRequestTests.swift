@@ -55,25 +55,6 @@ struct CLIAgentRequestTests {
         return child
     }
 
-    /// A `run` request for `arguments` (after the sandbox's store options), as the client makes one.
-    static func runRequest(_ sandbox: AgentSandbox, _ arguments: [String]) throws -> AgentMessage {
-        var request = AgentMessage(.run)
-        request.append(
-            .toolVersion,
-            try #require(
-                try latchkey(["--version"]).text.split(separator: " ").last.map {
-                    String($0.dropLast())
-                }))
-        request.append(.invokedAs, "latchkey")
-        for argument in sandbox.store.options + arguments { request.append(.argument, argument) }
-        if let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] {
-            request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
-        }
-        request.fields.append((.namespace, try sandbox.namespace().encoded()))
-        request.fields.append((.flags, SecretBytes([0])))
-        return request
-    }
-
     @Test("a put of OLD queued behind a hung call, whose client gave up, never overwrites NEW put in-process meanwhile")
     func staleRequestBehindAnotherNamespace() throws {
         let sandbox = try AgentSandbox()
@@ -117,7 +98,8 @@ struct CLIAgentRequestTests {
     func runsWhenAccepted() throws {
         let sandbox = try AgentSandbox()
         #expect(try sandbox.run(["session", "put", "api"], input: "FIRST").status == 0)
-        var request = try Self.runRequest(sandbox, ["session", "get", "api"])
+        var request = try sandbox.runRequest(
+            .sessionGet(name: "api", account: "", noNewline: false, refreshCommand: nil))
         request.append(.patience, 60_000)
         let connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
         try connection.send(request, before: .now + .seconds(2))
@@ -141,7 +123,7 @@ struct CLIAgentRequestTests {
         let hung = try HeldLock(sandbox.store.storeDirectory + "/\(sandbox.store.app).d/credentials.lock")
         let front = try Self.start(sandbox, ["session", "put", "api"], input: "FRONT")
         Thread.sleep(forTimeInterval: 0.5)
-        var request = try Self.runRequest(sandbox, ["session", "put", "api"])
+        var request = try sandbox.runRequest(.sessionPut(name: "api", account: "", expiresIn: nil, grant: false))
         request.fields.append((.standardInput, SecretBytes(utf8: "LATE")))
         request.append(.patience, 60_000)
         let connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
@@ -162,7 +144,7 @@ struct CLIAgentRequestTests {
     func expiredPatience() throws {
         let sandbox = try AgentSandbox()
         #expect(try sandbox.run(["session", "put", "api"], input: "FIRST").status == 0)
-        var request = try Self.runRequest(sandbox, ["session", "put", "api"])
+        var request = try sandbox.runRequest(.sessionPut(name: "api", account: "", expiresIn: nil, grant: false))
         request.fields.append((.standardInput, SecretBytes(utf8: "LATE")))
         var late = request
         late.append(.patience, 0)

@@ -68,19 +68,9 @@ struct CLIAgentVersionTests {
         let sandbox = try AgentSandbox()
         let pid = try sandbox.startAgent()
         #expect(try sandbox.run(["session", "put", "api"], input: "token").status == 0)
-        let version = try #require(
-            try latchkey(["--version"]).text.split(separator: " ").last.map { String($0.dropLast()) })
+        let get = StoreCommand.sessionGet(name: "api", account: "", noNewline: false, refreshCommand: nil)
         func request(_ namespace: ResolvedNamespace?) throws -> AgentMessage {
-            var request = AgentMessage(.run)
-            request.append(.toolVersion, version)
-            request.append(.invokedAs, "latchkey")
-            for argument in sandbox.store.options + ["session", "get", "api"] { request.append(.argument, argument) }
-            if let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] {
-                request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
-            }
-            if let namespace { request.fields.append((.namespace, try namespace.encoded())) }
-            request.fields.append((.flags, SecretBytes([0])))
-            return request
+            try sandbox.runRequest(get, namespace: namespace)
         }
         var relative = sandbox.namespace()
         relative.policy = "policy.json"
