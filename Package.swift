@@ -123,7 +123,7 @@ let package = Package(
         // The agent's server over socketpairs with a manual clock and a recording runner.
         .testTarget(
             name: "LatchkeyAgentTests",
-            dependencies: ["LatchkeyAgent", "LatchkeySystem", "Latchkey", "LatchkeyTestSupport"]
+            dependencies: ["LatchkeyAgent", "LatchkeyCommands", "LatchkeySystem", "Latchkey", "LatchkeyTestSupport"]
         ),
         // Runs the built `latchkey` agent as the Secret Service on a private bus, with real clients.
         .testTarget(

@@ -133,7 +133,7 @@ package struct AgentJobOutcome: Sendable {
     /// When it failed because the Secret Service did not answer within its deadline: that
     /// error, and the deadline it missed.
     package var missedDeadline: (failure: LatchkeyError, deadline: Duration)?
-    /// Whether it failed fast (``AgentJobRunner/run(_:unlocked:failingFastWith:)``) without asking the service.
+    /// Whether it failed fast (``AgentJobRunner/run(_:vaults:failingFastWith:)``) without asking the service.
     package var failedFast: Bool
     /// The audit appends whose `fsync` and anchor move wait for the answer to be sent.
     package var auditSync: AuditSyncDeferral?
@@ -156,7 +156,7 @@ package struct AgentJobOutcome: Sendable {
 /// What runs the commands the agent serves: the command line's own commands,
 /// given explicitly what the client sent (never through ambient state).
 ///
-/// The agent calls ``run(_:unlocked:)`` on one of its namespace queues: calls for
+/// The agent calls ``run(_:vaults:failingFastWith:)`` on one of its namespace queues: calls for
 /// one namespace (``namespace(of:)``) never overlap, calls for different ones may.
 package protocol AgentJobRunner: Sendable {
     /// The tool version the agent answers for; a client of another version is declined.
@@ -169,14 +169,14 @@ package protocol AgentJobRunner: Sendable {
     /// The queue of the job's namespace (store directory and app), as one key: the
     /// namespace the client resolved (``ResolvedNamespace/queueKey``), never read from its command line.
     func namespace(of job: AgentJob) -> String
-    /// Runs the job to its end, with the agent's unlock cache.
+    /// Runs the job to its end, on the agent's open vaults.
     /// - Parameters:
     ///   - job: The job.
-    ///   - unlocked: The agent's unlock cache.
+    ///   - vaults: Where the job gets its namespace's vault: the agent's pool.
     ///   - failure: When a command of the job's namespace just missed the Secret Service
     ///     deadline: that error, which the job fails with at once, as the missed one did, if
     ///     it would ask the Secret Service.
-    func run(_ job: AgentJob, unlocked: UnlockCache, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome
+    func run(_ job: AgentJob, vaults: any VaultSource, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome
 }
 
 extension SecretBytes {

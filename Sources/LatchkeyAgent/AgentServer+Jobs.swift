@@ -85,20 +85,23 @@ extension AgentServer {
     }
 
     /// Runs a command for a client (counted as running from `accepted` until its answer is
-    /// sent and its audit appends are settled). Within the silence window after a command of
-    /// its namespace missed the Secret Service deadline, it fails fast with that miss's error
-    /// instead of waiting a deadline of its own (a command that does not use the Secret
-    /// Service still runs); a miss opens the window, for as long as the deadline that was missed.
+    /// sent and its audit appends are settled), on its namespace's vault from the pool. Within
+    /// the silence window after a command of its namespace missed the Secret Service deadline,
+    /// it fails fast with that miss's error instead of waiting a deadline of its own (a command
+    /// that does not use the Secret Service still runs); a miss opens the window, for as long
+    /// as the deadline that was missed.
     private func execute(_ job: AgentJob, in lane: AgentLane) -> AgentJobOutcome {
-        let outcome = jobs.run(job, unlocked: unlocked, failingFastWith: lane.silentFailure(at: clock.now()))
+        let namespace = jobs.namespace(of: job)
+        var outcome = jobs.run(job, vaults: vaults, failingFastWith: vaults.silentFailure(of: namespace))
         if outcome.failedFast {
             log("a command failed fast: its namespace's Secret Service missed a deadline moments ago")
         } else if let miss = outcome.missedDeadline {
-            lane.silence(until: clock.now() + miss.deadline, failingWith: miss.failure)
+            vaults.silence(namespace, for: miss.deadline, failingWith: miss.failure)
             log(
                 "a command missed the Secret Service deadline (\(miss.deadline)); its namespace's queued commands fail fast for as long"
             )
         }
+        outcome.auditSync = vaults.commandEnded(namespace, succeeded: outcome.status == 0)
         return outcome
     }
 }

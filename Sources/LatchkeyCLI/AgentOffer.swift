@@ -56,7 +56,7 @@ enum AgentOffer {
         var passphrase: SecretBytes?
         let inProcess = {
             Execution(
-                input: input, inputIsTerminal: inputIsTerminal, passphrase: passphrase, capture: nil, unlocked: nil)
+                input: input, inputIsTerminal: inputIsTerminal, passphrase: passphrase, capture: nil, vaults: nil)
         }
         // Input that cannot be read fails in-process, where the command reports it its own way (docker's on standard output too).
         guard case .success(let inputBytes)? = input ?? .success(SecretBytes()) else { return .inProcess(inProcess()) }

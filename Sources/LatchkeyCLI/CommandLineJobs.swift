@@ -1,9 +1,10 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeyCommands
 
 /// What the agent runs: the command line's own commands, each against an
 /// ``Execution`` made of what its client sent (its input, its passphrase, whether
-/// its input is a terminal), the agent's unlock cache and a capture of the output.
+/// its input is a terminal), the agent's pool of open vaults and a capture of the output.
 struct CommandLineJobs: AgentJobRunner {
     var toolVersion: String { Tool.version }
 
@@ -13,13 +14,12 @@ struct CommandLineJobs: AgentJobRunner {
 
     func namespace(of job: AgentJob) -> String { job.namespace.queueKey }
 
-    func run(_ job: AgentJob, unlocked: UnlockCache, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome {
+    func run(_ job: AgentJob, vaults: any VaultSource, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome {
         let capture = Execution.Capture()
-        let auditSync = AuditSyncDeferral()
         let execution = Execution(
             input: job.standardInput.map { .success($0) }, inputIsTerminal: job.inputIsTerminal,
-            passphrase: job.passphrase, capture: capture, unlocked: unlocked, failingFastWith: failure,
-            auditSync: auditSync, client: job.client)
+            passphrase: job.passphrase, capture: capture, vaults: vaults, failingFastWith: failure,
+            client: job.client)
         let status = runTool(
             job.arguments, invokedAs: job.invokedAs, environment: Environment(job.environment), execution: execution,
             viaAgent: false)
@@ -29,7 +29,7 @@ struct CommandLineJobs: AgentJobRunner {
         }
         return AgentJobOutcome(
             status: status, output: capture.take(), needsPassphrase: execution.passphraseNeeded.withLock { $0 } != nil,
-            missedDeadline: missed, failedFast: report.failedFast, auditSync: auditSync)
+            missedDeadline: missed, failedFast: report.failedFast)
     }
 
     /// The words of a command line as the tool reads them: the name it was invoked as

@@ -17,7 +17,7 @@ struct Context {
     var globals: GlobalOptions
     let output: Output
     let environment: Environment
-    /// What the command runs against: its streams, its input, a passphrase its client gave, the unlock cache.
+    /// What the command runs against: its streams, its input, a passphrase its client gave, the agent's vaults.
     var execution: Execution { output.execution }
     /// Whether the command reads data from standard input (so a passphrase cannot be prompted there).
     var readsStandardInput = false
@@ -189,8 +189,9 @@ struct Context {
     /// Opens the vault. A passphrase is read only when the policy protects the
     /// file with one: from `--passphrase-fd` or `--passphrase-file`, else from
     /// a no-echo prompt when standard input is a terminal and the file is the store in use.
-    /// Inside the agent it is the one the client sent, else the one the agent
-    /// holds unlocked; when it has none, the client is told to ask and send it.
+    /// Inside the agent it is the namespace's vault from the agent's pool (``VaultSource``),
+    /// opened with the passphrase the client sent, else the one the pool holds; when it has
+    /// none, the client is told to ask and send it.
     /// - Parameter unlocking: Whether a locked Secret Service collection may be unlocked through
     ///   the provider's prompt, as ``unlockMode(_:)`` says; false opens it under `never`, for a
     ///   command that reports and never asks (`status`).
@@ -207,54 +208,27 @@ struct Context {
             execution.report.withLock { $0.failedFast = true }
             throw failure
         }
-        let unlocked = execution.unlocked
-        let epoch = unlocked?.currentEpoch ?? 0
         let given = needsPassphrase ? try suppliedPassphrase() : nil
-        // Inside the agent, a cached passphrase only under a policy that caches, and only
-        // for the vault it opened (checked below, before it is used).
-        let caches = policy.agent.unlockCacheDuration > 0
-        let cached =
-            given == nil && needsPassphrase && caches
-            ? unlocked?.entry(app: appID, storeDirectory: storeDirectory) : nil
         let prompt = Self.passphrasePrompt(appID)
-        func open(_ passphrase: SecretBytes?) throws -> Vault {
-            let vault = try Vault.open(
-                appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
-                unlock: unlocking ? unlockMode(policy).mode : .never)
-            execution.auditSync?.adopt(vault)
-            return vault
-        }
-        do {
-            let vault = try open(given ?? cached?.passphrase)
-            if let unlocked {
-                unlocked.noteServed(
-                    app: appID, storeDirectory: storeDirectory, backend: vault.openReport.backend.rawValue)
-            }
-            if let unlocked, needsPassphrase, vault.openReport.backend == .file {
-                if let cached, try vault.fileVaultSalt() != cached.salt {
-                    // Not the vault the passphrase opened (it was deleted or replaced): never used for it.
-                    throw LatchkeyError(.wrongKey, "the vault of \(appID) needs its passphrase")
-                }
-                if let used = given ?? cached?.passphrase {
-                    // A passphrase given now must open the vault there is before anything else happens.
-                    if given != nil { _ = try vault.authenticatedFileVaultSalt() }
-                    openedVaults.afterRun { [vault] in
-                        guard caches, let salt = try? vault.authenticatedFileVaultSalt() else { return }
-                        unlocked.remember(
-                            used, salt: salt, app: appID, storeDirectory: storeDirectory,
-                            for: policy.agent.unlockCacheDuration, epoch: epoch)
-                    }
-                }
-            }
-            return opened(vault)
-        } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && given == nil {
-            if let unlocked {
-                // The agent holds no passphrase (or one that no longer opens the vault, which it
-                // forgets; another policy's entry is left alone): the client asks for it.
-                if cached != nil { unlocked.forget(app: appID, storeDirectory: storeDirectory) }
+        if let vaults = execution.vaults {
+            // Inside the agent: the namespace's vault from its pool, opened with the passphrase
+            // the client sent, else the one the pool holds for that vault.
+            do {
+                return opened(try vaults.vault(for: try resolvedNamespace(), passphrase: given, unlocking: unlocking))
+            } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && given == nil {
+                // The agent holds no passphrase (or one that no longer opens the vault): the client asks for it.
                 execution.passphraseNeeded.withLock { $0 = prompt }
                 throw error
             }
+        }
+        func open(_ passphrase: SecretBytes?) throws -> Vault {
+            try Vault.open(
+                appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
+                unlock: unlocking ? unlockMode(policy).mode : .never)
+        }
+        do {
+            return opened(try open(given))
+        } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && given == nil {
             guard execution.inputIsTerminal && !readsStandardInput else {
                 throw LatchkeyError(
                     .wrongKey,
@@ -332,21 +306,9 @@ struct Context {
 /// several at once).
 final class OpenedVaults: Sendable {
     let vaults = Mutex<[Vault]>([])
-    /// What to do once the command has run (the agent caches a passphrase that opened its vault).
-    private let afterwards = Mutex<[@Sendable () -> Void]>([])
 
-    /// Runs `action` once the command has run, whatever its outcome.
-    func afterRun(_ action: @escaping @Sendable () -> Void) {
-        afterwards.withLock { $0.append(action) }
-    }
-
-    /// Runs what ``afterRun(_:)`` was given, once, and lets go of the vaults.
+    /// Lets go of the vaults once the command has run.
     func finish() {
-        let actions = afterwards.withLock { actions in
-            defer { actions.removeAll() }
-            return actions
-        }
-        for action in actions { action() }
         vaults.withLock { $0.removeAll() }
     }
 }

@@ -1,12 +1,13 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeySystem
 import Synchronization
 
 /// What one run of a command works against, passed to it explicitly (in the
 /// ``Context`` and the ``Output``; there is no ambient state): its standard
 /// streams, its standard input, the passphrase its client gave, and inside the
-/// agent the unlock cache. A command run in this process uses the process's own
+/// agent the pool of open vaults. A command run in this process uses the process's own
 /// streams (``process(inputIsTerminal:)``); one the agent runs for a client, or one
 /// the client runs in-process after it already read its input, uses what the
 /// client read, and in the agent writes into a ``Capture`` sent back to the client.
@@ -25,13 +26,10 @@ final class Execution: Sendable {
     let passphrase: SecretBytes?
     /// Where the output goes when it is sent back to a client (the agent); nil: the process's own streams.
     let capture: Capture?
-    /// What the agent knows of unlocked vaults; nil outside the agent.
-    let unlocked: UnlockCache?
+    /// Inside the agent: where a command gets its namespace's vault (the agent's pool); nil outside the agent.
+    let vaults: (any VaultSource)?
     /// Inside the agent: the client, in whose process a refresh command runs; nil: this process.
     let client: ClientRefresh?
-    /// Inside the agent: where the vaults' audit appends leave their `fsync` and anchor
-    /// move, settled once the answer is sent; nil: each append is durable before it returns.
-    let auditSync: AuditSyncDeferral?
     /// The prompt to show when the command needed a passphrase the agent does not hold.
     let passphraseNeeded = Mutex<String?>(nil)
     /// Inside the agent, just after a command of the namespace missed the Secret Service
@@ -47,28 +45,26 @@ final class Execution: Sendable {
     ///   - inputIsTerminal: Whether standard input is a terminal.
     ///   - passphrase: The passphrase already read, if any.
     ///   - capture: Where the output goes (the agent); nil: the process's own streams.
-    ///   - unlocked: The agent's unlock cache; nil outside the agent.
+    ///   - vaults: The agent's pool of open vaults; nil outside the agent.
     ///   - failFast: The error to fail with at once instead of asking the Secret Service (the agent's silence window).
-    ///   - auditSync: Where audit appends leave their `fsync` (the agent); nil: none is deferred.
     ///   - client: The client, which runs a refresh command (the agent); nil: this process runs it.
     init(
         input: Result<SecretBytes, LatchkeyError>?, inputIsTerminal: Bool, passphrase: SecretBytes?,
-        capture: Capture?, unlocked: UnlockCache?, failingFastWith failFast: LatchkeyError? = nil,
-        auditSync: AuditSyncDeferral? = nil, client: ClientRefresh? = nil
+        capture: Capture?, vaults: (any VaultSource)?, failingFastWith failFast: LatchkeyError? = nil,
+        client: ClientRefresh? = nil
     ) {
         self.client = client
         self.input = Mutex(input)
         self.inputIsTerminal = inputIsTerminal
         self.passphrase = passphrase
         self.capture = capture
-        self.unlocked = unlocked
+        self.vaults = vaults
         self.failFast = failFast
-        self.auditSync = auditSync
     }
 
     /// The process's own streams and input, nothing read yet.
     static func process() -> Execution {
-        Execution(input: nil, inputIsTerminal: POSIX.isTerminal(0), passphrase: nil, capture: nil, unlocked: nil)
+        Execution(input: nil, inputIsTerminal: POSIX.isTerminal(0), passphrase: nil, capture: nil, vaults: nil)
     }
 
     /// Whether this is a command the agent runs for a client (its output is captured).

@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeySystem
 import Synchronization
 
@@ -75,7 +76,7 @@ final class RecordingRunner: AgentJobRunner {
 
     func namespace(of job: AgentJob) -> String { job.arguments.first ?? "" }
 
-    func run(_ job: AgentJob, unlocked: UnlockCache, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome {
+    func run(_ job: AgentJob, vaults: any VaultSource, failingFastWith failure: LatchkeyError?) -> AgentJobOutcome {
         let namespace = job.arguments.first ?? ""
         let name = job.arguments.dropFirst().first ?? ""
         runs.withLock { $0.append((name, failure != nil)) }
@@ -171,6 +172,15 @@ struct TestClient {
         request.append(.invokedAs, "latchkey")
         request.append(.argument, namespace)
         request.append(.argument, name)
+        // The namespace the client resolved (the runner here queues by the first argument).
+        request.fields.append(
+            (
+                .namespace,
+                try ResolvedNamespace(
+                    storeDirectory: "/" + namespace, app: namespace, policy: "built-in:default", backend: nil,
+                    sessionUnlock: "never"
+                ).encoded()
+            ))
         if let bus = POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") {
             request.append(.environment, "DBUS_SESSION_BUS_ADDRESS=\(bus)")
         }
