@@ -163,6 +163,8 @@ package final class VaultPool: VaultSource {
             && report.secretServiceUnavailable == nil && command.vault.auditWarnings.isEmpty
         // The key is derived already: authenticating the vault again costs one read.
         let salt = command.passphrase.flatMap { _ in try? command.vault.authenticatedFileVaultSalt() }
+        // A kept vault holds its keys, never the credentials its command read.
+        command.vault.releaseReadContent()
         state.withLock { state in
             guard state.epoch == command.epoch else { return }
             let until = now() + .milliseconds(Int64(duration * 1000))
