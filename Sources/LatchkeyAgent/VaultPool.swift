@@ -21,9 +21,11 @@ import Synchronization
 /// command that used it): a policy that caches nothing keeps nothing past its command, and
 /// `lock` (``forgetAll()``) drops every vault and passphrase. A passphrase is kept only
 /// after it opened and authenticated its vault, bound to that vault's salt, and is used
-/// only for that vault. A vault is kept only when its command succeeded and opening it did
-/// nothing the next opening would not do again (a fallback to the encrypted file, a
-/// migration, an audit warning), so a kept vault behaves as a freshly opened one; another
+/// only for that vault. A vault is kept only when it is the encrypted file, its command
+/// succeeded and opening it did nothing the next opening would not do again (a fallback to
+/// the encrypted file, a migration, an audit warning), so a kept vault behaves as a freshly
+/// opened one (a Secret Service vault is opened for each command: a kept one would meet a
+/// stopped or hung service at another step than a new process, with another message); another
 /// policy, backend or unlock mode for the same store directory and app opens its own vault,
 /// which replaces the entry once it is kept.
 package final class VaultPool: VaultSource {
@@ -158,8 +160,11 @@ package final class VaultPool: VaultSource {
         let duration = command.policy.agent.unlockCacheDuration
         guard duration > 0 else { return command.audit }
         let report = command.vault.openReport
+        // A Secret Service vault is opened for each command: a kept one meets a stopped or
+        // hung service at its operation's first call, not at opening, so it would fail with
+        // another message than a new process does.
         let keeps =
-            succeeded && report.fallback == nil && report.migration == nil
+            succeeded && report.backend == .file && report.fallback == nil && report.migration == nil
             && report.secretServiceUnavailable == nil && command.vault.auditWarnings.isEmpty
         // The key is derived already: authenticating the vault again costs one read.
         let salt = command.passphrase.flatMap { _ in try? command.vault.authenticatedFileVaultSalt() }
