@@ -400,11 +400,6 @@ package final class AuditTrail: Sendable {
         return key
     }
 
-    /// Forgets the key read so far: the next use reads it from the backend again.
-    func forgetKnownKey() {
-        knownKey.withLock { $0 = nil }
-    }
-
     /// Makes `key` the one this process uses, after a reset created it.
     func adopt(key: SecretBytes) {
         knownKey.withLock { $0 = key }

@@ -528,10 +528,6 @@ public final class Vault: Sendable {
         }
         guard !justOpened else { return }
         store.beginOperation()
-        // The Secret Service trail's key is read again through the store, which confirmed its
-        // key items as the operation began (no D-Bus call when they are the same), so a key
-        // another client deleted or replaced is seen as a newly opened vault sees it.
-        if store.secretService != nil { auditTrail?.forgetKnownKey() }
         if let fileVault, fileVault !== store.file { fileVault.beginOperation() }
     }
 
