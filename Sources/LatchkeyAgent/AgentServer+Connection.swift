@@ -34,7 +34,7 @@ extension AgentServer {
             case .status:
                 try answer(information(status()), on: connection)
             case .lock:
-                let count = unlocked.forgetAll()
+                let count = vaults.forgetAll()
                 log("locked: forgot the passphrases of \(count) namespace\(count == 1 ? "" : "s")")
                 try answer(information(["forgotten=\(count)"]), on: connection)
             case .stop:

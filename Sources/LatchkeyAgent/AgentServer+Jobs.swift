@@ -21,12 +21,12 @@ extension AgentServer {
         let ran = try runInLane(jobs.namespace(of: job), for: connection, deadline: deadline) { lane in
             execute(job, in: lane)
         }
-        guard case .ran(let (outcome, vaults)) = ran else { return }
+        guard case .ran(let (outcome, audit)) = ran else { return }
         // What the command appended to its audit trails is written; it is made durable (and
         // anchored) once the client has its answer, so the client does not wait for the disk.
         // The agent counts the command as running until then, so it never stops in between.
         defer {
-            for (path, error) in vaults.auditSync.settle() {
+            for (path, error) in audit?.settle() ?? [] {
                 log("an audit entry written to \(path) was not made durable after the answer: \(error)")
             }
             finished()
@@ -77,22 +77,24 @@ extension AgentServer {
     }
 
     /// Runs a command for a client (counted as running from `accepted` until its answer is
-    /// sent and its audit appends are settled). Within the silence window after a command of
-    /// its namespace missed the Secret Service deadline, it fails fast with that miss's error
-    /// instead of waiting a deadline of its own (a command that does not use the Secret
-    /// Service still runs); a miss opens the window, for as long as the deadline that was missed.
-    private func execute(_ job: AgentJob, in lane: AgentLane) -> (AgentJobOutcome, AgentVaultSource) {
-        let vaults = AgentVaultSource(unlocked: unlocked, failingFastWith: lane.silentFailure(at: clock.now()))
-        let outcome = jobs.run(job, vaults: vaults)
-        vaults.finish()
+    /// sent and its audit appends are settled), on its namespace's vault from the pool. Within
+    /// the silence window after a command of its namespace missed the Secret Service deadline,
+    /// it fails fast with that miss's error instead of waiting a deadline of its own (a command
+    /// that does not use the Secret Service still runs); a miss opens the window, for as long
+    /// as the deadline that was missed.
+    /// - Returns: The outcome, and the audit appends to settle once the answer is sent.
+    private func execute(_ job: AgentJob, in lane: AgentLane) -> (AgentJobOutcome, AuditSyncDeferral?) {
+        let namespace = jobs.namespace(of: job)
+        let source = AgentVaultSource(pool: vaults, failingFastWith: vaults.silentFailure(of: namespace))
+        let outcome = jobs.run(job, vaults: source)
         if outcome.failedFast {
             log("a command failed fast: its namespace's Secret Service missed a deadline moments ago")
         } else if let miss = outcome.missedDeadline {
-            lane.silence(until: clock.now() + miss.deadline, failingWith: miss.failure)
+            vaults.silence(namespace, for: miss.deadline, failingWith: miss.failure)
             log(
                 "a command missed the Secret Service deadline (\(miss.deadline)); its namespace's queued commands fail fast for as long"
             )
         }
-        return (outcome, vaults)
+        return (outcome, vaults.commandEnded(namespace, succeeded: outcome.status == 0))
     }
 }

@@ -83,7 +83,7 @@ extension AgentServer {
         while !activity.withLock({ $0.stopped }) {
             clock.sleep(.seconds(1))
             logger.flush()
-            unlocked.expire()
+            vaults.expire()
             if endpoint?.ownSocket != nil && !socketFileIsOwn {
                 stop(because: "its socket file was removed or replaced", removingSocket: false)
             }
@@ -106,7 +106,7 @@ extension AgentServer {
         guard first else { return }
         while activity.withLock({ $0.running }) > 0 { POSIX.sleep(.milliseconds(10)) }
         if removingSocket && socketFileIsOwn { try? endpoint?.runtime.removeSocket() }
-        unlocked.forgetAll()
+        vaults.forgetAll()
         logger.flush(all: true)
         log("stopping: \(reason)")
         withExtendedLifetime(endpoint?.lock) {}
@@ -138,13 +138,13 @@ extension AgentServer {
             "pid=\(POSIX.processID)", "since=\(formatTime(started))",
             "socket=\(endpoint?.runtime.socketPath ?? "none")", "version=\(jobs.toolVersion)",
         ]
-        for namespace in unlocked.servedNamespaces {
+        for namespace in vaults.servedNamespaces {
             lines.append(
                 "served=\(namespace.app)\t\(namespace.storeDirectory)\t\(namespace.backend)\t\(formatTime(namespace.last))"
             )
         }
-        for entry in unlocked.held {
-            lines.append("unlocked=\(entry.app)\t\(entry.storeDirectory)\t\(formatTime(entry.untilDate))")
+        for entry in vaults.held where entry.passphrase {
+            lines.append("unlocked=\(entry.app)\t\(entry.storeDirectory)\t\(formatTime(entry.until))")
         }
         return lines
     }

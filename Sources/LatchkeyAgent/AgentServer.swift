@@ -17,10 +17,10 @@ import Synchronization
 /// when its client is still waiting: it is dropped when its client's patience
 /// ran out or it hung up (or, having stopped waiting, shut its reading down, so it cannot
 /// be told `accepted`), and runs as it is `accepted` (from then on the client never runs
-/// it itself). It holds the libsecret
-/// connection and the unlocked passphrases; the vaults, keys and audit trails
-/// are opened for each command under their file locks, so processes using the
-/// library directly and the agent never corrupt each other. What a request runs
+/// it itself). It keeps each namespace's vault open between commands, with the
+/// passphrase that opened it (``VaultPool``); every operation of a kept vault still
+/// works under the files' locks and sees what other processes did, so processes using
+/// the library directly and the agent never corrupt each other. What a request runs
 /// is the command line's (``AgentJobRunner``): the agent knows its protocol, its
 /// queues and its cache, not the commands.
 ///
@@ -28,7 +28,8 @@ import Synchronization
 /// accepting threads, the uid check, the connection caps), the connection
 /// (`AgentServer+Connection.swift`: a request read under its deadline, answers sent under
 /// theirs), the namespace lane (``AgentLane`` and `AgentServer+Lane.swift`: the queue bound,
-/// the silence window, dropping a stale request, `accepted`), what a request runs
+/// dropping a stale request, `accepted`), the vault pool (``VaultPool``: kept vaults,
+/// passphrases, silence windows, deferred audit appends), what a request runs
 /// (`AgentServer+Jobs.swift`, the one place the runner is used) and the lifecycle
 /// (`AgentServer+Lifecycle.swift`: serving, idle exit, the socket file's watch, stopping,
 /// status). Every deadline and wait is measured by its clock (``POSIX/DeadlineClock``),
@@ -71,7 +72,8 @@ package final class AgentServer: Sendable {
     /// The log: rate-limited by kind, and capped in `agent.log`.
     let logger: AgentLog
     let started = Date()
-    let unlocked = UnlockCache()
+    /// The namespaces' open vaults, passphrases and silence windows.
+    let vaults: VaultPool
     /// What ends the process once the server stopped (`exit`), with its status; a test's
     /// server records it instead.
     let ending: @Sendable (Int32) -> Void
@@ -109,6 +111,7 @@ package final class AgentServer: Sendable {
         self.limits = limits
         self.ending = ending
         activity = Mutex(Activity(last: clock.now()))
+        vaults = VaultPool(now: clock.now)
     }
 
     /// A server without a socket of its own: its connections are handed to it (``take(_:peer:)``),

@@ -1,8 +1,8 @@
 import Latchkey
 import Synchronization
 
-/// The vaults a command the agent runs opened, whose audit entries wait for the
-/// command's answer to be sent before they are made durable
+/// The vaults a command the agent runs used (from its ``VaultPool``), whose audit entries
+/// wait for the command's answer to be sent before they are made durable
 /// (``Latchkey/Vault/AuditDurability/deferred``), so that a client does not wait for the disk.
 package final class AuditSyncDeferral: Sendable {
     private let vaults = Mutex<[Vault]>([])

@@ -531,6 +531,15 @@ public final class Vault: Sendable {
         if let fileVault, fileVault !== store.file { fileVault.beginOperation() }
     }
 
+    /// Lets go of what the operations so far read and decrypted from the encrypted file (its
+    /// items), keeping the keys: a process that keeps the vault open between requests calls
+    /// it once a request has run, so that no credential stays in its memory until the next
+    /// one (which reads the file again in any case).
+    package func releaseReadContent() {
+        store.file?.beginOperation()
+        if let fileVault, fileVault !== store.file { fileVault.beginOperation() }
+    }
+
     /// Whether an encrypted file vault exists for this namespace.
     func fileVaultExists() throws -> Bool {
         return try fileVault?.vaultExists() ?? false
