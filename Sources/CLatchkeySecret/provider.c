@@ -86,9 +86,8 @@ static int lk_provider_set_property(LKGDBusConnection *connection, const char *s
                                     const char *interface_name, const char *property_name, LKGVariant *value, LKGError **error,
                                     void *user_data) {
     (void)connection;
-    (void)sender;
     struct lk_provider_registration *registration = user_data;
-    return registration->handlers.set_property(registration->context, object_path, interface_name, property_name, value,
+    return registration->handlers.set_property(registration->context, sender, object_path, interface_name, property_name, value,
                                                error);
 }
 

@@ -84,9 +84,10 @@ struct Interfaces: OptionSet {
 protocol SubtreeHandler: AnyObject {
     func call(_ call: MethodCall) -> Result<[DBusValue], ProviderError>
     func property(_ path: String, _ interface: String, _ name: String) -> Result<DBusValue, ProviderError>
-    func setProperty(_ path: String, _ interface: String, _ name: String, _ value: DBusValue?) -> Result<
-        Void, ProviderError
-    >
+    func setProperty(_ sender: String, _ path: String, _ interface: String, _ name: String, _ value: DBusValue?)
+        -> Result<
+            Void, ProviderError
+        >
     func interfaces(_ path: String) -> Interfaces
     func children(_ path: String) -> [String]
 }

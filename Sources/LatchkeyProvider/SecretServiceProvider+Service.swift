@@ -10,7 +10,7 @@ extension SecretServiceProvider {
                 throw .invalidArgs("OpenSession takes an algorithm and its input")
             }
             let (session, output) = try ProviderSession.open(algorithm: algorithm, input: input, owner: call.sender)
-            return [output, .objectPath(addSession(session))]
+            return [output, .objectPath(try addSession(session))]
         case "CreateCollection":
             guard let properties = arguments.first??.dictionary, let alias = arguments.last??.string else {
                 throw .invalidArgs("CreateCollection takes properties and an alias")
@@ -22,7 +22,8 @@ extension SecretServiceProvider {
                 return [.objectPath(ObjectPath.collection(id: existing)), .objectPath(ObjectPath.nothing)]
             }
             let label = properties["org.freedesktop.Secret.Collection.Label"]?.unboxed.string ?? ""
-            let id = try changing { try store.createCollection(label: label, alias: alias) }
+            try Self.checkSizes(label: label, attributes: nil)
+            let id = try changing { try store.createCollection(label: label, alias: alias, for: caller(call.sender)) }
             do { try registerCollection(id) } catch {
                 log("secret service: cannot serve a new collection: \(error.message)")
             }
@@ -53,7 +54,7 @@ extension SecretServiceProvider {
             var secrets: [DBusValue] = []
             for path in items {
                 guard let ref = itemRef(path), let info = store.info(ref) else { continue }
-                guard let secret = try reading({ try store.secret(ref) }) else { continue }
+                guard let secret = try reading({ try store.secret(ref, for: caller(call.sender)) }) else { continue }
                 let value = try session.encode(secret, contentType: info.contentType, path: sessionPath)
                 secrets.append(.dictEntry(.objectPath(path), value))
             }
@@ -67,10 +68,10 @@ extension SecretServiceProvider {
                 Self.isAliasName(name)
             else { throw .invalidArgs("SetAlias takes an alias (letters, digits and _) and a collection") }
             if path == ObjectPath.nothing {
-                try changing { try store.setAlias(name, to: nil) }
+                try changing { try store.setAlias(name, to: nil, for: caller(call.sender)) }
             } else {
                 guard let id = collectionID(path) else { throw .noSuchObject(path) }
-                try changing { try store.setAlias(name, to: id) }
+                try changing { try store.setAlias(name, to: id, for: caller(call.sender)) }
             }
             return []
         default:

@@ -17,6 +17,8 @@ package final class SecretServiceProvider {
     private var nextSession = 1
     /// The subtree of each collection (its items), by collection id.
     private var registrations: [String: UInt32] = [:]
+    /// Who each client is, by unique name (never reused on a bus), for the audit trail.
+    private var callers: [String: Caller] = [:]
 
     private init(bus: BusConnection, store: ProviderStore, log: @escaping @Sendable (String) -> Void) {
         self.bus = bus
@@ -41,12 +43,15 @@ package final class SecretServiceProvider {
                     return
                 }
                 try Gcrypt.initialize()
-                let directory = try storeDirectory ?? VaultSettings().storeDirectory
-                let store = try ProviderStore(storeDirectory: directory)
+                let settings = try VaultSettings()
+                let directory = storeDirectory ?? settings.storeDirectory
+                let store = try ProviderStore(
+                    storeDirectory: directory, auditFailureMode: settings.policy.audit.failureMode)
                 let provider = SecretServiceProvider(bus: bus, store: store, log: log)
                 try provider.registerObjects()
                 bus.whenClientLeaves { client in
                     provider.sessions = provider.sessions.filter { $0.value.owner != client }
+                    provider.callers[client] = nil
                 }
                 bus.ownName(busName) { acquired in
                     log(
@@ -81,8 +86,37 @@ package final class SecretServiceProvider {
         if let registration = registrations.removeValue(forKey: id) { bus.unregister(registration) }
     }
 
+    /// The most sessions one client may have open at once (libsecret opens one).
+    static let maximumSessionsPerClient = 1024
+    /// The most UTF-8 bytes of a label, an attribute's name or an attribute's value (all held in memory).
+    static let maximumTextLength = 64 * 1024
+
+    /// `label` and `attributes` when each is within ``maximumTextLength``.
+    /// - Throws: `InvalidArgs` for a longer one (the message says which, never its text).
+    static func checkSizes(label: String?, attributes: [String: String]?) throws(ProviderError) {
+        if let label, label.utf8.count > maximumTextLength {
+            throw .invalidArgs("a label is at most \(maximumTextLength) bytes")
+        }
+        for (name, value) in attributes ?? [:]
+        where name.utf8.count > maximumTextLength || value.utf8.count > maximumTextLength {
+            throw .invalidArgs("an attribute's name and value are at most \(maximumTextLength) bytes each")
+        }
+    }
+
+    /// Who the client `sender` is (asked of the bus once per client).
+    func caller(_ sender: String) -> Caller {
+        if let known = callers[sender] { return known }
+        let caller = Caller(credentials: bus.credentials(of: sender))
+        callers[sender] = caller
+        return caller
+    }
+
     /// Opens a session for `owner`; its object path.
-    func addSession(_ session: ProviderSession) -> String {
+    /// - Throws: `LimitsExceeded` when its owner has ``maximumSessionsPerClient`` open.
+    func addSession(_ session: ProviderSession) throws(ProviderError) -> String {
+        guard sessions.values.count(where: { $0.owner == session.owner }) < Self.maximumSessionsPerClient else {
+            throw .limitsExceeded("a client has at most \(Self.maximumSessionsPerClient) open sessions")
+        }
         let path = ObjectPath.session(id: "s\(nextSession)")
         nextSession += 1
         sessions[path] = session
@@ -179,31 +213,38 @@ extension SecretServiceProvider: SubtreeHandler {
         }
     }
 
-    func setProperty(_ path: String, _ interface: String, _ name: String, _ value: DBusValue?) -> Result<
-        Void, ProviderError
-    > {
+    func setProperty(_ sender: String, _ path: String, _ interface: String, _ name: String, _ value: DBusValue?)
+        -> Result<
+            Void, ProviderError
+        >
+    {
         do {
             switch (interface, name, value?.unboxed) {
             case ("org.freedesktop.Secret.Collection", "Label", .string(let label)):
+                try Self.checkSizes(label: label, attributes: nil)
                 guard let id = collectionID(path) else { return .failure(.noSuchObject(path)) }
-                try store.setLabel(label, ofCollection: id)
+                try store.setLabel(label, ofCollection: id, for: caller(sender))
                 propertiesChanged(path, interface, ["Label", "Modified"])
                 bus.emit(ObjectPath.base, "org.freedesktop.Secret.Service", "CollectionChanged", [.objectPath(path)])
             case ("org.freedesktop.Secret.Item", "Label", .string(let label)):
+                try Self.checkSizes(label: label, attributes: nil)
                 guard let ref = itemRef(path) else { return .failure(.noSuchObject(path)) }
-                try store.update(ref, label: label)
+                try store.update(ref, label: label, for: caller(sender))
                 itemChanged(ref, properties: ["Label", "Modified"])
             case ("org.freedesktop.Secret.Item", "Attributes", let value?):
                 guard let ref = itemRef(path) else { return .failure(.noSuchObject(path)) }
                 guard let attributes = value.stringDictionary else {
                     return .failure(.invalidArgs("Attributes is a dictionary of strings"))
                 }
-                try store.update(ref, attributes: attributes)
+                try Self.checkSizes(label: nil, attributes: attributes)
+                try store.update(ref, attributes: attributes, for: caller(sender))
                 itemChanged(ref, properties: ["Attributes", "Modified"])
             default:
                 return .failure(.invalidArgs("\(interface).\(name) cannot be set to that"))
             }
             return .success(())
+        } catch let error as ProviderError {
+            return .failure(error)
         } catch {
             return .failure(.failed(error.message))
         }

@@ -298,8 +298,8 @@ struct lk_provider_handlers {
     /** A property's value (floating or owned), or NULL with `*error` set. */
     LKGVariant *(*get_property)(void *context, const char *object_path, const char *interface_name,
                                 const char *property_name, LKGError **error);
-    /** Sets a property: nonzero when set, else 0 with `*error` set. */
-    int (*set_property)(void *context, const char *object_path, const char *interface_name, const char *property_name,
+    /** Sets a property for the client `sender`: nonzero when set, else 0 with `*error` set. */
+    int (*set_property)(void *context, const char *sender, const char *object_path, const char *interface_name, const char *property_name,
                         LKGVariant *value, LKGError **error);
     /** The interfaces `object_path` serves, as LK_PROVIDER_* bits (0: none). */
     unsigned int (*interfaces)(void *context, const char *object_path);
