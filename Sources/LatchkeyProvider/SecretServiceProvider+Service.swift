@@ -21,6 +21,9 @@ extension SecretServiceProvider {
             if !alias.isEmpty, let existing = store.aliases[alias], store.collections[existing] != nil {
                 return [.objectPath(ObjectPath.collection(id: existing)), .objectPath(ObjectPath.nothing)]
             }
+            guard allowsClientCollections || alias == "default" else {
+                throw .accessDenied("the policy lets clients use the collections default and session only")
+            }
             let label = properties["org.freedesktop.Secret.Collection.Label"]?.unboxed.string ?? ""
             try Self.checkSizes(label: label, attributes: nil)
             let id = try changing { try store.createCollection(label: label, alias: alias, for: caller(call.sender)) }

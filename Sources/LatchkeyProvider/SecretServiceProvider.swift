@@ -12,6 +12,9 @@ package final class SecretServiceProvider {
     let bus: BusConnection
     let store: ProviderStore
     let log: @Sendable (String) -> Void
+    /// Whether clients may create collections beyond `default` and `session` (the policy's
+    /// `agent.secretServiceClientCollections`).
+    let allowsClientCollections: Bool
     /// Open sessions by object path.
     var sessions: [String: ProviderSession] = [:]
     private var nextSession = 1
@@ -20,9 +23,13 @@ package final class SecretServiceProvider {
     /// Who each client is, by unique name (never reused on a bus), for the audit trail.
     private var callers: [String: Caller] = [:]
 
-    private init(bus: BusConnection, store: ProviderStore, log: @escaping @Sendable (String) -> Void) {
+    private init(
+        bus: BusConnection, store: ProviderStore, allowsClientCollections: Bool,
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.bus = bus
         self.store = store
+        self.allowsClientCollections = allowsClientCollections
         self.log = log
     }
 
@@ -47,7 +54,9 @@ package final class SecretServiceProvider {
                 let directory = storeDirectory ?? settings.storeDirectory
                 let store = try ProviderStore(
                     storeDirectory: directory, auditFailureMode: settings.policy.audit.failureMode)
-                let provider = SecretServiceProvider(bus: bus, store: store, log: log)
+                let provider = SecretServiceProvider(
+                    bus: bus, store: store, allowsClientCollections: settings.policy.agent.allowsClientCollections,
+                    log: log)
                 try provider.registerObjects()
                 bus.whenClientLeaves { client in
                     provider.sessions = provider.sessions.filter { $0.value.owner != client }

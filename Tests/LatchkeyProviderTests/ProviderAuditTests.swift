@@ -122,4 +122,30 @@ struct ProviderAuditTests {
         let store = try bus.run("secret-tool", ["store", "--label=After", "service", "after"], input: "up")
         #expect(store.status == 0, "another client still opens a session: \(store.stderr)")
     }
+
+    @Test(
+        "under agent.secretServiceClientCollections false, CreateCollection gives AccessDenied beyond default and session"
+    )
+    func clientCollectionsDenied() throws {
+        let bus = try ProviderBus(
+            policy: #"{"version": 1, "name": "no-collections", "agent": {"secretServiceClientCollections": false}}"#)
+        try bus.startAgent()
+        let run = try bus.python(
+            pythonPrelude + """
+                label = {S + 'Collection.Label': GLib.Variant('s', 'Mine')}
+                print(call(SERVICE, 'Service', 'CreateCollection', '(a{sv}s)', (label, 'mine')))
+                print(call(SERVICE, 'Service', 'CreateCollection', '(a{sv}s)', (label, '')))
+                print(call(SERVICE, 'Service', 'CreateCollection', '(a{sv}s)', (label, 'default'))[0])
+                print(call(SERVICE, 'Service', 'CreateCollection', '(a{sv}s)', (label, 'session'))[0])
+                get = lambda: call(SERVICE, 'org.freedesktop.DBus.Properties', 'Get', '(ss)', (S + 'Service', 'Collections'))[0]
+                print(sorted(get()))
+                """)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.lines == [
+                "error org.freedesktop.DBus.Error.AccessDenied", "error org.freedesktop.DBus.Error.AccessDenied",
+                "/org/freedesktop/secrets/collection/login", "/org/freedesktop/secrets/collection/session",
+                "['/org/freedesktop/secrets/collection/login', '/org/freedesktop/secrets/collection/session']",
+            ], "\(run.text)")
+    }
 }
