@@ -91,6 +91,7 @@ let package = Package(
             name: "LatchkeyCLI",
             dependencies: [
                 "Latchkey", "LatchkeyAgent", "LatchkeyCommands", "LatchkeyCredentialHelpers", "LatchkeySystem",
+                "LatchkeyProvider",
             ]
         ),
         // Launched by the encrypted-file tests as a separate process; never installed.

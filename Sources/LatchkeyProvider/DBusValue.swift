@@ -78,6 +78,9 @@ struct Interfaces: OptionSet {
     static let collection = Interfaces(rawValue: 2)
     static let item = Interfaces(rawValue: 4)
     static let session = Interfaces(rawValue: 8)
+    static let prompt = Interfaces(rawValue: 16)
+    /// Latchkey's own interface on the service object (`io.github.latchkey.SecretService`).
+    static let latchkey = Interfaces(rawValue: 32)
 }
 
 /// What serves a registered subtree; GDBus calls it on the provider's thread only.

@@ -37,7 +37,11 @@ final class ProviderStore {
     /// The id of the in-memory collection (and its alias).
     static let sessionCollection = "session"
 
-    private let vault: Vault
+    /// The open vault; nil while a passphrase vault is locked.
+    private var openVault: Vault?
+    /// The vault's namespace, store directory and policy, to open it.
+    private let storeDirectory: String
+    private let policy: Policy
     private(set) var collections: [String: StoredCollection] = [:]
     private(set) var aliases: [String: String] = [:]
     /// Items by `name NUL value` of each attribute.
@@ -45,53 +49,122 @@ final class ProviderStore {
     /// The secrets of the `session` collection's items.
     private var memorySecrets: [ItemRef: SecretBytes] = [:]
 
-    /// Opens the vault in `storeDirectory` (the file backend, its key in a key file) and reads
-    /// every item, as one operation audited by one `secret.read` entry (the provider's own load, no client's read).
-    /// - Parameter auditFailureMode: The user's policy's `audit.onFailure`.
+    /// Opens the vault in `storeDirectory` (the file backend) and reads every item, as one
+    /// operation audited by one `secret.read` entry (the provider's own load, no client's
+    /// read); a passphrase vault (`passphrase` true) starts locked instead, until ``unlock(passphrase:)``.
+    /// - Parameters:
+    ///   - auditFailureMode: The user's policy's `audit.onFailure`.
+    ///   - passphrase: Whether the vault's key comes from a passphrase (the user's policy's
+    ///     `file.keySource`), else from its key file.
     /// - Throws: `LatchkeyError` from opening or reading the vault.
-    init(storeDirectory: String, auditFailureMode: Policy.AuditFailureMode = .fail) throws {
+    init(storeDirectory: String, auditFailureMode: Policy.AuditFailureMode = .fail, passphrase: Bool = false) throws {
         let json = Self.policyJSON.replacingOccurrences(of: "AUDIT_FAILURE", with: auditFailureMode.rawValue)
-        let policy = try Policy(jsonData: Array(json.utf8), source: "the Secret Service provider's policy")
-        vault = try Vault.open(
-            appID: AppID(Self.appID), policy: policy, storeDirectory: storeDirectory, backend: .file)
+            .replacingOccurrences(of: "KEY_SOURCE", with: passphrase ? "passphrase" : "keyfile")
+        policy = try Policy(jsonData: Array(json.utf8), source: "the Secret Service provider's policy")
+        self.storeDirectory = storeDirectory
+        let now = Self.now()
+        collections[Self.sessionCollection] = StoredCollection(
+            id: Self.sessionCollection, label: "Session", created: now, modified: now, persistent: false)
+        aliases[Self.sessionCollection] = Self.sessionCollection
+        if passphrase {
+            showLocked()
+        } else {
+            try open(passphrase: nil)
+        }
+    }
+
+    /// Whether the vault can be locked: a passphrase vault (a key-file vault is unlocked from the start).
+    var canLock: Bool { policy.fileKeySource == .passphrase }
+
+    /// Whether the vault is locked (a passphrase vault whose key the provider does not hold).
+    var isLocked: Bool { openVault == nil }
+
+    /// Opens a locked passphrase vault with `passphrase` and reads its items (one audited operation).
+    /// - Throws: `LatchkeyError` `.wrongKey` for a wrong passphrase (audited by the vault as
+    ///   `unlock.failed`); the vault's other errors. It stays locked then.
+    func unlock(passphrase: SecretBytes) throws {
+        guard isLocked else { return }
+        try open(passphrase: passphrase)
+    }
+
+    /// Forgets the vault's key and everything read from it (its collections, items and
+    /// index); the `session` collection stays. A key-file vault is never locked.
+    func lock() {
+        guard policy.fileKeySource == .passphrase, openVault != nil else { return }
+        openVault = nil
+        showLocked()
+    }
+
+    /// What a locked vault shows: its default collection `login`, locked and with no items.
+    private func showLocked() {
+        let now = Self.now()
+        collections = collections.filter { !$0.value.persistent }
+        aliases = aliases.filter { collections[$0.value] != nil }
+        index = [:]
+        for (ref, _) in memorySecrets {
+            collections[ref.collection]?.items[ref.item].map { addToIndex(ref, $0.attributes) }
+        }
+        collections["login"] = StoredCollection(
+            id: "login", label: "Login", created: now, modified: now, persistent: true)
+        aliases["default"] = "login"
+    }
+
+    /// The open vault.
+    /// - Throws: `LatchkeyError` `.locked` while it is locked.
+    private var vault: Vault {
+        get throws {
+            guard let openVault else { throw LatchkeyError(.locked, "the Secret Service provider's vault is locked") }
+            return openVault
+        }
+    }
+
+    /// Opens the vault and reads its collections and items into memory.
+    private func open(passphrase: SecretBytes?) throws {
+        let vault = try Vault.open(
+            appID: AppID(Self.appID), policy: policy, storeDirectory: storeDirectory, backend: .file,
+            passphrase: passphrase)
         var records: [String: SecretBytes] = [:]
         for stored in try vault.allSecrets(auditDetail: "the Secret Service provider loaded its collections and items")
         {
             records[stored.name] = stored.value
         }
+        var loaded: [String: StoredCollection]
+        var loadedAliases: [String: String]
         if let record = records["collections"] {
-            (collections, aliases) = try CollectionsRecord.decode(record)
+            (loaded, loadedAliases) = try CollectionsRecord.decode(record)
         } else {
             let now = Self.now()
-            collections["login"] = StoredCollection(
-                id: "login", label: "Login", created: now, modified: now, persistent: true)
-            aliases["default"] = "login"
-            try saveCollections(detail: "the Secret Service provider created its collection login")
+            loaded = [
+                "login": StoredCollection(id: "login", label: "Login", created: now, modified: now, persistent: true)
+            ]
+            loadedAliases = ["default": "login"]
+            try vault.saveSecret(
+                CollectionsRecord.encode(Array(loaded.values), aliases: loadedAliases), named: "collections",
+                auditDetail: "the Secret Service provider created its collection login")
         }
         for (name, value) in records where name.hasPrefix("item/") {
             let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 3, collections[parts[1]] != nil else { continue }
+            guard parts.count == 3, loaded[parts[1]] != nil else { continue }
             let info = try ItemRecord.decode(value).info
             let ref = ItemRef(collection: parts[1], item: parts[2])
-            collections[ref.collection]?.items[ref.item] = info
-            if let number = Int(ref.item), number >= collections[ref.collection]!.nextItem {
-                collections[ref.collection]!.nextItem = number + 1
+            loaded[ref.collection]?.items[ref.item] = info
+            if let number = Int(ref.item), number >= loaded[ref.collection]!.nextItem {
+                loaded[ref.collection]!.nextItem = number + 1
             }
             addToIndex(ref, info.attributes)
         }
-        let now = Self.now()
-        collections[Self.sessionCollection] = StoredCollection(
-            id: Self.sessionCollection, label: "Session", created: now, modified: now, persistent: false)
-        aliases[Self.sessionCollection] = Self.sessionCollection
+        collections = collections.filter { !$0.value.persistent }.merging(loaded) { kept, _ in kept }
+        aliases = aliases.filter { collections[$0.value]?.persistent == false }.merging(loadedAliases) { $1 }
+        openVault = vault
     }
 
-    /// The provider's policy: the encrypted file with a key file, audited with the user's
-    /// `audit.onFailure` (`AUDIT_FAILURE`); never the Secret Service (which would be the
+    /// The provider's policy: the encrypted file with a key file or a passphrase (`KEY_SOURCE`,
+    /// the user's `file.keySource`), audited with the user's `audit.onFailure` (`AUDIT_FAILURE`); never the Secret Service (which would be the
     /// provider itself) and no migration to it.
     private static let policyJSON = """
         {"version": 1, "name": "secret-service-provider",
          "backend": {"kind": "file", "allowFileFallback": true, "migrateToSecretService": false},
-         "file": {"keySource": "keyfile"},
+         "file": {"keySource": "KEY_SOURCE"},
          "secrets": {"maxAgeSeconds": null, "onLogout": "keep"},
          "audit": {"enabled": true, "onFailure": "AUDIT_FAILURE"}}
         """

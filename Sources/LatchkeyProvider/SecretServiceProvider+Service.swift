@@ -21,6 +21,7 @@ extension SecretServiceProvider {
             if !alias.isEmpty, let existing = store.aliases[alias], store.collections[existing] != nil {
                 return [.objectPath(ObjectPath.collection(id: existing)), .objectPath(ObjectPath.nothing)]
             }
+            if store.isLocked { throw .isLocked(ObjectPath.base) }
             guard allowsClientCollections || alias == "default" else {
                 throw .accessDenied("the policy lets clients use the collections default and session only")
             }
@@ -41,20 +42,18 @@ extension SecretServiceProvider {
             let found = store.search(attributes).map(ObjectPath.item).sorted()
             return [.paths(found), .paths([])]
         case "Unlock":
-            // A key-file vault is unlocked from the start: every object there is is unlocked.
             guard let objects = arguments.first??.paths else { throw .invalidArgs("Unlock takes object paths") }
-            let unlocked = objects.filter { collectionID($0) != nil || itemRef($0) != nil }
-            return [.paths(unlocked), .objectPath(ObjectPath.nothing)]
+            return unlock(objects)
         case "Lock":
-            // Nothing of a key-file vault can be locked: its key is in its key file.
-            guard arguments.first??.paths != nil else { throw .invalidArgs("Lock takes object paths") }
-            return [.paths([]), .objectPath(ObjectPath.nothing)]
+            guard let objects = arguments.first??.paths else { throw .invalidArgs("Lock takes object paths") }
+            return lock(objects)
         case "GetSecrets":
             guard let items = arguments.first??.paths, let sessionPath = arguments.last??.objectPath else {
                 throw .invalidArgs("GetSecrets takes item paths and a session")
             }
             let session = try session(sessionPath, of: call.sender)
             var secrets: [DBusValue] = []
+            if let locked = items.first(where: isLockedPath) { throw .isLocked(locked) }
             for path in items {
                 guard let ref = itemRef(path), let info = store.info(ref) else { continue }
                 guard let secret = try reading({ try store.secret(ref, for: caller(call.sender)) }) else { continue }
@@ -74,6 +73,7 @@ extension SecretServiceProvider {
                 try changing { try store.setAlias(name, to: nil, for: caller(call.sender)) }
             } else {
                 guard let id = collectionID(path) else { throw .noSuchObject(path) }
+                if isLockedPath(path) { throw .isLocked(path) }
                 try changing { try store.setAlias(name, to: id, for: caller(call.sender)) }
             }
             return []

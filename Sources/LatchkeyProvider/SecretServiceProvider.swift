@@ -15,6 +15,16 @@ package final class SecretServiceProvider {
     /// Whether clients may create collections beyond `default` and `session` (the policy's
     /// `agent.secretServiceClientCollections`).
     let allowsClientCollections: Bool
+    /// How long an unlock prompt waits for `latchkey unlock` before it is dismissed (the policy's
+    /// `secretService.unlockTimeoutSeconds`).
+    let promptDeadline: TimeInterval
+    /// How long a passphrase vault stays unlocked (the policy's `agent.unlockCacheSeconds`, at least 30 s).
+    let unlockDuration: TimeInterval
+    /// The prompts `Unlock` returned that are not completed, by object path.
+    var prompts: [String: PendingPrompt] = [:]
+    var nextPrompt = 1
+    /// Counts unlocks and locks: a timer set at an unlock locks only if nothing happened since.
+    var lockGeneration = 0
     /// Open sessions by object path.
     var sessions: [String: ProviderSession] = [:]
     private var nextSession = 1
@@ -24,12 +34,13 @@ package final class SecretServiceProvider {
     private var callers: [String: Caller] = [:]
 
     private init(
-        bus: BusConnection, store: ProviderStore, allowsClientCollections: Bool,
-        log: @escaping @Sendable (String) -> Void
+        bus: BusConnection, store: ProviderStore, policy: Policy, log: @escaping @Sendable (String) -> Void
     ) {
         self.bus = bus
         self.store = store
-        self.allowsClientCollections = allowsClientCollections
+        allowsClientCollections = policy.agent.allowsClientCollections
+        promptDeadline = policy.secretServiceUnlockTimeout
+        unlockDuration = max(policy.agent.unlockCacheDuration, 30)
         self.log = log
     }
 
@@ -53,10 +64,12 @@ package final class SecretServiceProvider {
                 let settings = try VaultSettings()
                 let directory = storeDirectory ?? settings.storeDirectory
                 let store = try ProviderStore(
-                    storeDirectory: directory, auditFailureMode: settings.policy.audit.failureMode)
-                let provider = SecretServiceProvider(
-                    bus: bus, store: store, allowsClientCollections: settings.policy.agent.allowsClientCollections,
-                    log: log)
+                    storeDirectory: directory, auditFailureMode: settings.policy.audit.failureMode,
+                    passphrase: settings.policy.fileKeySource == .passphrase)
+                let provider = SecretServiceProvider(bus: bus, store: store, policy: settings.policy, log: log)
+                if store.isLocked {
+                    log("secret service: the vault's key is a passphrase: it is locked until `latchkey unlock`")
+                }
                 try provider.registerObjects()
                 bus.whenClientLeaves { client in
                     provider.sessions = provider.sessions.filter { $0.value.owner != client }
@@ -79,10 +92,20 @@ package final class SecretServiceProvider {
 
     /// Serves the service, the collections, the aliases and the sessions.
     private func registerObjects() throws {
-        for path in ["", "/collection", "/aliases", "/session"] {
+        for path in ["", "/collection", "/aliases", "/session", "/prompt"] {
             try bus.register(ObjectPath.base + path, self)
         }
         for id in store.collections.keys { try registerCollection(id) }
+    }
+
+    /// Serves the items of the collections the store has, and of no others (after an unlock or a lock).
+    func syncRegistrations() {
+        for id in registrations.keys where store.collections[id] == nil { unregisterCollection(id) }
+        for id in store.collections.keys where registrations[id] == nil {
+            do { try registerCollection(id) } catch {
+                log("secret service: cannot serve a collection: \(error.message)")
+            }
+        }
     }
 
     /// Serves the items of collection `id`.
@@ -171,10 +194,14 @@ extension SecretServiceProvider: SubtreeHandler {
         do throws(ProviderError) {
             switch (ObjectPath(call.path), call.interface) {
             case (.service, "org.freedesktop.Secret.Service"): return .success(try serviceCall(call))
+            case (.service, "io.github.latchkey.SecretService"): return .success(try latchkeyCall(call))
+            case (.prompt, "org.freedesktop.Secret.Prompt"): return .success(try promptCall(call))
             case (.collection, "org.freedesktop.Secret.Collection"), (.alias, "org.freedesktop.Secret.Collection"):
                 guard let id = collectionID(call.path) else { throw .noSuchObject(call.path) }
+                if isLockedPath(call.path) && call.method != "SearchItems" { throw .isLocked(call.path) }
                 return .success(try collectionCall(call, id))
             case (.item, "org.freedesktop.Secret.Item"):
+                if isLockedPath(call.path) { throw .isLocked(call.path) }
                 guard let ref = itemRef(call.path) else { throw .noSuchObject(call.path) }
                 return .success(try itemCall(call, ref))
             case (.session, "org.freedesktop.Secret.Session") where call.method == "Close":
@@ -202,12 +229,13 @@ extension SecretServiceProvider: SubtreeHandler {
                 return .success(
                     .paths(collection.items.keys.sorted().map { ObjectPath.item(ItemRef(collection: id, item: $0)) }))
             case "Label": return .success(.string(collection.label))
-            case "Locked": return .success(.boolean(false))
+            case "Locked": return .success(.boolean(isLockedPath(path)))
             case "Created": return .success(.uint64(collection.created))
             case "Modified": return .success(.uint64(collection.modified))
             default: return .failure(.unknownMethod("no property \(name)"))
             }
         case (.item, "org.freedesktop.Secret.Item", _):
+            if isLockedPath(path) { return .failure(.isLocked(path)) }
             guard let ref = itemRef(path), let info = store.info(ref) else { return .failure(.noSuchObject(path)) }
             switch name {
             case "Attributes": return .success(.strings(info.attributes))
@@ -228,6 +256,7 @@ extension SecretServiceProvider: SubtreeHandler {
         >
     {
         do {
+            if isLockedPath(path) { return .failure(.isLocked(path)) }
             switch (interface, name, value?.unboxed) {
             case ("org.freedesktop.Secret.Collection", "Label", .string(let label)):
                 try Self.checkSizes(label: label, attributes: nil)
@@ -261,17 +290,19 @@ extension SecretServiceProvider: SubtreeHandler {
 
     func interfaces(_ path: String) -> Interfaces {
         switch ObjectPath(path) {
-        case .service: .service
+        case .service: [.service, .latchkey]
         case .collection, .alias: .collection
         case .item: .item
         case .session: .session
+        case .prompt: prompts[path] != nil ? .prompt : []
         case .none: []
         }
     }
 
     func children(_ path: String) -> [String] {
         switch path {
-        case ObjectPath.base: ["collection", "aliases", "session"]
+        case ObjectPath.base: ["collection", "aliases", "session", "prompt"]
+        case ObjectPath.base + "/prompt": prompts.keys.compactMap { $0.split(separator: "/").last.map(String.init) }
         case ObjectPath.base + "/collection": store.collections.keys.sorted()
         case ObjectPath.base + "/aliases": store.aliases.keys.sorted()
         case ObjectPath.base + "/session": sessions.keys.compactMap { $0.split(separator: "/").last.map(String.init) }

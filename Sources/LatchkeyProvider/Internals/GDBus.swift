@@ -1,4 +1,5 @@
 internal import CLatchkeySecret
+import Foundation // Thread
 import Latchkey
 
 #if canImport(Glibc)
@@ -122,6 +123,48 @@ final class BusConnection {
         }
         guard let uid = numbers["UnixUserID"], let pid = numbers["ProcessID"] else { return nil }
         return (uid, pid)
+    }
+
+    /// Calls `method` of `interface` at `path` of `destination` and waits for its reply
+    /// (`g_dbus_connection_call_sync`, never starting a service).
+    /// - Returns: The reply's values, decoded.
+    /// - Throws: `LatchkeyError` `.unavailable` with the D-Bus error when the call fails.
+    func call(
+        _ destination: String, _ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue]
+    ) throws -> [DBusValue?] {
+        let reply = try Self.check("g_dbus_connection_call_sync") {
+            lk_g_dbus_connection_call_sync(
+                connection, destination, path, interface, method, encodeTuple(arguments), nil,
+                LK_G_DBUS_CALL_FLAGS_NO_AUTO_START, 30_000, nil, $0)
+        }
+        guard let reply else { throw LatchkeyError(.unavailable, "\(destination) did not answer \(method)") }
+        defer { lk_g_variant_unref(reply) }
+        return decodeArguments(reply)
+    }
+
+    /// Calls `action` on this connection's thread once `seconds` have passed: a thread of its
+    /// own sleeps, then cancels a `GCancellable` whose source on this thread's main context
+    /// (`latchkey_provider_attach_wake`) wakes ``run()``. Nothing cancels it: `action` checks
+    /// whether it is still wanted.
+    func schedule(after seconds: TimeInterval, _ action: @escaping () -> Void) {
+        guard let cancellable = lk_g_cancellable_new() else { return }
+        let box = Unmanaged.passRetained(Wake(action)).toOpaque()
+        let attached = latchkey_provider_attach_wake(
+            context, cancellable, { data in Unmanaged<Wake>.fromOpaque(data!).takeUnretainedValue().action() }, box,
+            { data in Unmanaged<Wake>.fromOpaque(data!).release() })
+        guard attached == 0 else {
+            Unmanaged<Wake>.fromOpaque(box).release()
+            lk_g_object_unref(UnsafeMutableRawPointer(cancellable))
+            return
+        }
+        let pointer = CancellablePointer(value: cancellable)
+        let thread = Thread {
+            Thread.sleep(forTimeInterval: seconds)
+            lk_g_cancellable_cancel(pointer.value)
+            lk_g_object_unref(UnsafeMutableRawPointer(pointer.value))
+        }
+        thread.name = "latchkey secret service timer"
+        thread.start()
     }
 
     /// Asks the bus for `name` without replacing its owner (`g_bus_own_name_on_connection`
@@ -253,6 +296,17 @@ final class BusConnection {
 private final class HandlerBox {
     let handler: any SubtreeHandler
     init(_ handler: any SubtreeHandler) { self.handler = handler }
+}
+
+/// What ``BusConnection/schedule(after:_:)`` calls, kept alive by its source.
+private final class Wake {
+    let action: () -> Void
+    init(_ action: @escaping () -> Void) { self.action = action }
+}
+
+/// A `GCancellable`, which GLib lets any thread cancel, handed to the timer's thread.
+private struct CancellablePointer: @unchecked Sendable {
+    let value: OpaquePointer
 }
 
 /// The closure ``BusConnection/ownName(_:changed:)`` calls, kept alive by GDBus.
