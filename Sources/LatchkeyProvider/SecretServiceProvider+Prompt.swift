@@ -40,6 +40,7 @@ extension SecretServiceProvider {
 
     /// Forgets the vault's key and says which collections changed.
     func lockVault() {
+        guard store.canLock, !store.isLocked else { return }
         let before = Set(store.collections.keys)
         store.lock()
         lockGeneration += 1

@@ -1,5 +1,6 @@
 import Foundation // Thread
 import Latchkey
+import Synchronization
 
 /// The Secret Service provider (docs/SECRET-SERVICE-PROVIDER.md): serves the freedesktop Secret
 /// Service API (spec 0.2) on the session bus from a ``ProviderStore``, on a thread of its own,
@@ -44,6 +45,15 @@ package final class SecretServiceProvider {
         self.log = log
     }
 
+    /// How another thread asks the running provider to lock its vault (``lockRunning()``); nil when none runs.
+    private static let lockRequest = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Makes the running provider, if any, forget its passphrase vault's key, as `latchkey lock`
+    /// does to the agent's: from any thread (the lock happens on the provider's, soon after).
+    package static func lockRunning() {
+        lockRequest.withLock { $0 }?()
+    }
+
     /// Starts the provider on a thread of its own and returns: it connects to the session bus,
     /// and when `org.freedesktop.secrets` has an owner already, says so in `log` and stops
     /// (a running provider is never replaced); else it opens its vault, serves its objects and
@@ -67,6 +77,10 @@ package final class SecretServiceProvider {
                     storeDirectory: directory, auditFailureMode: settings.policy.audit.failureMode,
                     passphrase: settings.policy.fileKeySource == .passphrase)
                 let provider = SecretServiceProvider(bus: bus, store: store, policy: settings.policy, log: log)
+                let handle = ProviderHandle(provider: provider)
+                lockRequest.withLock {
+                    $0 = { handle.provider.bus.schedule(after: 0) { handle.provider.lockVault() } }
+                }
                 if store.isLocked {
                     log("secret service: the vault's key is a passphrase: it is locked until `latchkey unlock`")
                 }
@@ -323,4 +337,11 @@ extension SecretServiceProvider: SubtreeHandler {
             [.objectPath(path)])
         propertiesChanged(path, "org.freedesktop.Secret.Item", properties)
     }
+}
+
+/// The running provider, handed to ``SecretServiceProvider/lockRunning()``'s closure: other
+/// threads only ask its bus connection to schedule a call (a GLib source attached to its main
+/// context, which GLib allows from any thread); the provider itself is used on its thread only.
+private struct ProviderHandle: @unchecked Sendable {
+    let provider: SecretServiceProvider
 }

@@ -63,6 +63,11 @@ struct ProviderUnlockTests {
                 print('latchkey unlock', unlock('correct horse'))
                 print('completed', wait(prompt))
                 print('get', bytes(call(item, 'Item', 'GetSecret', '(o)', (session,))[0][2]).decode())
+                print('latchkey lock', subprocess.run(['\(latchkey)', 'lock'], capture_output=True).returncode)
+                end = time.time() + 10
+                while get(LOGIN, 'Collection', 'Locked') is not True and time.time() < end:
+                    time.sleep(0.02)
+                print('get', call(item, 'Item', 'GetSecret', '(o)', (session,)))
                 """)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(
@@ -75,6 +80,7 @@ struct ProviderUnlockTests {
                 "get error org.freedesktop.Secret.Error.IsLocked", "search ([], [])", "wrong 77",
                 "dismissed (True, [])", "deadline (True, [])", "latchkey unlock 0",
                 "completed (False, ['/org/freedesktop/secrets/collection/login/1'])", "get kept",
+                "latchkey lock 0", "get error org.freedesktop.Secret.Error.IsLocked",
             ], "\(run.text)\n\(bus.agentLog())")
     }
 }
