@@ -87,15 +87,17 @@ final class ProviderStore {
         try open(passphrase: passphrase)
     }
 
-    /// Forgets the vault's key and everything read from it (its collections, items and
-    /// index); the `session` collection stays. A key-file vault is never locked.
+    /// Forgets the vault's key. The labels and attributes read at the unlock stay in memory
+    /// (the spec lets a provider keep them in the clear), so that a client's search finds its
+    /// items locked and can ask to unlock them; every secret is read from the vault, which
+    /// cannot be read without the key. A key-file vault is never locked.
     func lock() {
-        guard policy.fileKeySource == .passphrase, openVault != nil else { return }
+        guard policy.fileKeySource == .passphrase else { return }
         openVault = nil
-        showLocked()
     }
 
-    /// What a locked vault shows: its default collection `login`, locked and with no items.
+    /// What a vault locked since the start shows (nothing of it has been read): its default
+    /// collection `login`, locked and with no items.
     private func showLocked() {
         let now = Self.now()
         collections = collections.filter { !$0.value.persistent }
@@ -151,10 +153,15 @@ final class ProviderStore {
             if let number = Int(ref.item), number >= loaded[ref.collection]!.nextItem {
                 loaded[ref.collection]!.nextItem = number + 1
             }
-            addToIndex(ref, info.attributes)
         }
         collections = collections.filter { !$0.value.persistent }.merging(loaded) { kept, _ in kept }
         aliases = aliases.filter { collections[$0.value]?.persistent == false }.merging(loadedAliases) { $1 }
+        index = [:]
+        for collection in collections.values {
+            for (item, info) in collection.items {
+                addToIndex(ItemRef(collection: collection.id, item: item), info.attributes)
+            }
+        }
         openVault = vault
     }
 

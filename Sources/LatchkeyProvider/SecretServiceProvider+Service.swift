@@ -40,7 +40,7 @@ extension SecretServiceProvider {
                 throw .invalidArgs("SearchItems takes a dictionary of strings")
             }
             let found = store.search(attributes).map(ObjectPath.item).sorted()
-            return [.paths(found), .paths([])]
+            return [.paths(found.filter { !isLockedPath($0) }), .paths(found.filter(isLockedPath))]
         case "Unlock":
             guard let objects = arguments.first??.paths else { throw .invalidArgs("Unlock takes object paths") }
             return unlock(objects)

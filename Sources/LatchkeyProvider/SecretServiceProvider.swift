@@ -249,12 +249,13 @@ extension SecretServiceProvider: SubtreeHandler {
             default: return .failure(.unknownMethod("no property \(name)"))
             }
         case (.item, "org.freedesktop.Secret.Item", _):
-            if isLockedPath(path) { return .failure(.isLocked(path)) }
-            guard let ref = itemRef(path), let info = store.info(ref) else { return .failure(.noSuchObject(path)) }
+            guard let ref = itemRef(path), let info = store.info(ref) else {
+                return .failure(isLockedPath(path) ? .isLocked(path) : .noSuchObject(path))
+            }
             switch name {
             case "Attributes": return .success(.strings(info.attributes))
             case "Label": return .success(.string(info.label))
-            case "Locked": return .success(.boolean(false))
+            case "Locked": return .success(.boolean(isLockedPath(path)))
             case "Created": return .success(.uint64(info.created))
             case "Modified": return .success(.uint64(info.modified))
             default: return .failure(.unknownMethod("no property \(name)"))

@@ -77,10 +77,32 @@ struct ProviderUnlockTests {
                 "completed (False, ['/org/freedesktop/secrets/collection/login'])", "locked False",
                 "item /org/freedesktop/secrets/collection/login/1",
                 "lock (['/org/freedesktop/secrets/collection/login'], '/')",
-                "get error org.freedesktop.Secret.Error.IsLocked", "search ([], [])", "wrong 77",
+                "get error org.freedesktop.Secret.Error.IsLocked",
+                "search ([], ['/org/freedesktop/secrets/collection/login/1'])", "wrong 77",
                 "dismissed (True, [])", "deadline (True, [])", "latchkey unlock 0",
                 "completed (False, ['/org/freedesktop/secrets/collection/login/1'])", "get kept",
                 "latchkey lock 0", "get error org.freedesktop.Secret.Error.IsLocked",
             ], "\(run.text)\n\(bus.agentLog())")
+    }
+
+    @Test("secret-tool lookup on the locked vault waits on its prompt until latchkey unlock, then prints the secret")
+    func secretToolWaitsForUnlock() throws {
+        let bus = try ProviderBus(policy: Self.policy)
+        try bus.startAgent()
+        let latchkey = try latchkeyPath()
+        let first = try bus.run(latchkey, ["unlock", "--passphrase-fd", "0"], input: "pass phrase")
+        #expect(first.status == 0 && first.text.contains("completed 0 prompts"), "\(first.text) \(first.stderr)")
+        let store = try bus.run("secret-tool", ["store", "--label=Locked", "service", "locked"], input: "behind")
+        #expect(store.status == 0, "\(store.stderr)")
+        #expect(try bus.run(latchkey, ["lock"]).status == 0)
+        let lookup = try Child("/usr/bin/secret-tool", ["lookup", "service", "locked"], environment: bus.environment)
+        let end = Date(timeIntervalSinceNow: 20)
+        while !bus.agentLog().contains("a client waits for the vault to be unlocked") && Date() < end {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let unlock = try bus.run(latchkey, ["unlock", "--passphrase-fd", "0"], input: "pass phrase")
+        #expect(unlock.status == 0 && unlock.text.contains("completed 1 prompt"), "\(unlock.text) \(unlock.stderr)")
+        let result = try lookup.finish()
+        #expect(result.status == 0 && result.text == "behind", "\(result.stderr) \(bus.agentLog())")
     }
 }
