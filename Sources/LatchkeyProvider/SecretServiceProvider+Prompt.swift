@@ -48,14 +48,14 @@ extension SecretServiceProvider {
         log("secret service: the vault is locked")
     }
 
-    /// Whether `path` names an object of the vault that is hidden while it is locked: an item of
-    /// a persistent collection, or a persistent collection (the `session` collection is never locked).
+    /// Whether `path` names a collection or an item while the vault is locked. The `session`
+    /// collection is locked with it: its calls are audited in the vault's trail, which a
+    /// locked vault does not write.
     func isLockedPath(_ path: String) -> Bool {
         guard store.isLocked else { return false }
         switch ObjectPath(path) {
-        case .item(let collection, _): return collection != ProviderStore.sessionCollection
-        case .collection, .alias:
-            return collectionID(path).map { store.collections[$0]?.persistent == true } ?? false
+        case .item: return true
+        case .collection, .alias: return collectionID(path) != nil
         default: return false
         }
     }

@@ -38,6 +38,8 @@ struct ProviderUnlockTests {
                 print('get', call(LOGIN + '/1', 'Item', 'GetSecret', '(o)', (session,)))
                 print('create', call(LOGIN, 'Collection', 'CreateItem', '(a{sv}(oayays)b)',
                                      (item_properties('x', {'k': 'v'}), (session, b'', b'v', 't'), False)))
+                print('session', call('/org/freedesktop/secrets/aliases/session', 'Collection', 'CreateItem',
+                      '(a{sv}(oayays)b)', (item_properties('x', {'k': 'v'}), (session, b'', b'v', 't'), False)))
                 unlocked, prompt = call(SERVICE, 'Service', 'Unlock', '(ao)', ([LOGIN],))
                 print('unlock', unlocked, prompt != '/')
                 call(prompt, 'Prompt', 'Prompt', '(s)', ('',))
@@ -73,7 +75,8 @@ struct ProviderUnlockTests {
         #expect(
             run.lines == [
                 "locked True", "get error org.freedesktop.Secret.Error.IsLocked",
-                "create error org.freedesktop.Secret.Error.IsLocked", "unlock [] True", "latchkey unlock 0",
+                "create error org.freedesktop.Secret.Error.IsLocked",
+                "session error org.freedesktop.Secret.Error.IsLocked", "unlock [] True", "latchkey unlock 0",
                 "completed (False, ['/org/freedesktop/secrets/collection/login'])", "locked False",
                 "item /org/freedesktop/secrets/collection/login/1",
                 "lock (['/org/freedesktop/secrets/collection/login'], '/')",
