@@ -108,4 +108,43 @@ struct ProviderUnlockTests {
         let result = try lookup.finish()
         #expect(result.status == 0 && result.text == "behind", "\(result.stderr) \(bus.agentLog())")
     }
+
+    @Test("latchkey unlock on a terminal asks for the passphrase without echo, as a pinentry would")
+    func unlockOnTerminal() throws {
+        let bus = try ProviderBus(policy: Self.policy)
+        try bus.startAgent()
+        let latchkey = try latchkeyPath()
+        let run = try bus.python(
+            pythonPrelude + """
+                import os, pty
+                LOGIN = '/org/freedesktop/secrets/collection/login'
+                get = lambda: call(LOGIN, 'org.freedesktop.DBus.Properties', 'Get', '(ss)', (S + 'Collection', 'Locked'))[0]
+                print('locked', get())
+                pid, fd = pty.fork()
+                if pid == 0:
+                    os.execv('\(latchkey)', ['\(latchkey)', 'unlock'])
+                shown = b''
+                while b'Passphrase' not in shown:
+                    shown += os.read(fd, 1024)
+                os.write(fd, b'typed secret\\n')
+                rest = b''
+                while True:
+                    try:
+                        chunk = os.read(fd, 1024)
+                    except OSError:
+                        break
+                    if not chunk:
+                        break
+                    rest += chunk
+                _, status = os.waitpid(pid, 0)
+                print('status', os.WEXITSTATUS(status))
+                print('echoed', b'typed secret' in shown + rest)
+                print('said', b'unlocked the Secret Service provider' in rest)
+                print('locked', get())
+                """)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.lines == ["locked True", "status 0", "echoed False", "said True", "locked False"],
+            "\(run.text)\n\(bus.agentLog())")
+    }
 }
