@@ -92,6 +92,7 @@ let package = Package(
             name: "LatchkeyCLI",
             dependencies: [
                 "Latchkey", "LatchkeyAgent", "LatchkeyCommands", "LatchkeyCredentialHelpers", "LatchkeySystem",
+                "LatchkeyProvider",
             ]
         ),
         // Launched by the encrypted-file tests as a separate process; never installed.

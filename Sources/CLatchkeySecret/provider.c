@@ -11,13 +11,12 @@
 
 /** The parsed introspection data; set once, on the provider's thread, and kept for the process. */
 static LKGDBusNodeInfo *lk_provider_node;
-/** The four interfaces, in the order of the LK_PROVIDER_* bits. */
-static LKGDBusInterfaceInfo *lk_provider_interfaces[4];
-static const char *const lk_provider_interface_names[4] = {
-    "org.freedesktop.Secret.Service",
-    "org.freedesktop.Secret.Collection",
-    "org.freedesktop.Secret.Item",
-    "org.freedesktop.Secret.Session",
+/** The interfaces, in the order of the LK_PROVIDER_* bits. */
+#define LK_PROVIDER_INTERFACE_COUNT 6
+static LKGDBusInterfaceInfo *lk_provider_interfaces[LK_PROVIDER_INTERFACE_COUNT];
+static const char *const lk_provider_interface_names[LK_PROVIDER_INTERFACE_COUNT] = {
+    "org.freedesktop.Secret.Service", "org.freedesktop.Secret.Collection", "org.freedesktop.Secret.Item",
+    "org.freedesktop.Secret.Session", "org.freedesktop.Secret.Prompt",    "io.github.latchkey.SecretService",
 };
 
 /** What one registration serves: the owner's handlers and context (freed with the registration). */
@@ -35,7 +34,7 @@ int latchkey_provider_load_interfaces(const char *xml, LKGError **error) {
     if (node == NULL) {
         return -1;
     }
-    for (int index = 0; index < 4; index++) {
+    for (int index = 0; index < LK_PROVIDER_INTERFACE_COUNT; index++) {
         lk_provider_interfaces[index] = lk_g_dbus_node_info_lookup_interface(node, lk_provider_interface_names[index]);
         if (lk_provider_interfaces[index] == NULL) {
             *error = lk_g_dbus_error_new_for_dbus_error("org.freedesktop.DBus.Error.Failed",
@@ -86,9 +85,8 @@ static int lk_provider_set_property(LKGDBusConnection *connection, const char *s
                                     const char *interface_name, const char *property_name, LKGVariant *value, LKGError **error,
                                     void *user_data) {
     (void)connection;
-    (void)sender;
     struct lk_provider_registration *registration = user_data;
-    return registration->handlers.set_property(registration->context, object_path, interface_name, property_name, value,
+    return registration->handlers.set_property(registration->context, sender, object_path, interface_name, property_name, value,
                                                error);
 }
 
@@ -122,9 +120,9 @@ static LKGDBusInterfaceInfo **lk_provider_introspect(LKGDBusConnection *connecti
     }
     unsigned int bits = registration->handlers.interfaces(registration->context, path);
     free(path);
-    LKGDBusInterfaceInfo *found[5] = {NULL, NULL, NULL, NULL, NULL};
+    LKGDBusInterfaceInfo *found[LK_PROVIDER_INTERFACE_COUNT + 1] = {NULL};
     size_t count = 0;
-    for (int index = 0; index < 4; index++) {
+    for (int index = 0; index < LK_PROVIDER_INTERFACE_COUNT; index++) {
         if (bits & (1u << index)) {
             found[count++] = lk_g_dbus_interface_info_ref(lk_provider_interfaces[index]);
         }
@@ -176,4 +174,41 @@ unsigned int latchkey_provider_register(LKGDBusConnection *connection, const cha
     return lk_g_dbus_connection_register_subtree(connection, object_path, &lk_provider_subtree_vtable,
                                                  LK_G_DBUS_SUBTREE_FLAGS_DISPATCH_TO_UNENUMERATED_NODES, registration,
                                                  lk_provider_registration_free, error);
+}
+
+/** What a wake source calls, and with what; freed with the source. */
+struct lk_provider_wake {
+    void (*fire)(void *data);
+    void *data;
+    void (*release)(void *data);
+};
+
+/** The GCancellableSourceFunc of a wake source: calls `fire` once (G_SOURCE_REMOVE). */
+static int lk_provider_wake_fired(void *cancellable, void *user_data) {
+    (void)cancellable;
+    struct lk_provider_wake *wake = user_data;
+    wake->fire(wake->data);
+    return 0;
+}
+
+static void lk_provider_wake_free(void *user_data) {
+    struct lk_provider_wake *wake = user_data;
+    wake->release(wake->data);
+    free(wake);
+}
+
+int latchkey_provider_attach_wake(LKGMainContext *context, LKGCancellable *cancellable, void (*fire)(void *data), void *data,
+                                  void (*release)(void *data)) {
+    struct lk_provider_wake *wake = malloc(sizeof *wake);
+    if (wake == NULL) {
+        return -1;
+    }
+    wake->fire = fire;
+    wake->data = data;
+    wake->release = release;
+    LKGSource *source = lk_g_cancellable_source_new(cancellable);
+    lk_g_source_set_callback(source, (int (*)(void *))(void (*)(void))lk_provider_wake_fired, wake, lk_provider_wake_free);
+    lk_g_source_attach(source, context);
+    lk_g_source_unref(source);
+    return 0;
 }

@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyProvider
 import LatchkeySystem
 
 // A connection: its request read whole under the request deadline, answered under the
@@ -35,6 +36,7 @@ extension AgentServer {
                 try answer(information(status()), on: connection)
             case .lock:
                 let count = vaults.forgetAll()
+                SecretServiceProvider.lockRunning()
                 log("locked: forgot the passphrases of \(count) namespace\(count == 1 ? "" : "s")")
                 try answer(information(["forgotten=\(count)"]), on: connection)
             case .stop:

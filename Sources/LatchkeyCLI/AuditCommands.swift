@@ -140,6 +140,7 @@ enum AuditCommands {
             ("agent.autostart", .bool(policy.agent.autostarts)),
             ("agent.unlockCacheSeconds", .integer(Int64(policy.agent.unlockCacheDuration.rounded()))),
             ("agent.idleExitSeconds", .integer(Int64(policy.agent.idleTimeout.rounded()))),
+            ("agent.secretServiceClientCollections", .bool(policy.agent.allowsClientCollections)),
         ]
         for (key, value) in fields {
             try out.line("\(key): \(textOf(value))")

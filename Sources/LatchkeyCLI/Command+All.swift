@@ -167,6 +167,11 @@ extension Command {
             words: ["lock"],
             summary: "make the agent forget every passphrase it holds: the next use of a passphrase vault asks again",
             run: AgentCommands.lock),
+        Command(
+            words: ["unlock"],
+            summary:
+                "unlock the agent's Secret Service provider (a passphrase vault), completing the prompts its clients wait on",
+            run: ProviderCommands.unlock),
         Command(words: ["demo"], summary: "a narrated walk-through in a throw-away store", run: DemoCommand.run),
         Command(
             words: ["help"],

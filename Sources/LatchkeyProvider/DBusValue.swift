@@ -78,15 +78,19 @@ struct Interfaces: OptionSet {
     static let collection = Interfaces(rawValue: 2)
     static let item = Interfaces(rawValue: 4)
     static let session = Interfaces(rawValue: 8)
+    static let prompt = Interfaces(rawValue: 16)
+    /// Latchkey's own interface on the service object (`io.github.latchkey.SecretService`).
+    static let latchkey = Interfaces(rawValue: 32)
 }
 
 /// What serves a registered subtree; GDBus calls it on the provider's thread only.
 protocol SubtreeHandler: AnyObject {
     func call(_ call: MethodCall) -> Result<[DBusValue], ProviderError>
     func property(_ path: String, _ interface: String, _ name: String) -> Result<DBusValue, ProviderError>
-    func setProperty(_ path: String, _ interface: String, _ name: String, _ value: DBusValue?) -> Result<
-        Void, ProviderError
-    >
+    func setProperty(_ sender: String, _ path: String, _ interface: String, _ name: String, _ value: DBusValue?)
+        -> Result<
+            Void, ProviderError
+        >
     func interfaces(_ path: String) -> Interfaces
     func children(_ path: String) -> [String]
 }

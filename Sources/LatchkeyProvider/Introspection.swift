@@ -94,6 +94,27 @@ enum Introspection {
           <interface name="org.freedesktop.Secret.Session">
             <method name="Close"/>
           </interface>
+          <interface name="org.freedesktop.Secret.Prompt">
+            <method name="Prompt">
+              <arg name="window-id" type="s" direction="in"/>
+            </method>
+            <method name="Dismiss"/>
+            <signal name="Completed">
+              <arg name="dismissed" type="b"/>
+              <arg name="result" type="v"/>
+            </signal>
+          </interface>
+          <interface name="io.github.latchkey.SecretService">
+            <method name="PendingPrompts">
+              <arg name="prompts" type="ao" direction="out"/>
+              <arg name="locked" type="b" direction="out"/>
+            </method>
+            <method name="Unlock">
+              <arg name="passphrase" type="(oayays)" direction="in"/>
+              <arg name="unlocked" type="b" direction="out"/>
+              <arg name="completed" type="ao" direction="out"/>
+            </method>
+          </interface>
         </node>
         """
 }

@@ -7,6 +7,7 @@ enum ObjectPath: Equatable {
     case alias(String)
     case item(collection: String, item: String)
     case session(String)
+    case prompt(String)
     /// A path the provider does not serve.
     case none
 
@@ -30,6 +31,7 @@ enum ObjectPath: Equatable {
         case ("collection", 3): self = .item(collection: parts[1], item: parts[2])
         case ("aliases", 2): self = .alias(parts[1])
         case ("session", 2): self = .session(parts[1])
+        case ("prompt", 2): self = .prompt(parts[1])
         default: self = .none
         }
     }
@@ -37,4 +39,5 @@ enum ObjectPath: Equatable {
     static func collection(id: String) -> String { base + "/collection/" + id }
     static func item(_ ref: ItemRef) -> String { base + "/collection/" + ref.collection + "/" + ref.item }
     static func session(id: String) -> String { base + "/session/" + id }
+    static func prompt(id: String) -> String { base + "/prompt/" + id }
 }

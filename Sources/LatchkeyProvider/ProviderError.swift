@@ -36,6 +36,16 @@ struct ProviderError: Error {
         ProviderError(name: "org.freedesktop.DBus.Error.UnknownMethod", message: message)
     }
 
+    /// A client asked for more than the provider serves one client (sessions).
+    static func limitsExceeded(_ message: String) -> ProviderError {
+        ProviderError(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: message)
+    }
+
+    /// The policy does not let clients do that (`agent.secretServiceClientCollections`).
+    static func accessDenied(_ message: String) -> ProviderError {
+        ProviderError(name: "org.freedesktop.DBus.Error.AccessDenied", message: message)
+    }
+
     /// The store failed; `message` is the library's, which holds no secret.
     static func failed(_ message: String) -> ProviderError {
         ProviderError(name: "org.freedesktop.DBus.Error.Failed", message: message)

@@ -37,7 +37,11 @@ final class ProviderStore {
     /// The id of the in-memory collection (and its alias).
     static let sessionCollection = "session"
 
-    private let vault: Vault
+    /// The open vault; nil while a passphrase vault is locked.
+    private var openVault: Vault?
+    /// The vault's namespace, store directory and policy, to open it.
+    private let storeDirectory: String
+    private let policy: Policy
     private(set) var collections: [String: StoredCollection] = [:]
     private(set) var aliases: [String: String] = [:]
     /// Items by `name NUL value` of each attribute.
@@ -45,48 +49,131 @@ final class ProviderStore {
     /// The secrets of the `session` collection's items.
     private var memorySecrets: [ItemRef: SecretBytes] = [:]
 
-    /// Opens the vault in `storeDirectory` (the file backend, its key in a key file) and reads every item.
+    /// Opens the vault in `storeDirectory` (the file backend) and reads every item, as one
+    /// operation audited by one `secret.read` entry (the provider's own load, no client's
+    /// read); a passphrase vault (`passphrase` true) starts locked instead, until ``unlock(passphrase:)``.
+    /// - Parameters:
+    ///   - auditFailureMode: The user's policy's `audit.onFailure`.
+    ///   - passphrase: Whether the vault's key comes from a passphrase (the user's policy's
+    ///     `file.keySource`), else from its key file.
     /// - Throws: `LatchkeyError` from opening or reading the vault.
-    init(storeDirectory: String) throws {
-        let policy = try Policy(jsonData: Array(Self.policyJSON.utf8), source: "the Secret Service provider's policy")
-        vault = try Vault.open(
-            appID: AppID(Self.appID), policy: policy, storeDirectory: storeDirectory, backend: .file)
-        let names = try vault.secrets().map(\.name)
-        if names.contains("collections"), let record = try vault.secret(named: "collections") {
-            (collections, aliases) = try CollectionsRecord.decode(record.value)
-        } else {
-            let now = Self.now()
-            collections["login"] = StoredCollection(
-                id: "login", label: "Login", created: now, modified: now, persistent: true)
-            aliases["default"] = "login"
-            try saveCollections()
-        }
-        for name in names where name.hasPrefix("item/") {
-            let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 3, collections[parts[1]] != nil, let stored = try vault.secret(named: name) else {
-                continue
-            }
-            let info = try ItemRecord.decode(stored.value).info
-            let ref = ItemRef(collection: parts[1], item: parts[2])
-            collections[ref.collection]?.items[ref.item] = info
-            if let number = Int(ref.item), number >= collections[ref.collection]!.nextItem {
-                collections[ref.collection]!.nextItem = number + 1
-            }
-            addToIndex(ref, info.attributes)
-        }
+    init(storeDirectory: String, auditFailureMode: Policy.AuditFailureMode = .fail, passphrase: Bool = false) throws {
+        let json = Self.policyJSON.replacingOccurrences(of: "AUDIT_FAILURE", with: auditFailureMode.rawValue)
+            .replacingOccurrences(of: "KEY_SOURCE", with: passphrase ? "passphrase" : "keyfile")
+        policy = try Policy(jsonData: Array(json.utf8), source: "the Secret Service provider's policy")
+        self.storeDirectory = storeDirectory
         let now = Self.now()
         collections[Self.sessionCollection] = StoredCollection(
             id: Self.sessionCollection, label: "Session", created: now, modified: now, persistent: false)
         aliases[Self.sessionCollection] = Self.sessionCollection
+        if passphrase {
+            showLocked()
+        } else {
+            try open(passphrase: nil)
+        }
     }
 
-    /// The provider's policy: the encrypted file with a key file, audited; never the Secret
-    /// Service (which would be the provider itself) and no migration to it.
+    /// Whether the vault can be locked: a passphrase vault (a key-file vault is unlocked from the start).
+    var canLock: Bool { policy.fileKeySource == .passphrase }
+
+    /// Whether the vault is locked (a passphrase vault whose key the provider does not hold).
+    var isLocked: Bool { openVault == nil }
+
+    /// Opens a locked passphrase vault with `passphrase` and reads its items (one audited operation).
+    /// - Throws: `LatchkeyError` `.wrongKey` for a wrong passphrase (audited by the vault as
+    ///   `unlock.failed`); the vault's other errors. It stays locked then.
+    func unlock(passphrase: SecretBytes) throws {
+        guard isLocked else { return }
+        try open(passphrase: passphrase)
+    }
+
+    /// Forgets the vault's key. The labels and attributes read at the unlock stay in memory
+    /// (the spec lets a provider keep them in the clear), so that a client's search finds its
+    /// items locked and can ask to unlock them; every secret is read from the vault, which
+    /// cannot be read without the key. A key-file vault is never locked.
+    func lock() {
+        guard policy.fileKeySource == .passphrase else { return }
+        openVault = nil
+    }
+
+    /// What a vault locked since the start shows (nothing of it has been read): its default
+    /// collection `login`, locked and with no items.
+    private func showLocked() {
+        let now = Self.now()
+        collections = collections.filter { !$0.value.persistent }
+        aliases = aliases.filter { collections[$0.value] != nil }
+        index = [:]
+        for (ref, _) in memorySecrets {
+            collections[ref.collection]?.items[ref.item].map { addToIndex(ref, $0.attributes) }
+        }
+        collections["login"] = StoredCollection(
+            id: "login", label: "Login", created: now, modified: now, persistent: true)
+        aliases["default"] = "login"
+    }
+
+    /// The open vault.
+    /// - Throws: `LatchkeyError` `.locked` while it is locked.
+    private var vault: Vault {
+        get throws {
+            guard let openVault else { throw LatchkeyError(.locked, "the Secret Service provider's vault is locked") }
+            return openVault
+        }
+    }
+
+    /// Opens the vault and reads its collections and items into memory.
+    private func open(passphrase: SecretBytes?) throws {
+        let vault = try Vault.open(
+            appID: AppID(Self.appID), policy: policy, storeDirectory: storeDirectory, backend: .file,
+            passphrase: passphrase)
+        var records: [String: SecretBytes] = [:]
+        for stored in try vault.allSecrets(auditDetail: "the Secret Service provider loaded its collections and items")
+        {
+            records[stored.name] = stored.value
+        }
+        var loaded: [String: StoredCollection]
+        var loadedAliases: [String: String]
+        if let record = records["collections"] {
+            (loaded, loadedAliases) = try CollectionsRecord.decode(record)
+        } else {
+            let now = Self.now()
+            loaded = [
+                "login": StoredCollection(id: "login", label: "Login", created: now, modified: now, persistent: true)
+            ]
+            loadedAliases = ["default": "login"]
+            try vault.saveSecret(
+                CollectionsRecord.encode(Array(loaded.values), aliases: loadedAliases), named: "collections",
+                auditDetail: "the Secret Service provider created its collection login")
+        }
+        for (name, value) in records where name.hasPrefix("item/") {
+            let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3, loaded[parts[1]] != nil else { continue }
+            let info = try ItemRecord.decode(value).info
+            let ref = ItemRef(collection: parts[1], item: parts[2])
+            loaded[ref.collection]?.items[ref.item] = info
+            if let number = Int(ref.item), number >= loaded[ref.collection]!.nextItem {
+                loaded[ref.collection]!.nextItem = number + 1
+            }
+        }
+        collections = collections.filter { !$0.value.persistent }.merging(loaded) { kept, _ in kept }
+        aliases = aliases.filter { collections[$0.value]?.persistent == false }.merging(loadedAliases) { $1 }
+        index = [:]
+        for collection in collections.values {
+            for (item, info) in collection.items {
+                addToIndex(ItemRef(collection: collection.id, item: item), info.attributes)
+            }
+        }
+        openVault = vault
+    }
+
+    /// The provider's policy: the encrypted file with a key file or a passphrase (`KEY_SOURCE`,
+    /// the user's `file.keySource`), audited with the user's `audit.onFailure` (`AUDIT_FAILURE`); never the Secret Service (which would be the
+    /// provider itself) and no migration to it.
     private static let policyJSON = """
         {"version": 1, "name": "secret-service-provider",
          "backend": {"kind": "file", "allowFileFallback": true, "migrateToSecretService": false},
-         "file": {"keySource": "keyfile"},
-         "secrets": {"maxAgeSeconds": null, "onLogout": "keep"}}
+         "file": {"keySource": "KEY_SOURCE"},
+         "secrets": {"maxAgeSeconds": null, "onLogout": "keep"},
+         "audit": {"enabled": true, "onFailure": "AUDIT_FAILURE"}}
         """
 
     /// Seconds since 1970, now.
@@ -108,22 +195,26 @@ final class ProviderStore {
     /// The info of an item, nil when there is none.
     func info(_ ref: ItemRef) -> ItemInfo? { collections[ref.collection]?.items[ref.item] }
 
-    /// An item's secret, nil when there is no such item.
-    /// - Throws: `LatchkeyError` when the vault cannot be read.
-    func secret(_ ref: ItemRef) throws -> SecretBytes? {
+    /// An item's secret, read for `caller` (audited), nil when there is no such item.
+    /// - Throws: `LatchkeyError` when the vault cannot be read or the read cannot be audited.
+    func secret(_ ref: ItemRef, for caller: Caller) throws -> SecretBytes? {
         guard let collection = collections[ref.collection], collection.items[ref.item] != nil else { return nil }
-        guard collection.persistent else { return memorySecrets[ref] }
-        guard let stored = try vault.secret(named: Self.name(ref)) else { return nil }
+        let detail = caller.detail("read", ObjectPath.item(ref))
+        guard collection.persistent else {
+            try vault.recordOutsideVault(.secretRead, auditDetail: detail)
+            return memorySecrets[ref]
+        }
+        guard let stored = try vault.secret(named: Self.name(ref), auditDetail: detail) else { return nil }
         return try ItemRecord.decode(stored.value).secret
     }
 
     /// Creates an item in `collection`, or with `replace` replaces the secret, label and content
     /// type of the one there with the same attributes.
     /// - Returns: The item and whether it is new.
-    /// - Throws: `LatchkeyError` when the vault cannot be written (nothing changed then).
+    /// - Throws: `LatchkeyError` when the vault cannot be written or the write cannot be audited (nothing changed then).
     func createItem(
         in collection: String, label: String, attributes: [String: String], secret: SecretBytes, contentType: String,
-        replace: Bool
+        replace: Bool, for caller: Caller
     ) throws -> (ref: ItemRef, created: Bool) {
         let now = Self.now()
         if replace, let existing = collections[collection]?.items.first(where: { $0.value.attributes == attributes }) {
@@ -132,36 +223,53 @@ final class ProviderStore {
             info.label = label
             info.contentType = contentType
             info.modified = now
-            try write(ref, info, secret)
+            try write(ref, info, secret, for: caller)
             return (ref, false)
         }
         let number = collections[collection]!.nextItem
         let ref = ItemRef(collection: collection, item: String(number))
         let info = ItemInfo(label: label, attributes: attributes, contentType: contentType, created: now, modified: now)
-        try write(ref, info, secret)
+        try write(ref, info, secret, for: caller)
         collections[collection]!.nextItem = number + 1
         return (ref, true)
     }
 
     /// Changes an item's secret (and content type), label or attributes: nil keeps what there is.
+    /// The item's record is rewritten: one write audited for `caller` (the secret it keeps is not a client's read).
     /// - Throws: `LatchkeyError` when the vault cannot be read or written (nothing changed then).
     func update(
         _ ref: ItemRef, secret newSecret: SecretBytes? = nil, contentType: String? = nil, label: String? = nil,
-        attributes: [String: String]? = nil
+        attributes: [String: String]? = nil, for caller: Caller
     ) throws {
-        guard var info = info(ref), let secret = try newSecret ?? secret(ref) else { return }
+        guard var info = info(ref), let collection = collections[ref.collection] else { return }
         info.contentType = contentType ?? info.contentType
         info.label = label ?? info.label
         info.attributes = attributes ?? info.attributes
         info.modified = Self.now()
-        try write(ref, info, secret)
+        if let newSecret { return try write(ref, info, newSecret, for: caller) }
+        let detail = caller.detail("write", ObjectPath.item(ref))
+        if collection.persistent {
+            let changed = info
+            let found = try vault.updateSecret(named: Self.name(ref), auditDetail: detail) {
+                try ItemRecord.encode(changed, secret: ItemRecord.decode($0).secret)
+            }
+            guard found else { return }
+        } else {
+            try vault.recordOutsideVault(.secretSaved, auditDetail: detail)
+        }
+        apply(ref, info)
     }
 
-    /// Deletes an item; one that is not there is left alone.
-    /// - Throws: `LatchkeyError` when the vault cannot be written (nothing changed then).
-    func delete(_ ref: ItemRef) throws {
+    /// Deletes an item for `caller` (audited); one that is not there is left alone.
+    /// - Throws: `LatchkeyError` when the vault cannot be written or the deletion cannot be audited (nothing changed then).
+    func delete(_ ref: ItemRef, for caller: Caller) throws {
         guard let collection = collections[ref.collection], let info = collection.items[ref.item] else { return }
-        if collection.persistent { try vault.deleteSecret(named: Self.name(ref)) }
+        let detail = caller.detail("delete", ObjectPath.item(ref))
+        if collection.persistent {
+            try vault.deleteSecret(named: Self.name(ref), auditDetail: detail)
+        } else {
+            try vault.recordOutsideVault(.secretDeleted, auditDetail: detail)
+        }
         memorySecrets[ref] = nil
         removeFromIndex(ref, info.attributes)
         collections[ref.collection]?.items[ref.item] = nil
@@ -170,7 +278,7 @@ final class ProviderStore {
 
     /// Creates a collection labelled `label`, with `alias` pointing to it when not empty.
     /// - Returns: Its id.
-    func createCollection(label: String, alias: String) throws -> String {
+    func createCollection(label: String, alias: String, for caller: Caller) throws -> String {
         let base = String(label.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" }.prefix(64))
         var id = base.isEmpty ? "collection" : base
         var suffix = 1
@@ -182,7 +290,7 @@ final class ProviderStore {
         let previous = (collections, aliases)
         collections[id] = StoredCollection(id: id, label: label, created: now, modified: now, persistent: true)
         if !alias.isEmpty { aliases[alias] = id }
-        do { try saveCollections() } catch {
+        do { try saveCollections(detail: caller.detail("create", ObjectPath.collection(id: id))) } catch {
             (collections, aliases) = previous
             throw error
         }
@@ -190,59 +298,68 @@ final class ProviderStore {
     }
 
     /// Deletes a collection and its items (the items first: a crash between leaves an empty collection).
-    func deleteCollection(_ id: String) throws {
+    func deleteCollection(_ id: String, for caller: Caller) throws {
         guard let collection = collections[id] else { return }
-        for item in collection.items.keys { try delete(ItemRef(collection: id, item: item)) }
+        for item in collection.items.keys { try delete(ItemRef(collection: id, item: item), for: caller) }
         guard collection.persistent else { return }
         let previous = (collections, aliases)
         collections[id] = nil
         aliases = aliases.filter { $0.value != id }
-        do { try saveCollections() } catch {
+        do { try saveCollections(detail: caller.detail("delete", ObjectPath.collection(id: id))) } catch {
             (collections, aliases) = previous
             throw error
         }
     }
 
     /// Points `alias` at a collection, or removes it for nil.
-    func setAlias(_ alias: String, to id: String?) throws {
+    func setAlias(_ alias: String, to id: String?, for caller: Caller) throws {
         let previous = aliases
         aliases[alias] = id
-        do { try saveCollections() } catch {
+        do { try saveCollections(detail: caller.detail("write", ObjectPath.base + "/aliases/" + alias)) } catch {
             aliases = previous
             throw error
         }
     }
 
     /// Changes a collection's label.
-    func setLabel(_ label: String, ofCollection id: String) throws {
+    func setLabel(_ label: String, ofCollection id: String, for caller: Caller) throws {
         guard collections[id] != nil else { return }
         let previous = collections
         collections[id]!.label = label
         collections[id]!.modified = Self.now()
         guard collections[id]!.persistent else { return }
-        do { try saveCollections() } catch {
+        do { try saveCollections(detail: caller.detail("write", ObjectPath.collection(id: id))) } catch {
             collections = previous
             throw error
         }
     }
 
-    /// Writes an item (to the vault, or to memory for the `session` collection) and updates the index.
-    private func write(_ ref: ItemRef, _ info: ItemInfo, _ secret: SecretBytes) throws {
+    /// Writes an item for `caller` (to the vault, or to memory for the `session` collection,
+    /// audited either way) and updates the index.
+    private func write(_ ref: ItemRef, _ info: ItemInfo, _ secret: SecretBytes, for caller: Caller) throws {
+        let detail = caller.detail("write", ObjectPath.item(ref))
         if collections[ref.collection]!.persistent {
-            try vault.saveSecret(ItemRecord.encode(info, secret: secret), named: Self.name(ref))
+            try vault.saveSecret(ItemRecord.encode(info, secret: secret), named: Self.name(ref), auditDetail: detail)
         } else {
+            try vault.recordOutsideVault(.secretSaved, auditDetail: detail)
             memorySecrets[ref] = secret
         }
+        apply(ref, info)
+    }
+
+    /// Keeps an item's new info in memory: its collection and the index.
+    private func apply(_ ref: ItemRef, _ info: ItemInfo) {
         if let old = collections[ref.collection]!.items[ref.item] { removeFromIndex(ref, old.attributes) }
         collections[ref.collection]!.items[ref.item] = info
         collections[ref.collection]!.modified = info.modified
         addToIndex(ref, info.attributes)
     }
 
-    private func saveCollections() throws {
+    private func saveCollections(detail: String) throws {
         let persistent = collections.values.filter(\.persistent)
         let kept = aliases.filter { collections[$0.value]?.persistent == true }
-        try vault.saveSecret(CollectionsRecord.encode(persistent, aliases: kept), named: "collections")
+        try vault.saveSecret(
+            CollectionsRecord.encode(persistent, aliases: kept), named: "collections", auditDetail: detail)
     }
 
     private func addToIndex(_ ref: ItemRef, _ attributes: [String: String]) {

@@ -7,7 +7,7 @@ extension SecretServiceProvider {
         let path = ObjectPath.collection(id: id)
         switch call.method {
         case "Delete":
-            try changing { try store.deleteCollection(id) }
+            try changing { try store.deleteCollection(id, for: caller(call.sender)) }
             if store.collections[id] == nil {
                 unregisterCollection(id)
                 bus.emit(ObjectPath.base, "org.freedesktop.Secret.Service", "CollectionDeleted", [.objectPath(path)])
@@ -32,11 +32,12 @@ extension SecretServiceProvider {
                 }
                 attributes = strings
             }
+            try Self.checkSizes(label: label, attributes: attributes)
             let (secret, contentType) = try secretArgument(arguments[1], sender: call.sender)
             let (ref, created) = try changing {
                 try store.createItem(
                     in: id, label: label, attributes: attributes, secret: secret, contentType: contentType,
-                    replace: replace)
+                    replace: replace, for: caller(call.sender))
             }
             if created {
                 bus.emit(path, "org.freedesktop.Secret.Collection", "ItemCreated", [.objectPath(ObjectPath.item(ref))])

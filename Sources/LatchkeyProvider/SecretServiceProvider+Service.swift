@@ -10,7 +10,7 @@ extension SecretServiceProvider {
                 throw .invalidArgs("OpenSession takes an algorithm and its input")
             }
             let (session, output) = try ProviderSession.open(algorithm: algorithm, input: input, owner: call.sender)
-            return [output, .objectPath(addSession(session))]
+            return [output, .objectPath(try addSession(session))]
         case "CreateCollection":
             guard let properties = arguments.first??.dictionary, let alias = arguments.last??.string else {
                 throw .invalidArgs("CreateCollection takes properties and an alias")
@@ -21,8 +21,13 @@ extension SecretServiceProvider {
             if !alias.isEmpty, let existing = store.aliases[alias], store.collections[existing] != nil {
                 return [.objectPath(ObjectPath.collection(id: existing)), .objectPath(ObjectPath.nothing)]
             }
+            if store.isLocked { throw .isLocked(ObjectPath.base) }
+            guard allowsClientCollections || alias == "default" else {
+                throw .accessDenied("the policy lets clients use the collections default and session only")
+            }
             let label = properties["org.freedesktop.Secret.Collection.Label"]?.unboxed.string ?? ""
-            let id = try changing { try store.createCollection(label: label, alias: alias) }
+            try Self.checkSizes(label: label, attributes: nil)
+            let id = try changing { try store.createCollection(label: label, alias: alias, for: caller(call.sender)) }
             do { try registerCollection(id) } catch {
                 log("secret service: cannot serve a new collection: \(error.message)")
             }
@@ -35,25 +40,23 @@ extension SecretServiceProvider {
                 throw .invalidArgs("SearchItems takes a dictionary of strings")
             }
             let found = store.search(attributes).map(ObjectPath.item).sorted()
-            return [.paths(found), .paths([])]
+            return [.paths(found.filter { !isLockedPath($0) }), .paths(found.filter(isLockedPath))]
         case "Unlock":
-            // A key-file vault is unlocked from the start: every object there is is unlocked.
             guard let objects = arguments.first??.paths else { throw .invalidArgs("Unlock takes object paths") }
-            let unlocked = objects.filter { collectionID($0) != nil || itemRef($0) != nil }
-            return [.paths(unlocked), .objectPath(ObjectPath.nothing)]
+            return unlock(objects)
         case "Lock":
-            // Nothing of a key-file vault can be locked: its key is in its key file.
-            guard arguments.first??.paths != nil else { throw .invalidArgs("Lock takes object paths") }
-            return [.paths([]), .objectPath(ObjectPath.nothing)]
+            guard let objects = arguments.first??.paths else { throw .invalidArgs("Lock takes object paths") }
+            return lock(objects)
         case "GetSecrets":
             guard let items = arguments.first??.paths, let sessionPath = arguments.last??.objectPath else {
                 throw .invalidArgs("GetSecrets takes item paths and a session")
             }
             let session = try session(sessionPath, of: call.sender)
             var secrets: [DBusValue] = []
+            if let locked = items.first(where: isLockedPath) { throw .isLocked(locked) }
             for path in items {
                 guard let ref = itemRef(path), let info = store.info(ref) else { continue }
-                guard let secret = try reading({ try store.secret(ref) }) else { continue }
+                guard let secret = try reading({ try store.secret(ref, for: caller(call.sender)) }) else { continue }
                 let value = try session.encode(secret, contentType: info.contentType, path: sessionPath)
                 secrets.append(.dictEntry(.objectPath(path), value))
             }
@@ -67,10 +70,11 @@ extension SecretServiceProvider {
                 Self.isAliasName(name)
             else { throw .invalidArgs("SetAlias takes an alias (letters, digits and _) and a collection") }
             if path == ObjectPath.nothing {
-                try changing { try store.setAlias(name, to: nil) }
+                try changing { try store.setAlias(name, to: nil, for: caller(call.sender)) }
             } else {
                 guard let id = collectionID(path) else { throw .noSuchObject(path) }
-                try changing { try store.setAlias(name, to: id) }
+                if isLockedPath(path) { throw .isLocked(path) }
+                try changing { try store.setAlias(name, to: id, for: caller(call.sender)) }
             }
             return []
         default:

@@ -1,5 +1,6 @@
 import Foundation // Thread
 import Latchkey
+import Synchronization
 
 /// The Secret Service provider (docs/SECRET-SERVICE-PROVIDER.md): serves the freedesktop Secret
 /// Service API (spec 0.2) on the session bus from a ``ProviderStore``, on a thread of its own,
@@ -12,16 +13,45 @@ package final class SecretServiceProvider {
     let bus: BusConnection
     let store: ProviderStore
     let log: @Sendable (String) -> Void
+    /// Whether clients may create collections beyond `default` and `session` (the policy's
+    /// `agent.secretServiceClientCollections`).
+    let allowsClientCollections: Bool
+    /// How long an unlock prompt waits for `latchkey unlock` before it is dismissed (the policy's
+    /// `secretService.unlockTimeoutSeconds`).
+    let promptDeadline: TimeInterval
+    /// How long a passphrase vault stays unlocked (the policy's `agent.unlockCacheSeconds`, at least 30 s).
+    let unlockDuration: TimeInterval
+    /// The prompts `Unlock` returned that are not completed, by object path.
+    var prompts: [String: PendingPrompt] = [:]
+    var nextPrompt = 1
+    /// Counts unlocks and locks: a timer set at an unlock locks only if nothing happened since.
+    var lockGeneration = 0
     /// Open sessions by object path.
     var sessions: [String: ProviderSession] = [:]
     private var nextSession = 1
     /// The subtree of each collection (its items), by collection id.
     private var registrations: [String: UInt32] = [:]
+    /// Who each client is, by unique name (never reused on a bus), for the audit trail.
+    private var callers: [String: Caller] = [:]
 
-    private init(bus: BusConnection, store: ProviderStore, log: @escaping @Sendable (String) -> Void) {
+    private init(
+        bus: BusConnection, store: ProviderStore, policy: Policy, log: @escaping @Sendable (String) -> Void
+    ) {
         self.bus = bus
         self.store = store
+        allowsClientCollections = policy.agent.allowsClientCollections
+        promptDeadline = policy.secretServiceUnlockTimeout
+        unlockDuration = max(policy.agent.unlockCacheDuration, 30)
         self.log = log
+    }
+
+    /// How another thread asks the running provider to lock its vault (``lockRunning()``); nil when none runs.
+    private static let lockRequest = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Makes the running provider, if any, forget its passphrase vault's key, as `latchkey lock`
+    /// does to the agent's: from any thread (the lock happens on the provider's, soon after).
+    package static func lockRunning() {
+        lockRequest.withLock { $0 }?()
     }
 
     /// Starts the provider on a thread of its own and returns: it connects to the session bus,
@@ -41,12 +71,23 @@ package final class SecretServiceProvider {
                     return
                 }
                 try Gcrypt.initialize()
-                let directory = try storeDirectory ?? VaultSettings().storeDirectory
-                let store = try ProviderStore(storeDirectory: directory)
-                let provider = SecretServiceProvider(bus: bus, store: store, log: log)
+                let settings = try VaultSettings()
+                let directory = storeDirectory ?? settings.storeDirectory
+                let store = try ProviderStore(
+                    storeDirectory: directory, auditFailureMode: settings.policy.audit.failureMode,
+                    passphrase: settings.policy.fileKeySource == .passphrase)
+                let provider = SecretServiceProvider(bus: bus, store: store, policy: settings.policy, log: log)
+                let handle = ProviderHandle(provider: provider)
+                lockRequest.withLock {
+                    $0 = { handle.provider.bus.schedule(after: 0) { handle.provider.lockVault() } }
+                }
+                if store.isLocked {
+                    log("secret service: the vault's key is a passphrase: it is locked until `latchkey unlock`")
+                }
                 try provider.registerObjects()
                 bus.whenClientLeaves { client in
                     provider.sessions = provider.sessions.filter { $0.value.owner != client }
+                    provider.callers[client] = nil
                 }
                 bus.ownName(busName) { acquired in
                     log(
@@ -65,10 +106,20 @@ package final class SecretServiceProvider {
 
     /// Serves the service, the collections, the aliases and the sessions.
     private func registerObjects() throws {
-        for path in ["", "/collection", "/aliases", "/session"] {
+        for path in ["", "/collection", "/aliases", "/session", "/prompt"] {
             try bus.register(ObjectPath.base + path, self)
         }
         for id in store.collections.keys { try registerCollection(id) }
+    }
+
+    /// Serves the items of the collections the store has, and of no others (after an unlock or a lock).
+    func syncRegistrations() {
+        for id in registrations.keys where store.collections[id] == nil { unregisterCollection(id) }
+        for id in store.collections.keys where registrations[id] == nil {
+            do { try registerCollection(id) } catch {
+                log("secret service: cannot serve a collection: \(error.message)")
+            }
+        }
     }
 
     /// Serves the items of collection `id`.
@@ -81,8 +132,37 @@ package final class SecretServiceProvider {
         if let registration = registrations.removeValue(forKey: id) { bus.unregister(registration) }
     }
 
+    /// The most sessions one client may have open at once (libsecret opens one).
+    static let maximumSessionsPerClient = 1024
+    /// The most UTF-8 bytes of a label, an attribute's name or an attribute's value (all held in memory).
+    static let maximumTextLength = 64 * 1024
+
+    /// `label` and `attributes` when each is within ``maximumTextLength``.
+    /// - Throws: `InvalidArgs` for a longer one (the message says which, never its text).
+    static func checkSizes(label: String?, attributes: [String: String]?) throws(ProviderError) {
+        if let label, label.utf8.count > maximumTextLength {
+            throw .invalidArgs("a label is at most \(maximumTextLength) bytes")
+        }
+        for (name, value) in attributes ?? [:]
+        where name.utf8.count > maximumTextLength || value.utf8.count > maximumTextLength {
+            throw .invalidArgs("an attribute's name and value are at most \(maximumTextLength) bytes each")
+        }
+    }
+
+    /// Who the client `sender` is (asked of the bus once per client).
+    func caller(_ sender: String) -> Caller {
+        if let known = callers[sender] { return known }
+        let caller = Caller(credentials: bus.credentials(of: sender))
+        callers[sender] = caller
+        return caller
+    }
+
     /// Opens a session for `owner`; its object path.
-    func addSession(_ session: ProviderSession) -> String {
+    /// - Throws: `LimitsExceeded` when its owner has ``maximumSessionsPerClient`` open.
+    func addSession(_ session: ProviderSession) throws(ProviderError) -> String {
+        guard sessions.values.count(where: { $0.owner == session.owner }) < Self.maximumSessionsPerClient else {
+            throw .limitsExceeded("a client has at most \(Self.maximumSessionsPerClient) open sessions")
+        }
         let path = ObjectPath.session(id: "s\(nextSession)")
         nextSession += 1
         sessions[path] = session
@@ -128,10 +208,14 @@ extension SecretServiceProvider: SubtreeHandler {
         do throws(ProviderError) {
             switch (ObjectPath(call.path), call.interface) {
             case (.service, "org.freedesktop.Secret.Service"): return .success(try serviceCall(call))
+            case (.service, "io.github.latchkey.SecretService"): return .success(try latchkeyCall(call))
+            case (.prompt, "org.freedesktop.Secret.Prompt"): return .success(try promptCall(call))
             case (.collection, "org.freedesktop.Secret.Collection"), (.alias, "org.freedesktop.Secret.Collection"):
                 guard let id = collectionID(call.path) else { throw .noSuchObject(call.path) }
+                if isLockedPath(call.path) && call.method != "SearchItems" { throw .isLocked(call.path) }
                 return .success(try collectionCall(call, id))
             case (.item, "org.freedesktop.Secret.Item"):
+                if isLockedPath(call.path) { throw .isLocked(call.path) }
                 guard let ref = itemRef(call.path) else { throw .noSuchObject(call.path) }
                 return .success(try itemCall(call, ref))
             case (.session, "org.freedesktop.Secret.Session") where call.method == "Close":
@@ -159,17 +243,19 @@ extension SecretServiceProvider: SubtreeHandler {
                 return .success(
                     .paths(collection.items.keys.sorted().map { ObjectPath.item(ItemRef(collection: id, item: $0)) }))
             case "Label": return .success(.string(collection.label))
-            case "Locked": return .success(.boolean(false))
+            case "Locked": return .success(.boolean(isLockedPath(path)))
             case "Created": return .success(.uint64(collection.created))
             case "Modified": return .success(.uint64(collection.modified))
             default: return .failure(.unknownMethod("no property \(name)"))
             }
         case (.item, "org.freedesktop.Secret.Item", _):
-            guard let ref = itemRef(path), let info = store.info(ref) else { return .failure(.noSuchObject(path)) }
+            guard let ref = itemRef(path), let info = store.info(ref) else {
+                return .failure(isLockedPath(path) ? .isLocked(path) : .noSuchObject(path))
+            }
             switch name {
             case "Attributes": return .success(.strings(info.attributes))
             case "Label": return .success(.string(info.label))
-            case "Locked": return .success(.boolean(false))
+            case "Locked": return .success(.boolean(isLockedPath(path)))
             case "Created": return .success(.uint64(info.created))
             case "Modified": return .success(.uint64(info.modified))
             default: return .failure(.unknownMethod("no property \(name)"))
@@ -179,31 +265,39 @@ extension SecretServiceProvider: SubtreeHandler {
         }
     }
 
-    func setProperty(_ path: String, _ interface: String, _ name: String, _ value: DBusValue?) -> Result<
-        Void, ProviderError
-    > {
+    func setProperty(_ sender: String, _ path: String, _ interface: String, _ name: String, _ value: DBusValue?)
+        -> Result<
+            Void, ProviderError
+        >
+    {
         do {
+            if isLockedPath(path) { return .failure(.isLocked(path)) }
             switch (interface, name, value?.unboxed) {
             case ("org.freedesktop.Secret.Collection", "Label", .string(let label)):
+                try Self.checkSizes(label: label, attributes: nil)
                 guard let id = collectionID(path) else { return .failure(.noSuchObject(path)) }
-                try store.setLabel(label, ofCollection: id)
+                try store.setLabel(label, ofCollection: id, for: caller(sender))
                 propertiesChanged(path, interface, ["Label", "Modified"])
                 bus.emit(ObjectPath.base, "org.freedesktop.Secret.Service", "CollectionChanged", [.objectPath(path)])
             case ("org.freedesktop.Secret.Item", "Label", .string(let label)):
+                try Self.checkSizes(label: label, attributes: nil)
                 guard let ref = itemRef(path) else { return .failure(.noSuchObject(path)) }
-                try store.update(ref, label: label)
+                try store.update(ref, label: label, for: caller(sender))
                 itemChanged(ref, properties: ["Label", "Modified"])
             case ("org.freedesktop.Secret.Item", "Attributes", let value?):
                 guard let ref = itemRef(path) else { return .failure(.noSuchObject(path)) }
                 guard let attributes = value.stringDictionary else {
                     return .failure(.invalidArgs("Attributes is a dictionary of strings"))
                 }
-                try store.update(ref, attributes: attributes)
+                try Self.checkSizes(label: nil, attributes: attributes)
+                try store.update(ref, attributes: attributes, for: caller(sender))
                 itemChanged(ref, properties: ["Attributes", "Modified"])
             default:
                 return .failure(.invalidArgs("\(interface).\(name) cannot be set to that"))
             }
             return .success(())
+        } catch let error as ProviderError {
+            return .failure(error)
         } catch {
             return .failure(.failed(error.message))
         }
@@ -211,17 +305,19 @@ extension SecretServiceProvider: SubtreeHandler {
 
     func interfaces(_ path: String) -> Interfaces {
         switch ObjectPath(path) {
-        case .service: .service
+        case .service: [.service, .latchkey]
         case .collection, .alias: .collection
         case .item: .item
         case .session: .session
+        case .prompt: prompts[path] != nil ? .prompt : []
         case .none: []
         }
     }
 
     func children(_ path: String) -> [String] {
         switch path {
-        case ObjectPath.base: ["collection", "aliases", "session"]
+        case ObjectPath.base: ["collection", "aliases", "session", "prompt"]
+        case ObjectPath.base + "/prompt": prompts.keys.compactMap { $0.split(separator: "/").last.map(String.init) }
         case ObjectPath.base + "/collection": store.collections.keys.sorted()
         case ObjectPath.base + "/aliases": store.aliases.keys.sorted()
         case ObjectPath.base + "/session": sessions.keys.compactMap { $0.split(separator: "/").last.map(String.init) }
@@ -242,4 +338,11 @@ extension SecretServiceProvider: SubtreeHandler {
             [.objectPath(path)])
         propertiesChanged(path, "org.freedesktop.Secret.Item", properties)
     }
+}
+
+/// The running provider, handed to ``SecretServiceProvider/lockRunning()``'s closure: other
+/// threads only ask its bus connection to schedule a call (a GLib source attached to its main
+/// context, which GLib allows from any thread); the provider itself is used on its thread only.
+private struct ProviderHandle: @unchecked Sendable {
+    let provider: SecretServiceProvider
 }

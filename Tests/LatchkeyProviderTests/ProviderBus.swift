@@ -12,10 +12,13 @@ final class ProviderBus {
     let address: String
     let store: String
     let runtime: String
+    /// The policy file the agent reads (`LATCHKEY_POLICY`), when the test gave one.
+    let policy: String?
     /// The bus daemon, kept so its pipes stay open while it runs.
     private let daemon: Child
 
-    init() throws {
+    /// - Parameter policy: The JSON of the user's policy, when not the default.
+    init(policy json: String? = nil) throws {
         let sandbox = try TestSandbox.required(for: "ProviderBus")
         let socket = try sandbox.directoryInSystemTemporary() + "/bus"
         address = "unix:path=" + socket
@@ -23,6 +26,13 @@ final class ProviderBus {
         daemon = try Child("/usr/bin/dbus-daemon", ["--session", "--nofork", "--nopidfile", "--address=" + address])
         store = try freshDirectory("store")
         runtime = try sandbox.runtimeDirectory()
+        if let json {
+            let path = try freshDirectory("policy") + "/policy.json"
+            try json.write(toFile: path, atomically: true, encoding: .utf8)
+            policy = path
+        } else {
+            policy = nil
+        }
         let clock = ContinuousClock()
         let start = clock.now
         while !FileManager.default.fileExists(atPath: socket) {
@@ -35,7 +45,7 @@ final class ProviderBus {
     var environment: [String: String?] {
         [
             "DBUS_SESSION_BUS_ADDRESS": address, "XDG_RUNTIME_DIR": runtime, "LATCHKEY_HOME": store,
-            "LATCHKEY_AGENT": "off",
+            "LATCHKEY_AGENT": "off", "LATCHKEY_POLICY": policy,
         ]
     }
 

@@ -144,6 +144,11 @@ struct PolicyTests {
             ),
             (#"{"idleExitSeconds": 1}"#, Policy.AgentRules(autostarts: true, unlockCacheDuration: 900, idleTimeout: 1)),
             (
+                #"{"secretServiceClientCollections": false}"#,
+                Policy.AgentRules(
+                    autostarts: true, unlockCacheDuration: 900, idleTimeout: 600, allowsClientCollections: false)
+            ),
+            (
                 #"{"autostart": false, "unlockCacheSeconds": 30, "idleExitSeconds": 86400}"#,
                 Policy.AgentRules(autostarts: false, unlockCacheDuration: 30, idleTimeout: 86_400)
             ),

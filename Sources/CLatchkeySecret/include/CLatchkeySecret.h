@@ -311,8 +311,8 @@ struct lk_provider_handlers {
     /** A property's value (floating or owned), or NULL with `*error` set. */
     LKGVariant *(*get_property)(void *context, const char *object_path, const char *interface_name,
                                 const char *property_name, LKGError **error);
-    /** Sets a property: nonzero when set, else 0 with `*error` set. */
-    int (*set_property)(void *context, const char *object_path, const char *interface_name, const char *property_name,
+    /** Sets a property for the client `sender`: nonzero when set, else 0 with `*error` set. */
+    int (*set_property)(void *context, const char *sender, const char *object_path, const char *interface_name, const char *property_name,
                         LKGVariant *value, LKGError **error);
     /** The interfaces `object_path` serves, as LK_PROVIDER_* bits (0: none). */
     unsigned int (*interfaces)(void *context, const char *object_path);
@@ -325,10 +325,21 @@ struct lk_provider_handlers {
 #define LK_PROVIDER_COLLECTION 2u
 #define LK_PROVIDER_ITEM 4u
 #define LK_PROVIDER_SESSION 8u
+#define LK_PROVIDER_PROMPT 16u
+#define LK_PROVIDER_LATCHKEY 32u
+
+/**
+ * Calls `fire(data)` once on `context`'s thread when `cancellable` is cancelled (from any
+ * thread): a g_cancellable_source_new source attached to `context`. `release(data)` is called
+ * when the source is gone. Returns 0, or -1 when out of memory (nothing attached; `release` not called).
+ */
+int latchkey_provider_attach_wake(LKGMainContext *context, LKGCancellable *cancellable, void (*fire)(void *data), void *data,
+                                  void (*release)(void *data));
 
 /**
  * Parses the provider's introspection XML once (g_dbus_node_info_new_for_xml), the interfaces
- * org.freedesktop.Secret.Service, .Collection, .Item and .Session; later calls return 0 at once.
+ * org.freedesktop.Secret.Service, .Collection, .Item, .Session and .Prompt, and Latchkey's own
+ * io.github.latchkey.SecretService; later calls return 0 at once.
  * Call with latchkey_secret_load done. Returns 0, or -1 with `*error` set.
  */
 int latchkey_provider_load_interfaces(const char *xml, LKGError **error);

@@ -17,6 +17,9 @@ extension Policy {
         /// How long the agent waits without a request before it exits, in
         /// seconds (`agent.idleExitSeconds`).
         package internal(set) var idleTimeout: TimeInterval
+        /// Whether clients of the agent's Secret Service provider may create collections beyond
+        /// `default` and `session` (`agent.secretServiceClientCollections`).
+        package internal(set) var allowsClientCollections: Bool
 
         /// The rules used when `agent` is absent: start automatically, keep an
         /// unlocked vault 15 minutes, exit after 10 idle minutes.
@@ -27,10 +30,15 @@ extension Policy {
         ///   - autostarts: Whether the command line starts an agent when none runs.
         ///   - unlockCacheDuration: How long an unlocked vault stays unlocked in the agent, in seconds; 0 keeps nothing.
         ///   - idleTimeout: How long the agent waits without a request before it exits, in seconds.
-        package init(autostarts: Bool, unlockCacheDuration: TimeInterval, idleTimeout: TimeInterval) {
+        ///   - allowsClientCollections: Whether Secret Service clients may create collections of their own.
+        package init(
+            autostarts: Bool, unlockCacheDuration: TimeInterval, idleTimeout: TimeInterval,
+            allowsClientCollections: Bool = true
+        ) {
             self.autostarts = autostarts
             self.unlockCacheDuration = unlockCacheDuration
             self.idleTimeout = idleTimeout
+            self.allowsClientCollections = allowsClientCollections
         }
     }
 }

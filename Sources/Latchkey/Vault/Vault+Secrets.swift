@@ -21,12 +21,21 @@ extension Vault {
     ///   than 255 UTF-8 bytes, or an expiry that is not in the future; store and audit errors.
     @discardableResult
     public func saveSecret(_ value: SecretBytes, named name: String, expires: Date? = nil) throws -> Date? {
+        try saveSecret(value, named: name, expires: expires, auditDetail: name)
+    }
+
+    /// ``saveSecret(_:named:expires:)`` audited with `auditDetail` (non-secret text) as its
+    /// entry's detail in place of the name: the Secret Service provider records who called.
+    @discardableResult
+    package func saveSecret(_ value: SecretBytes, named name: String, expires: Date? = nil, auditDetail: String)
+        throws -> Date?
+    {
         beginOperation()
         let key = try Vault.secretKey(name)
         let now = clock.now()
         try Vault.refusePastExpiry(expires, of: "secret '\(name)'", now: now)
         let expiry = policy.secretExpiry(requested: expires, created: now)
-        return try perform(.secretSaved, detail: name) { changes in
+        return try perform(.secretSaved, detail: auditDetail) { changes in
             try changes.willChange(key, in: backend)
             try backend.write(StoredItem(value: value, created: now, expires: expiry), for: key)
             return OperationOutcome(expiry)
@@ -39,9 +48,14 @@ extension Vault {
     /// - Returns: The secret, or nil when there is none or it expired.
     /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for an empty name or one over 255 bytes.
     public func secret(named name: String) throws -> NamedSecret? {
+        try secret(named: name, auditDetail: name)
+    }
+
+    /// ``secret(named:)`` audited with `auditDetail` (non-secret text) as its entry's detail.
+    package func secret(named name: String, auditDetail: String) throws -> NamedSecret? {
         beginOperation()
         let key = try Vault.secretKey(name)
-        return try perform(.secretRead, detail: name) { changes in
+        return try perform(.secretRead, detail: auditDetail) { changes in
             guard let item = try backend.read(key) else { return .unrecorded(nil) }
             if item.isExpired(at: clock.now()) {
                 try deleteEverywhere(key, changes: changes)
@@ -79,13 +93,63 @@ extension Vault {
     /// - Throws: `LatchkeyError` when the store cannot answer; `.invalidInput` for an empty name or one over 255 bytes.
     @discardableResult
     public func deleteSecret(named name: String) throws -> Bool {
+        try deleteSecret(named: name, auditDetail: name)
+    }
+
+    /// ``deleteSecret(named:)`` audited with `auditDetail` (non-secret text) as its entry's detail.
+    @discardableResult
+    package func deleteSecret(named name: String, auditDetail: String) throws -> Bool {
         beginOperation()
         let key = try Vault.secretKey(name)
-        return try perform(.secretDeleted, detail: name) { changes in
+        return try perform(.secretDeleted, detail: auditDetail) { changes in
             let existed = try backend.read(key) != nil
             try deleteEverywhere(key, changes: changes)
             return OperationOutcome(existed, existed ? .ok : .skipped)
         }
+    }
+
+    /// Every named secret that has not expired, with its value, read as one operation audited
+    /// by one `secret.read` entry with `auditDetail`: the Secret Service provider loading its
+    /// index, which is no client's read. An expired secret is left out (and left in place).
+    package func allSecrets(auditDetail: String) throws -> [NamedSecret] {
+        beginOperation()
+        return try perform(.secretRead, detail: auditDetail) { _ in
+            var result: [NamedSecret] = []
+            for key in try backend.list(kind: .secret) {
+                guard let item = try backend.read(key), !item.isExpired(at: clock.now()) else { continue }
+                result.append(
+                    NamedSecret(name: key.name, value: item.value, created: item.created, expires: item.expires))
+            }
+            return OperationOutcome(result)
+        }
+    }
+
+    /// Rewrites the named secret `name` with what `change` makes of its value, as one
+    /// operation audited by one `secret.saved` entry with `auditDetail` (the Secret Service
+    /// provider changing an item's label or attributes, kept in the same record as its secret).
+    /// Its times are kept.
+    /// - Returns: Whether there was such a secret (nothing is written or recorded when there was none).
+    @discardableResult
+    package func updateSecret(named name: String, auditDetail: String, _ change: (SecretBytes) throws -> SecretBytes)
+        throws -> Bool
+    {
+        beginOperation()
+        let key = try Vault.secretKey(name)
+        return try perform(.secretSaved, detail: auditDetail) { changes in
+            guard let item = try backend.read(key) else { return .unrecorded(false) }
+            let value = try change(item.value)
+            try changes.willChange(key, in: backend)
+            try backend.write(StoredItem(value: value, created: item.created, expires: item.expires), for: key)
+            return OperationOutcome(true)
+        }
+    }
+
+    /// Records `event` with `auditDetail` for something the app did outside the vault (the
+    /// Secret Service provider's items kept in memory), before the app does it: under
+    /// `audit.onFailure` `fail` an entry that cannot be written throws, and the app does nothing.
+    package func recordOutsideVault(_ event: AuditEvent, auditDetail: String) throws {
+        beginOperation()
+        try perform(event, detail: auditDetail) { _ in OperationOutcome(()) }
     }
 
     /// The item of the named secret `name`, its name checked.

@@ -1,4 +1,5 @@
 internal import CLatchkeySecret
+import Foundation // Thread
 import Latchkey
 
 #if canImport(Glibc)
@@ -86,6 +87,86 @@ final class BusConnection {
         return lk_g_variant_get_boolean(value) != 0
     }
 
+    /// The user id and process id of the client `sender` (a unique name), as the bus daemon
+    /// saw them when it connected (the bus's `GetConnectionCredentials`: `UnixUserID`, `ProcessID`);
+    /// nil for one the bus does not know or give.
+    func credentials(of sender: String) -> (uid: UInt32, pid: UInt32)? {
+        var argument: OpaquePointer? = lk_g_variant_new_string(sender)
+        let parameters = withUnsafePointer(to: &argument) { lk_g_variant_new_tuple($0, 1) }
+        guard
+            let reply = try? Self.check(
+                "g_dbus_connection_call_sync",
+                { error in
+                    lk_g_dbus_connection_call_sync(
+                        connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                        "GetConnectionCredentials", parameters, nil, LK_G_DBUS_CALL_FLAGS_NONE, 5000, nil, error)
+                })
+        else { return nil }
+        defer { lk_g_variant_unref(reply) }
+        guard let dictionary = lk_g_variant_get_child_value(reply, 0) else { return nil }
+        defer { lk_g_variant_unref(dictionary) }
+        var numbers: [String: UInt32] = [:]
+        for index in 0..<lk_g_variant_n_children(dictionary) {
+            guard let entry = lk_g_variant_get_child_value(dictionary, index) else { continue }
+            defer { lk_g_variant_unref(entry) }
+            guard let key = lk_g_variant_get_child_value(entry, 0), let boxed = lk_g_variant_get_child_value(entry, 1)
+            else { continue }
+            defer {
+                lk_g_variant_unref(key)
+                lk_g_variant_unref(boxed)
+            }
+            guard let value = lk_g_variant_get_variant(boxed) else { continue }
+            defer { lk_g_variant_unref(value) }
+            if String(cString: lk_g_variant_get_type_string(value)) == "u" {
+                numbers[String(cString: lk_g_variant_get_string(key, nil))] = UInt32(lk_g_variant_get_uint32(value))
+            }
+        }
+        guard let uid = numbers["UnixUserID"], let pid = numbers["ProcessID"] else { return nil }
+        return (uid, pid)
+    }
+
+    /// Calls `method` of `interface` at `path` of `destination` and waits for its reply
+    /// (`g_dbus_connection_call_sync`, never starting a service).
+    /// - Returns: The reply's values, decoded.
+    /// - Throws: `LatchkeyError` `.unavailable` with the D-Bus error when the call fails.
+    func call(
+        _ destination: String, _ path: String, _ interface: String, _ method: String, _ arguments: [DBusValue]
+    ) throws -> [DBusValue?] {
+        let reply = try Self.check("g_dbus_connection_call_sync") {
+            lk_g_dbus_connection_call_sync(
+                connection, destination, path, interface, method, encodeTuple(arguments), nil,
+                LK_G_DBUS_CALL_FLAGS_NO_AUTO_START, 30_000, nil, $0)
+        }
+        guard let reply else { throw LatchkeyError(.unavailable, "\(destination) did not answer \(method)") }
+        defer { lk_g_variant_unref(reply) }
+        return decodeArguments(reply)
+    }
+
+    /// Calls `action` on this connection's thread once `seconds` have passed: a thread of its
+    /// own sleeps, then cancels a `GCancellable` whose source on this thread's main context
+    /// (`latchkey_provider_attach_wake`) wakes ``run()``. Nothing cancels it: `action` checks
+    /// whether it is still wanted.
+    func schedule(after seconds: TimeInterval, _ action: @escaping () -> Void) {
+        guard let cancellable = lk_g_cancellable_new() else { return }
+        let box = Unmanaged.passRetained(Wake(action)).toOpaque()
+        let attached = latchkey_provider_attach_wake(
+            context, cancellable, { data in Unmanaged<Wake>.fromOpaque(data!).takeUnretainedValue().action() }, box,
+            { data in Unmanaged<Wake>.fromOpaque(data!).release() })
+        guard attached == 0 else {
+            Unmanaged<Wake>.fromOpaque(box).release()
+            lk_g_object_unref(UnsafeMutableRawPointer(cancellable))
+            return
+        }
+        let pointer = CancellablePointer(value: cancellable)
+        let thread = Thread {
+            Thread.sleep(forTimeInterval: seconds)
+            lk_g_cancellable_cancel(pointer.value)
+            lk_g_object_unref(UnsafeMutableRawPointer(pointer.value))
+        }
+        thread.name = "latchkey secret service timer"
+        thread.start()
+    }
+
     /// Asks the bus for `name` without replacing its owner (`g_bus_own_name_on_connection`
     /// with `G_BUS_NAME_OWNER_FLAGS_NONE`); `changed` is called with true when it is acquired and
     /// false when it is not (or lost).
@@ -145,11 +226,12 @@ final class BusConnection {
                     return nil
                 }
             },
-            set_property: { context, path, interface, name, value, error in
+            set_property: { context, sender, path, interface, name, value, error in
                 let handler = Unmanaged<HandlerBox>.fromOpaque(context!).takeUnretainedValue().handler
                 let decoded = value.flatMap { decode($0) }
                 let result = handler.setProperty(
-                    String(cString: path!), String(cString: interface!), String(cString: name!), decoded)
+                    String(cString: sender!), String(cString: path!), String(cString: interface!),
+                    String(cString: name!), decoded)
                 if case .failure(let failure) = result {
                     error?.pointee = lk_g_dbus_error_new_for_dbus_error(failure.name, failure.message)
                     return 0
@@ -214,6 +296,17 @@ final class BusConnection {
 private final class HandlerBox {
     let handler: any SubtreeHandler
     init(_ handler: any SubtreeHandler) { self.handler = handler }
+}
+
+/// What ``BusConnection/schedule(after:_:)`` calls, kept alive by its source.
+private final class Wake {
+    let action: () -> Void
+    init(_ action: @escaping () -> Void) { self.action = action }
+}
+
+/// A `GCancellable`, which GLib lets any thread cancel, handed to the timer's thread.
+private struct CancellablePointer: @unchecked Sendable {
+    let value: OpaquePointer
 }
 
 /// The closure ``BusConnection/ownName(_:changed:)`` calls, kept alive by GDBus.
