@@ -99,7 +99,8 @@ struct ProviderTests {
                 import time
                 seen = set()
                 bus.signal_subscribe(None, None, None, None, None, Gio.DBusSignalFlags.NONE,
-                                     lambda c, sender, path, interface, name, p: seen.add(interface.split('.')[-1] + '.' + name))
+                                     lambda c, sender, path, interface, name, p: None if interface == 'org.freedesktop.DBus'
+                                     else seen.add(interface.split('.')[-1] + '.' + name))
                 output, session = call(SERVICE, 'Service', 'OpenSession', '(sv)', ('plain', GLib.Variant('s', '')))
                 label = {S + 'Collection.Label': GLib.Variant('s', 'Extra Things')}
                 collection, _ = call(SERVICE, 'Service', 'CreateCollection', '(a{sv}s)', (label, 'extra'))
