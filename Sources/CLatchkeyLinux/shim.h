@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <spawn.h>
+#include <string.h>
 
 /* prctl(PR_SET_DUMPABLE, dumpable): 0 makes the process not dumpable (no core
    dump; other processes of the user cannot ptrace it or read its memory);
@@ -85,32 +86,6 @@ static inline int latchkey_peer_credentials(int descriptor, int *pid, unsigned i
 /* The spawned child changes its working directory to the open directory `descriptor`
    (glibc 2.29 and later). */
 extern int posix_spawn_file_actions_addfchdir_np(posix_spawn_file_actions_t *actions, int descriptor);
-
-/* sendmsg(2) of `length` bytes with `count` (at most 4) descriptors attached
-   (SCM_RIGHTS), never raising SIGPIPE, never waiting (MSG_NOSIGNAL, MSG_DONTWAIT).
-   Returns the bytes sent, or -1 with errno set. */
-#include <string.h>
-static inline long latchkey_send_descriptors(
-    int socket, const void *bytes, unsigned long length, const int *descriptors, int count) {
-    if (count < 0 || count > 4) return -1;
-    union { struct cmsghdr header; char space[CMSG_SPACE(4 * sizeof(int))]; } control;
-    memset(&control, 0, sizeof control);
-    struct iovec vector = { (void *)bytes, length };
-    struct msghdr message;
-    memset(&message, 0, sizeof message);
-    message.msg_iov = &vector;
-    message.msg_iovlen = 1;
-    if (count > 0) {
-        message.msg_control = control.space;
-        message.msg_controllen = CMSG_SPACE(count * sizeof(int));
-        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
-        header->cmsg_level = SOL_SOCKET;
-        header->cmsg_type = SCM_RIGHTS;
-        header->cmsg_len = CMSG_LEN(count * sizeof(int));
-        memcpy(CMSG_DATA(header), descriptors, count * sizeof(int));
-    }
-    return (long)sendmsg(socket, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
-}
 
 /* recvmsg(2) of at most `length` bytes without waiting (MSG_DONTWAIT); descriptors
    that came with them (SCM_RIGHTS, close-on-exec) are stored in `descriptors`, up to

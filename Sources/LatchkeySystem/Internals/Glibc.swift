@@ -267,33 +267,6 @@ extension POSIX {
             }
         }
 
-        /// Sends all of `bytes` before `deadline`, with `descriptors` (at most 4) attached to the
-        /// first of them (`sendmsg` with `SCM_RIGHTS`): the peer gets descriptors of its own for
-        /// the same open files.
-        /// - Throws: `.timedOut` when the peer does not take them in time; `.io` when the connection is gone.
-        package func send(
-            _ bytes: UnsafeRawBufferPointer, passing descriptors: [Int32], before deadline: ContinuousClock.Instant,
-            clock: DeadlineClock = .continuous
-        ) throws {
-            precondition(descriptors.count <= 4 && !bytes.isEmpty, "at most 4 descriptors, with at least one byte")
-            while true {
-                let result = valueOrErrno {
-                    latchkey_send_descriptors(
-                        descriptor, bytes.baseAddress!, UInt(bytes.count), descriptors, Int32(descriptors.count))
-                }
-                switch result {
-                case .success(let sent):
-                    try send(UnsafeRawBufferPointer(rebasing: bytes[sent...]), before: deadline, clock: clock)
-                    return
-                case .failure(let failure) where failure.code == EAGAIN:
-                    guard try wait(for: Int16(POLLOUT), until: deadline, clock: clock) else {
-                        throw LatchkeyError(.timedOut, "\(path): the peer did not take the message in time")
-                    }
-                case .failure(let failure): throw error(errno: failure.code, function: "sendmsg", path: path)
-                }
-            }
-        }
-
         /// Receives exactly `buffer.count` bytes before `deadline` of `clock`.
         /// - Returns: false when the peer closed the connection before the first byte.
         /// - Throws: `.timedOut` when the bytes do not come in time; `.invalidInput`
@@ -350,28 +323,6 @@ extension POSIX {
         }
 
         deinit { close(number) }
-
-        /// The working directory of this process, opened to be passed on (`open` of `.`
-        /// with `O_PATH`, so a directory that may be entered but not read can be too).
-        /// - Throws: `.io` naming `open`.
-        package static func workingDirectory() throws -> Descriptor {
-            Descriptor(
-                adopting: try check("open", path: "the working directory") {
-                    Glibc.open(".", LATCHKEY_O_PATH | O_DIRECTORY | O_CLOEXEC)
-                })
-        }
-    }
-
-    /// Every variable of this process's environment as `NAME=VALUE`, read from `environ`
-    /// straight into zeroing memory (a variable may hold a secret, such as a client secret).
-    package static func environmentEntries() -> [SecretBytes] {
-        var entries: [SecretBytes] = []
-        var cursor = environ
-        while let entry = cursor.pointee {
-            entries.append(SecretBytes(UnsafeRawBufferPointer(start: entry, count: strlen(entry))))
-            cursor += 1
-        }
-        return entries
     }
 
     /// The path of this process's executable (`readlink` of `/proc/self/exe`).
@@ -748,9 +699,7 @@ extension POSIX {
     /// - Throws: `.invalidInput` when `input` does not fit in a pipe (64 KiB) or
     ///   the output exceeds `outputLimit`; `.io` naming the call that failed.
     package static func runShellCommand(
-        _ command: String, input: SecretBytes, outputLimit: Int, deadline: Duration,
-        environment: [SecretBytes]? = nil, workingDirectory: Descriptor? = nil, standardError: Descriptor? = nil,
-        quietStandardError: Bool = false
+        _ command: String, input: SecretBytes, outputLimit: Int, deadline: Duration
     ) throws -> ShellCommandResult {
         guard input.count <= 65_536 else {
             throw LatchkeyError(.invalidInput, "the refresh token is longer than 64 KiB")
@@ -766,15 +715,10 @@ extension POSIX {
         try check("pipe2", path: "a pipe") { pipe2(&fromChild, O_CLOEXEC) }
         defer { for descriptor in fromChild where descriptor >= 0 { close(descriptor) } }
 
-        let errorStream: Launch.Stream =
-            standardError.map { .descriptor($0.number) } ?? (quietStandardError ? .null : .inherited)
-        let child = try withExtendedLifetime(standardError) {
-            try Launch(
-                "/bin/sh", arguments: ["sh", "-c", command], environment: environment,
-                standardInput: .descriptor(toChild[0]), standardOutput: .descriptor(fromChild[1]),
-                standardError: errorStream, workingDirectory: workingDirectory, detachment: .ownGroup
-            ).start()
-        }
+        let child = try Launch(
+            "/bin/sh", arguments: ["sh", "-c", command], standardInput: .descriptor(toChild[0]),
+            standardOutput: .descriptor(fromChild[1]), standardError: .inherited, detachment: .ownGroup
+        ).start()
         close(toChild[0])
         toChild[0] = -1
         close(fromChild[1])
