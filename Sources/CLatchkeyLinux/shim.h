@@ -80,13 +80,6 @@ static inline int latchkey_peer_credentials(int descriptor, int *pid, unsigned i
     return 0;
 }
 
-/* open(2) flag: a descriptor that only names a file or directory (O_PATH). */
-#define LATCHKEY_O_PATH 010000000
-
-/* The spawned child changes its working directory to the open directory `descriptor`
-   (glibc 2.29 and later). */
-extern int posix_spawn_file_actions_addfchdir_np(posix_spawn_file_actions_t *actions, int descriptor);
-
 /* recvmsg(2) of at most `length` bytes without waiting (MSG_DONTWAIT); descriptors
    that came with them (SCM_RIGHTS, close-on-exec) are stored in `descriptors`, up to
    `capacity` (4 at most; any beyond are closed), and their number in `received`.

@@ -438,7 +438,6 @@ extension POSIX {
         /// The environment, `NAME=VALUE` and a NUL each, in zeroing memory; nil for this process's.
         private let environment: SecretBytes?
         /// Kept open until the process has started.
-        private let workingDirectory: Descriptor?
 
         /// Lays out a process to start.
         /// - Parameters:
@@ -449,7 +448,6 @@ extension POSIX {
         ///   - standardInput: Its standard input.
         ///   - standardOutput: Its standard output.
         ///   - standardError: Its standard error.
-        ///   - workingDirectory: The directory it starts in (`posix_spawn_file_actions_addfchdir_np`); nil: this process's.
         ///   - detachment: Whether it gets a process group or session of its own.
         ///   - inheritingOthers: Whether it inherits this process's other descriptors that are not
         ///     close-on-exec, its blocked signals and its ignored SIGHUP, SIGINT, SIGQUIT, SIGTERM
@@ -457,11 +455,10 @@ extension POSIX {
         package init(
             _ executable: String, arguments: [String], searchingPath: Bool = false, environment: [SecretBytes]? = nil,
             standardInput: Stream = .null, standardOutput: Stream = .null, standardError: Stream = .null,
-            workingDirectory: Descriptor? = nil, detachment: Detachment = .none, inheritingOthers: Bool = false
+            detachment: Detachment = .none, inheritingOthers: Bool = false
         ) {
             self.executable = executable
             self.searchingPath = searchingPath
-            self.workingDirectory = workingDirectory
             self.environment = environment.map { SecretBytes(concatenating: $0.flatMap { [$0, SecretBytes([0])] }) }
             argv = arguments.map { strdup($0) } + [nil]
             posix_spawn_file_actions_init(&actions)
@@ -477,7 +474,6 @@ extension POSIX {
                 case .descriptor(let descriptor): posix_spawn_file_actions_adddup2(&actions, descriptor, number)
                 }
             }
-            if let workingDirectory { posix_spawn_file_actions_addfchdir_np(&actions, workingDirectory.number) }
             posix_spawnattr_init(&attributes)
             var flags: Int16 = 0
             switch detachment {
@@ -683,11 +679,8 @@ extension POSIX {
     /// Runs `/bin/sh -c command` (``Launch``) in a process group of its own,
     /// with `input` as its whole standard input and nothing else, and reads its
     /// standard output until the command (the shell) has ended. Standard error, the
-    /// environment and the working directory are this process's, or the ones given (a
-    /// client's when the agent runs it for one: its standard error `dup2`ed, its directory
-    /// entered with `posix_spawn_file_actions_addfchdir_np`, its environment as the
-    /// command's); `quietStandardError` makes standard error `/dev/null` instead (inside
-    /// the agent without a client: never the agent's log). No other descriptor is inherited,
+    /// environment and the working directory are this process's (the client's own: through
+    /// the agent the client runs the command, docs/AGENT.md). No other descriptor is inherited,
     /// nor are blocked or ignored signals. The input is written into the pipe before the
     /// command starts (so a command that never reads it cannot raise SIGPIPE here).
     ///
