@@ -150,6 +150,10 @@ interop-keepassxc: deps
 # Basic authentication, both on 127.0.0.1, driven by the real docker and git CLIs inside
 # a private D-Bus session with a throw-away gnome-keyring, on both backends (scripts/interop).
 # The docker CLI logs in client-side when it reaches no daemon, so no daemon is started.
+# Then Latchkey as the Secret Service (issue 36): python keyring, SecretStorage (DH and plain
+# sessions), git's libsecret helper (git credential and a clone) and docker-credential-secretservice
+# against `latchkey agent run --secret-service` on a private bus with no other provider, the
+# trail naming each caller (interop/secret-service-provider-clients, which installs what it needs).
 INTEROP_PACKAGES ?= docker-registry apache2-utils curl git python3
 
 interop: deps
@@ -159,6 +163,7 @@ interop: deps
 	    $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; fi
 	$(SWIFT) build --product latchkey
 	.ci/with-keyring scripts/interop $$($(SWIFT) build --show-bin-path)
+	interop/secret-service-provider-clients $$($(SWIFT) build --show-bin-path)/latchkey
 	$(MAKE) interop-kwallet
 	$(MAKE) interop-unlock
 
