@@ -7,7 +7,9 @@ import Testing
 #endif
 
 /// A private session bus (a `dbus-daemon` the test starts, ended with its sandbox) on which
-/// nobody owns `org.freedesktop.secrets`, and a store directory for the provider's vault.
+/// nobody owns `org.freedesktop.secrets`, and a store directory for the provider's vault. The
+/// bus has no service files: no client's call activates gnome-keyring (or any other provider)
+/// on it, even while the agent is down.
 final class ProviderBus {
     let address: String
     let store: String
@@ -20,10 +22,16 @@ final class ProviderBus {
     /// - Parameter policy: The JSON of the user's policy, when not the default.
     init(policy json: String? = nil) throws {
         let sandbox = try TestSandbox.required(for: "ProviderBus")
-        let socket = try sandbox.directoryInSystemTemporary() + "/bus"
+        let directory = try sandbox.directoryInSystemTemporary()
+        let socket = directory + "/bus"
         address = "unix:path=" + socket
+        let configuration = directory + "/bus.conf"
+        try Self.configuration(services: try freshDirectory("bus-services")).write(
+            toFile: configuration, atomically: true, encoding: .utf8)
         // The test's own process (Child): killed when its sandbox ends.
-        daemon = try Child("/usr/bin/dbus-daemon", ["--session", "--nofork", "--nopidfile", "--address=" + address])
+        daemon = try Child(
+            "/usr/bin/dbus-daemon",
+            ["--config-file=" + configuration, "--nofork", "--nopidfile", "--address=" + address])
         store = try freshDirectory("store")
         runtime = try sandbox.runtimeDirectory()
         if let json {
@@ -39,6 +47,27 @@ final class ProviderBus {
             guard clock.now - start < .seconds(10) else { throw TestSupportError("the private bus did not start") }
             Thread.sleep(forTimeInterval: 0.02)
         }
+    }
+
+    /// A session bus's configuration whose only service directory is `services`, an empty one
+    /// (as interop/private-bus.sh writes it), instead of the system's.
+    private static func configuration(services: String) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <keep_umask/>
+          <listen>unix:tmpdir=/tmp</listen>
+          <auth>EXTERNAL</auth>
+          <servicedir>\(services)</servicedir>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """
     }
 
     /// The environment of a client or an agent on this bus.

@@ -247,5 +247,18 @@ struct ProviderTests {
         }
         #expect(text.contains("org.freedesktop.secrets is owned by another provider; not serving"), "\(text)")
         #expect(try KeyringDaemon.pid() == keyring, "gnome-keyring still owns the name")
+        let owner = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(keyring)/exe")
+        #expect(owner.hasSuffix("/gnome-keyring-daemon"), "the owner is gnome-keyring: \(owner)")
+        // secret-tool still reaches gnome-keyring: the item is stored and read back while the name
+        // stays gnome-keyring's, and the agent never opened its provider's vault.
+        let attributes = ["service", "beside-gnome-keyring", "pid", String(getpid())]
+        let store = try runProgram("secret-tool", ["store", "--label=Beside"] + attributes, input: "reached")
+        #expect(store.status == 0, "\(store.stderr)")
+        let lookup = try runProgram("secret-tool", ["lookup"] + attributes)
+        #expect(lookup.status == 0 && lookup.text == "reached", "\(lookup.stderr)")
+        #expect(try KeyringDaemon.pid() == keyring, "gnome-keyring still owns the name after the client's calls")
+        let vault = try #require(environment["LATCHKEY_HOME"] ?? nil) + "/io.github.latchkey.secret-service.d"
+        #expect(!FileManager.default.fileExists(atPath: vault), "the agent opened no provider vault")
+        #expect(try runProgram("secret-tool", ["clear"] + attributes).status == 0)
     }
 }
