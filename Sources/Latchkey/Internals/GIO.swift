@@ -71,6 +71,45 @@ extension LibSecret {
         }
     }
 
+    /// Who owns `name` on the process's session bus and whether the bus can activate it: the
+    /// bus's `GetConnectionUnixProcessID` (nil when nobody owns it) and `ListActivatableNames`,
+    /// on the shared connection, never starting a service (`NO_AUTO_START`).
+    /// - Parameters:
+    ///   - name: A well-known bus name, such as `org.freedesktop.secrets`.
+    ///   - timeout: How long connecting and asking may take, altogether.
+    /// - Throws: `LatchkeyError` `.unavailable` when GIO cannot be loaded or the bus cannot be
+    ///   reached, `.timedOut`.
+    static func nameState(of name: String, timeout: Duration) throws -> (ownerPID: UInt32?, activatable: Bool) {
+        try load()
+        let cancellation = try Cancellation(after: timeout)
+        let connection = try check("g_bus_get_sync", cancellation) {
+            lk_g_bus_get_sync(LK_G_BUS_TYPE_SESSION, cancellation.pointer, $0)
+        }
+        guard let connection else {
+            throw LatchkeyError(.unavailable, "no D-Bus connection", cFunction: "g_bus_get_sync")
+        }
+        let bus = BusConnection(connection, isShared: true)
+        var argument: OpaquePointer? = lk_g_variant_new_string(name)
+        let owner: UInt32?
+        do {
+            owner = try withUnsafePointer(to: &argument) { arguments in
+                try bus.call("GetConnectionUnixProcessID", lk_g_variant_new_tuple(arguments, 1), cancellation) {
+                    lk_g_variant_get_uint32($0)
+                }
+            }
+        } catch let error as LatchkeyError where error.code == .unavailable {
+            owner = nil // NameHasNoOwner: nobody owns it
+        }
+        let activatable = try bus.call("ListActivatableNames", nil, cancellation) { reply in
+            (0..<lk_g_variant_n_children(reply)).contains { index in
+                let child = lk_g_variant_get_child_value(reply, index)
+                defer { lk_g_variant_unref(child) }
+                return String(cString: lk_g_variant_get_string(child, nil)) == name
+            }
+        }
+        return (owner, activatable)
+    }
+
     /// A private bus connection, closed (`g_dbus_connection_close_sync`) and released by its owner.
     private final class BusConnection {
         let pointer: OpaquePointer
