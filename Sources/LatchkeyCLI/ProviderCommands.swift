@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyAgent
 import LatchkeyProvider
 import LatchkeySystem
 
@@ -49,14 +50,26 @@ enum ProviderCommands {
     /// activation file that start `latchkey agent run --secret-service` (this executable) when a
     /// client asks for `org.freedesktop.secrets`, unless another provider owns or can be activated
     /// for the name (asked within the policy's Secret Service deadline) or a file not Latchkey's is in the way.
+    /// An agent that runs and does not serve the bus is stopped (it would keep the one the bus
+    /// starts from serving its socket); every agent started from then on serves the bus.
     /// - Throws: `LatchkeyError` `.cannotCreate` naming the other provider or file (nothing written).
     static func enable(_ context: Context, _ arguments: CommandArguments) throws {
         let deadline = Duration.milliseconds(Int64(try context.policy().secretServiceTimeout * 1000))
-        let paths = try SecretServiceActivation.enable(executable: try POSIX.executablePath(), timeout: deadline)
+        let (paths, found) = try SecretServiceActivation.enable(
+            executable: try POSIX.executablePath(), timeout: deadline)
+        // A running agent whose provider does not own the name (started before) would keep the one
+        // the bus starts from serving: it is stopped, so the next agent serves the bus.
+        let runtime = try? AgentRuntimeDirectory(runtimeDirectory: context.environment["XDG_RUNTIME_DIR"])
+        let stopped =
+            found?.kind != .latchkey && runtime.flatMap { AgentCommands.ask(.stop, $0, context.execution) } != nil
+        context.output.set("stoppedAgent", .bool(stopped))
         context.output.set("unit", .string(paths.unit))
         context.output.set("activationFile", .string(paths.activation))
         try context.output.line("wrote \(TextEscaping.escaped(paths.unit))")
         try context.output.line("wrote \(TextEscaping.escaped(paths.activation))")
+        if stopped {
+            try context.output.line("stopped the running agent, which did not serve the Secret Service")
+        }
         try context.output.line(
             "the session bus now starts Latchkey's Secret Service provider when a client asks for org.freedesktop.secrets "
                 + "(under systemd: run `systemctl --user daemon-reload` once)")

@@ -113,11 +113,13 @@ package enum SecretServiceActivation {
     /// - Parameters:
     ///   - executable: The absolute path of this `latchkey`.
     ///   - timeout: How long asking the session bus may take.
-    /// - Returns: The paths written.
+    /// - Returns: The paths written, and what the session bus said (nil when there is none).
     /// - Throws: `LatchkeyError` `.cannotCreate` (nothing written) naming another provider (owning the name, activatable,
     ///   or its activation file or a unit of the same name in the way); `.invalidInput` for an
     ///   executable path a unit cannot hold plainly; `.timedOut`, `.unavailable` from the bus; `.io`.
-    package static func enable(executable: String, timeout: Duration) throws -> Paths {
+    package static func enable(executable: String, timeout: Duration) throws -> (
+        Paths, SecretServiceProviderFound?
+    ) {
         let plain = executable.unicodeScalars.allSatisfy {
             $0.isASCII
                 && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "/._+-".unicodeScalars.contains($0))
@@ -129,7 +131,8 @@ package enum SecretServiceActivation {
                     + "file's Exec= cannot hold plainly; install latchkey under a plain path")
         }
         let paths = try Paths()
-        if let reason = refusal(try SecretServiceProviderFound.onSessionBus(timeout: timeout), paths) {
+        let found = try SecretServiceProviderFound.onSessionBus(timeout: timeout)
+        if let reason = refusal(found, paths) {
             throw LatchkeyError(.cannotCreate, "not enabling Latchkey's Secret Service provider: " + reason)
         }
         let command = executable + " agent run --secret-service"
@@ -138,7 +141,7 @@ package enum SecretServiceActivation {
                 atPath: PrivateFiles.directoryName(of: path), withIntermediateDirectories: true)
             try PrivateFiles.replace(path, with: Array(text.utf8))
         }
-        return paths
+        return (paths, found)
     }
 
     /// Removes the unit and the activation file where they are Latchkey's (durably); leaves any other.

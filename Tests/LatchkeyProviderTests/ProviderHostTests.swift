@@ -128,6 +128,41 @@ struct ProviderHostTests {
         #expect(try bus.ownerProcessID() == nil)
     }
 
+    @Test("enabling stops an agent that does not serve the bus; the agent a command starts next serves it")
+    func enableStopsAnAgentThatDoesNotServe() throws {
+        let bus = try ProviderBus()
+        let path = try latchkeyPath()
+        let shell = try runProgram(
+            "sh", ["-c", #""$0" agent run </dev/null >/dev/null 2>&1 &"#, path], environment: bus.environment)
+        #expect(shell.status == 0)
+        func agentPID() throws -> Int? {
+            let status = try bus.run(path, ["--json", "agent", "status"])
+            return status.status == 0 ? try status.json()["pid"] as? Int : nil
+        }
+        var end = Date(timeIntervalSinceNow: 30)
+        while Date() < end, try agentPID() == nil { Thread.sleep(forTimeInterval: 0.05) }
+        let first = try #require(try agentPID())
+        #expect(try bus.ownerProcessID() == nil, "an agent run without --secret-service does not serve the bus")
+
+        let enabled = try bus.run(path, ["--json", "agent", "enable-secret-service"])
+        #expect(enabled.status == 0, "\(enabled.stderr)")
+        #expect(try enabled.json()["stoppedAgent"] as? Bool == true)
+        end = Date(timeIntervalSinceNow: 30)
+        while Date() < end, try agentPID() == first { Thread.sleep(forTimeInterval: 0.05) }
+
+        let started = try runProgram(
+            path, ["--backend", "file", "status"], environment: bus.environment.merging(["LATCHKEY_AGENT": nil]) { $1 })
+        #expect(started.status == 0, "\(started.stderr)")
+        end = Date(timeIntervalSinceNow: 30)
+        while Date() < end, try bus.ownerProcessID() == nil { Thread.sleep(forTimeInterval: 0.05) }
+        let second = try #require(try agentPID())
+        #expect(second != first)
+        #expect(try bus.ownerProcessID().map(Int.init) == second, "the new agent serves the bus: \(bus.agentLog())")
+        let store = try bus.run("secret-tool", ["store", "--label=enabled", "service", "enabled"], input: "yes")
+        #expect(store.status == 0, "\(store.stderr)")
+        #expect(try bus.run("secret-tool", ["lookup", "service", "enabled"]).text == "yes")
+    }
+
     @Test(
         "enable-secret-service refuses (73, nothing written) when another provider can be activated or its file is in the way"
     )
