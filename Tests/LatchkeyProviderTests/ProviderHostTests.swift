@@ -189,4 +189,56 @@ struct ProviderHostTests {
         #expect(try disabled.json()["removed"] as? [String] == [])
         #expect(try String(contentsOfFile: services + "/org.freedesktop.secrets.service", encoding: .utf8) == theirs)
     }
+
+    @Test(
+        "an app of Latchkey's library that finds Latchkey's provider keeps its namespace in its own file: one entry per operation in its trail, nothing in the provider's vault"
+    )
+    func libraryUsesItsFileDirectly() throws {
+        let bus = try ProviderBus()
+        try bus.startAgent()
+        let path = try latchkeyPath()
+        let app = ["--store-dir", try freshDirectory("app"), "--app", "com.example.direct"]
+        let put = try bus.run(path, app + ["secret", "put", "token"], input: "direct-value")
+        #expect(put.status == 0, "\(put.stderr)")
+        let get = try bus.run(path, app + ["secret", "get", "token"])
+        #expect(get.text == "direct-value\n", "\(get.stderr)")
+        let status = try bus.run(path, app + ["--json", "status"])
+        #expect(try status.json()["backend"] as? String == "file", "\(status.text)")
+        #expect((try status.json()["reason"] as? String)?.contains("Latchkey's own Secret Service provider") == true)
+        let trail = try bus.run(path, app + ["audit", "show"]).lines
+        #expect(trail.filter { $0.contains("\tsecret.saved\t") }.count == 1, "\(trail)")
+        #expect(trail.filter { $0.contains("\tsecret.read\t") }.count == 1, "\(trail)")
+        let provider = try bus.run(
+            path,
+            [
+                "--backend", "file", "--store-dir", bus.store, "--app", "io.github.latchkey.secret-service", "audit",
+                "show",
+            ])
+        // Only the provider's own entries (its load, its collection): no client's read or write of an item.
+        #expect(
+            !provider.lines.contains {
+                $0.contains(" write /org/freedesktop/") || $0.contains(" read /org/freedesktop/")
+            },
+            "\(provider.text)")
+        let search = try bus.run("secret-tool", ["search", "--all", "xdg:schema", "io.github.latchkey.Item"])
+        #expect(search.text.isEmpty && search.stderr.isEmpty, "no item of the app in the provider: \(search.text)")
+    }
+
+    @Test(
+        "a namespace that has items in Latchkey's provider keeps using the Secret Service: no acknowledged write is lost"
+    )
+    func namespaceWithItemsKeepsTheSecretService() throws {
+        let bus = try ProviderBus()
+        try bus.startAgent()
+        let path = try latchkeyPath()
+        let app = ["--store-dir", try freshDirectory("app"), "--app", "com.example.kept"]
+        let required = try freshDirectory("policy") + "/required.json"
+        try #"{"version": 1, "name": "required", "backend": {"kind": "secret-service"}}"#
+            .write(toFile: required, atomically: true, encoding: .utf8)
+        let put = try bus.run(path, app + ["--policy", required, "secret", "put", "token"], input: "in-the-provider")
+        #expect(put.status == 0, "\(put.stderr)")
+        let status = try bus.run(path, app + ["--json", "status"])
+        #expect(try status.json()["backend"] as? String == "secret-service", "\(status.text)")
+        #expect(try bus.run(path, app + ["secret", "get", "token"]).text == "in-the-provider\n")
+    }
 }
