@@ -82,6 +82,37 @@ struct ProviderHostTests {
         #expect(try bus.run("secret-tool", ["lookup", "service", "policy"]).text == "served")
     }
 
+    @Test("an agent whose provider owns the name does not exit when idle; one whose provider declined it does")
+    func idleExitOnlyWithoutTheName() throws {
+        let policy = #"{"version": 1, "name": "idle", "agent": {"serveSecretService": true, "idleExitSeconds": 1}}"#
+        func start(_ bus: ProviderBus) throws {
+            let shell = try runProgram(
+                "sh", ["-c", #""$0" agent run </dev/null >/dev/null 2>&1 &"#, try latchkeyPath()],
+                environment: bus.environment)
+            #expect(shell.status == 0)
+        }
+        // One after the other: both agents' runtime directory is the test's.
+        let declining = try ProviderBus(policy: policy, otherProvider: true)
+        try start(declining)
+        var end = Date(timeIntervalSinceNow: 30)
+        while Date() < end, !declining.agentLog().contains("stopping: no request came") {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(declining.agentLog().contains("not serving the Secret Service"), "\(declining.agentLog())")
+        #expect(declining.agentLog().contains("stopping: no request came"), "\(declining.agentLog())")
+
+        let serving = try ProviderBus(policy: policy)
+        let before = serving.agentLog()
+        try start(serving)
+        end = Date(timeIntervalSinceNow: 30)
+        while Date() < end, try serving.ownerProcessID() == nil { Thread.sleep(forTimeInterval: 0.05) }
+        let owner = try #require(try serving.ownerProcessID(), "\(serving.agentLog())")
+        Thread.sleep(forTimeInterval: 3)
+        #expect(try serving.ownerProcessID() == owner, "\(serving.agentLog())")
+        let log = String(serving.agentLog().dropFirst(before.count))
+        #expect(!log.contains("stopping:"), "idle three times its idle exit, still serving: \(log)")
+    }
+
     @Test(
         "agent enable-secret-service writes the unit and activation file; the bus then starts Latchkey for secret-tool; disable removes them"
     )
