@@ -181,11 +181,6 @@ enum VaultCommands {
         out.set("summary", .string(summary))
     }
 
-    /// What `status` prints when the Secret Service it found cannot be used (locked,
-    /// not answering, half working): the store, why, and what to do; the caller then
-    /// exits with the error's status. The policy's Secret Service deadline is the budget of
-    /// the whole command (counted from `started`): the provider is looked up only within
-    /// what is left of it, and not at all after the service or the bus missed it.
     /// Says which program provides the Secret Service on the session bus and whether the bus
     /// can activate one (`secret service provider:`, JSON `secretServiceProvider`), asked within
     /// what is left of the policy's Secret Service deadline since `started`; never starts a service.
@@ -214,7 +209,7 @@ enum VaultCommands {
         }
         let activation =
             found.activatable ? "the bus can activate a provider" : "the bus cannot activate a provider"
-        try out.line("secret service provider: \(found.name)\(owner ?? ""); \(activation)")
+        try out.line(TextEscaping.escaped("secret service provider: \(found.name)\(owner ?? ""); \(activation)"))
         out.set(
             "secretServiceProvider",
             .object([
@@ -224,6 +219,11 @@ enum VaultCommands {
             ]))
     }
 
+    /// What `status` prints when the Secret Service it found cannot be used (locked,
+    /// not answering, half working): the store, why, and what to do; the caller then
+    /// exits with the error's status. The policy's Secret Service deadline is the budget of
+    /// the whole command (counted from `started`): the provider is looked up only within
+    /// what is left of it, and not at all after the service or the bus missed it.
     private static func unusableSecretService(
         _ context: Context, _ error: LatchkeyError, started: ContinuousClock.Instant
     ) throws {
