@@ -46,7 +46,15 @@ extension LibSecret {
             }
             return .some(owner)
         } catch let error as LatchkeyError where error.code == .unavailable {
-            // NameHasNoOwner; a bus that cannot be asked fails the next call too.
+            // Nobody owns it (NameHasNoOwner), or the bus cannot tell the owner's process (a
+            // connection from another pid namespace, or over TCP): asked as before.
+            var again: OpaquePointer? = lk_g_variant_new_string(name)
+            let owned = try withUnsafePointer(to: &again) { arguments in
+                try bus.call("NameHasOwner", lk_g_variant_new_tuple(arguments, 1), cancellation) { reply in
+                    lk_g_variant_get_boolean(reply) != 0
+                }
+            }
+            if owned { return .some(0) }
         }
         let activatable = try bus.call("ListActivatableNames", nil, cancellation) { reply in
             (0..<lk_g_variant_n_children(reply)).contains { index in
@@ -80,14 +88,17 @@ extension LibSecret {
     }
 
     /// Who owns `name` on the process's session bus and whether the bus can activate it: the
-    /// bus's `GetConnectionUnixProcessID` (nil when nobody owns it) and `ListActivatableNames`,
+    /// bus's `GetConnectionUnixProcessID` (else `NameHasOwner`: nobody owns it, or the bus cannot
+    /// tell the owner's process, whose id is then nil) and `ListActivatableNames`,
     /// on the shared connection, never starting a service (`NO_AUTO_START`).
     /// - Parameters:
     ///   - name: A well-known bus name, such as `org.freedesktop.secrets`.
     ///   - timeout: How long connecting and asking may take, altogether.
     /// - Throws: `LatchkeyError` `.unavailable` when GIO cannot be loaded or the bus cannot be
     ///   reached, `.timedOut`.
-    static func nameState(of name: String, timeout: Duration) throws -> (ownerPID: UInt32?, activatable: Bool) {
+    static func nameState(of name: String, timeout: Duration) throws -> (
+        owned: Bool, ownerPID: UInt32?, activatable: Bool
+    ) {
         try load()
         let cancellation = try Cancellation(after: timeout)
         let connection = try check("g_bus_get_sync", cancellation) {
@@ -99,14 +110,23 @@ extension LibSecret {
         let bus = BusConnection(connection, isShared: true)
         var argument: OpaquePointer? = lk_g_variant_new_string(name)
         let owner: UInt32?
+        let owned: Bool
         do {
             owner = try withUnsafePointer(to: &argument) { arguments in
                 try bus.call("GetConnectionUnixProcessID", lk_g_variant_new_tuple(arguments, 1), cancellation) {
                     lk_g_variant_get_uint32($0)
                 }
             }
+            owned = true
         } catch let error as LatchkeyError where error.code == .unavailable {
-            owner = nil // NameHasNoOwner: nobody owns it
+            // Nobody owns it, or the bus cannot tell the owner's process.
+            owner = nil
+            var again: OpaquePointer? = lk_g_variant_new_string(name)
+            owned = try withUnsafePointer(to: &again) { arguments in
+                try bus.call("NameHasOwner", lk_g_variant_new_tuple(arguments, 1), cancellation) { reply in
+                    lk_g_variant_get_boolean(reply) != 0
+                }
+            }
         }
         let activatable = try bus.call("ListActivatableNames", nil, cancellation) { reply in
             (0..<lk_g_variant_n_children(reply)).contains { index in
@@ -115,7 +135,7 @@ extension LibSecret {
                 return String(cString: lk_g_variant_get_string(child, nil)) == name
             }
         }
-        return (owner, activatable)
+        return (owned, owner, activatable)
     }
 
     /// A private bus connection, closed (`g_dbus_connection_close_sync`) and released by its owner.

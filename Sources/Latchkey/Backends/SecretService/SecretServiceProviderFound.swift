@@ -25,7 +25,7 @@ package struct SecretServiceProviderFound: Sendable, Equatable {
 
     /// Who owns the name.
     package let kind: Kind
-    /// The owner's process id; nil when nobody owns the name.
+    /// The owner's process id; nil when nobody owns the name or the bus cannot tell it.
     package let processID: UInt32?
     /// The owner's executable (`/proc/PID/exe`); nil when nobody owns the name or it cannot be read.
     package let executable: String?
@@ -57,7 +57,7 @@ package struct SecretServiceProviderFound: Sendable, Equatable {
         let state = try LibSecret.nameState(of: SecretServiceAvailability.busName, timeout: timeout)
         guard let pid = state.ownerPID else {
             return SecretServiceProviderFound(
-                kind: .none, processID: nil, executable: nil, activatable: state.activatable)
+                kind: state.owned ? .other : .none, processID: nil, executable: nil, activatable: state.activatable)
         }
         let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
         return SecretServiceProviderFound(
