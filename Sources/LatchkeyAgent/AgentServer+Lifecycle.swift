@@ -78,7 +78,8 @@ extension AgentServer {
 
     /// Once a second (of its clock) until it stopped: writes what the log held back, forgets
     /// passphrases whose time is up, and stops when its socket file was removed or replaced,
-    /// or when no connection was open for ``idleExit``.
+    /// or when no connection was open for ``idleExit`` (and its Secret Service provider, if
+    /// any, does not own `org.freedesktop.secrets`).
     package func watch() {
         while !activity.withLock({ $0.stopped }) {
             clock.sleep(.seconds(1))
@@ -88,7 +89,8 @@ extension AgentServer {
                 stop(because: "its socket file was removed or replaced", removingSocket: false)
             }
             let (last, open) = activity.withLock { ($0.last, $0.open) }
-            if open == 0 && clock.now() - last >= idleExit {
+            // An agent whose Secret Service provider owns the name is not idle: its clients are on the bus.
+            if open == 0 && clock.now() - last >= idleExit && !SecretServiceProvider.isServing {
                 stop(because: "no request came for \(idleExit)", removingSocket: true)
             }
         }

@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeyProvider
 import LatchkeySystem
 
 /// `agent run`, `agent status`, `agent stop` and `lock`: the agent's own commands,
@@ -7,15 +8,22 @@ import LatchkeySystem
 enum AgentCommands {
     /// `latchkey agent run` (also `latchkey agent`): serve in the foreground; with
     /// `--secret-service`, the Secret Service on the session bus too, and then no idle exit.
+    /// The policy's `agent.serveSecretService`, or the provider being enabled (Latchkey's own
+    /// activation file, `agent enable-secret-service`), makes any agent serve it (an agent a
+    /// command started too), which then does not exit when idle while it owns the name.
     static func run(_ context: Context, _ arguments: CommandArguments) throws {
         let secretService = arguments.has(.secretService)
+        // A policy that cannot be read is reported where the agent reads it for its idle timeout, in its log.
+        let byPolicy =
+            !secretService
+            && ((try? context.policy().agent.servesSecretService) == true || SecretServiceActivation.isLatchkeysOwn())
         try AgentServer.serve(
             environment: context.environment.subset(["XDG_RUNTIME_DIR", "LISTEN_PID", "LISTEN_FDS", "JOURNAL_STREAM"]),
             idleTimeout: {
                 secretService
                     ? .seconds(Int64(Int32.max)) : .milliseconds(Int64(try context.policy().agent.idleTimeout * 1000))
             },
-            jobs: StoreCommandJobs(), secretService: secretService)
+            jobs: StoreCommandJobs(), secretService: secretService || byPolicy)
     }
 
     /// `latchkey agent status`: whether an agent runs, since when, which namespaces it has served, and which it holds unlocked.
@@ -98,7 +106,7 @@ enum AgentCommands {
     }
 
     /// Sends `kind` to the running agent; its `key=value` lines, or nil when none answers.
-    private static func ask(
+    static func ask(
         _ kind: AgentMessage.Kind, _ runtime: AgentRuntimeDirectory, _ execution: Execution
     ) -> [String]? {
         let connection: POSIX.LocalSocket

@@ -141,6 +141,7 @@ enum AuditCommands {
             ("agent.unlockCacheSeconds", .integer(Int64(policy.agent.unlockCacheDuration.rounded()))),
             ("agent.idleExitSeconds", .integer(Int64(policy.agent.idleTimeout.rounded()))),
             ("agent.secretServiceClientCollections", .bool(policy.agent.allowsClientCollections)),
+            ("agent.serveSecretService", .bool(policy.agent.servesSecretService)),
         ]
         for (key, value) in fields {
             try out.line("\(key): \(textOf(value))")

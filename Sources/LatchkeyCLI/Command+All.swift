@@ -164,6 +164,22 @@ extension Command {
             words: ["agent", "stop"], summary: "stop the agent; it forgets every passphrase it holds",
             run: AgentCommands.stop),
         Command(
+            words: ["agent", "enable-secret-service"],
+            summary:
+                "let the session bus start the agent's Secret Service provider: write a systemd user unit and a D-Bus activation file (a host with no other provider)",
+            exits: [
+                ExitStatus(
+                    status: 73,
+                    meaning:
+                        "another provider owns or can be activated for org.freedesktop.secrets, or a file not Latchkey's is in the way (nothing written)"
+                )
+            ],
+            run: ProviderCommands.enable),
+        Command(
+            words: ["agent", "disable-secret-service"],
+            summary: "remove the unit and activation file that enable-secret-service wrote (never another provider's)",
+            run: ProviderCommands.disable),
+        Command(
             words: ["lock"],
             summary: "make the agent forget every passphrase it holds: the next use of a passphrase vault asks again",
             run: AgentCommands.lock),

@@ -59,6 +59,7 @@ enum VaultCommands {
             out.set("unlock", .string(unlock.mode.rawValue))
         }
         try out.line("audit trails: \(status.auditTrails.isEmpty ? "off" : status.auditTrails.joined(separator: ", "))")
+        try secretServiceProvider(context, policy: vault.policy, started: started)
         out.set("app", .string(status.appID.rawValue))
         out.set("backend", .string(status.backend.rawValue))
         out.set("reason", .string(status.reason))
@@ -178,6 +179,44 @@ enum VaultCommands {
         out.set("wipedLeftoverFileVault", .bool(report.wipedLeftoverFileVault))
         out.set("removedDamagedItems", .integer(report.removedDamagedItems))
         out.set("summary", .string(summary))
+    }
+
+    /// Says which program provides the Secret Service on the session bus and whether the bus
+    /// can activate one (`secret service provider:`, JSON `secretServiceProvider`), asked within
+    /// what is left of the policy's Secret Service deadline since `started`; never starts a service.
+    private static func secretServiceProvider(
+        _ context: Context, policy: Policy, started: ContinuousClock.Instant
+    ) throws {
+        let out = context.output
+        let left = Duration.milliseconds(Int64(policy.secretServiceTimeout * 1000)) - (ContinuousClock.now - started)
+        let found: SecretServiceProviderFound?
+        do {
+            guard left > .zero else { throw LatchkeyError(.timedOut, "the Secret Service deadline had passed") }
+            found = try SecretServiceProviderFound.onSessionBus(timeout: left)
+        } catch let error as LatchkeyError {
+            try out.line("secret service provider: not known (\(error.message))")
+            out.set("secretServiceProvider", .null)
+            return
+        }
+        guard let found else {
+            try out.line("secret service provider: none (there is no session bus)")
+            out.set("secretServiceProvider", .null)
+            return
+        }
+        let owner = found.processID.map { pid in
+            found.kind == .other
+                ? " (pid \(pid))" : " (pid \(pid), \(found.executable ?? "its executable cannot be read"))"
+        }
+        let activation =
+            found.activatable ? "the bus can activate a provider" : "the bus cannot activate a provider"
+        try out.line(TextEscaping.escaped("secret service provider: \(found.name)\(owner ?? ""); \(activation)"))
+        out.set(
+            "secretServiceProvider",
+            .object([
+                ("found", .string(found.kind.rawValue)), ("name", .string(found.name)),
+                ("pid", found.processID.map { .integer(Int64($0)) } ?? .null),
+                ("executable", .string(found.executable)), ("activatable", .bool(found.activatable)),
+            ]))
     }
 
     /// What `status` prints when the Secret Service it found cannot be used (locked,

@@ -45,6 +45,11 @@ package final class SecretServiceProvider {
         self.log = log
     }
 
+    /// Whether this process's provider owns `org.freedesktop.secrets` (the agent does not exit
+    /// when idle while it does).
+    package static var isServing: Bool { serving.load(ordering: .relaxed) }
+    private static let serving = Atomic<Bool>(false)
+
     /// How another thread asks the running provider to lock its vault (``lockRunning()``); nil when none runs.
     private static let lockRequest = Mutex<(@Sendable () -> Void)?>(nil)
 
@@ -55,8 +60,9 @@ package final class SecretServiceProvider {
     }
 
     /// Starts the provider on a thread of its own and returns: it connects to the session bus,
-    /// and when `org.freedesktop.secrets` has an owner already, says so in `log` and stops
-    /// (a running provider is never replaced); else it opens its vault, serves its objects and
+    /// and when `org.freedesktop.secrets` has an owner already, or the bus can activate a
+    /// provider whose activation file is not Latchkey's (``SecretServiceActivation``), says so in
+    /// `log` and stops (a running provider is never replaced, a desktop's never taken over); else it opens its vault, serves its objects and
     /// asks for the name. Whatever fails is said in `log`; the caller goes on either way.
     /// - Parameters:
     ///   - storeDirectory: Where the provider's vault lives; the user's store directory
@@ -68,6 +74,14 @@ package final class SecretServiceProvider {
                 let bus = try BusConnection()
                 if try bus.hasOwner(busName) {
                     log("secret service: \(busName) is owned by another provider; not serving the Secret Service")
+                    return
+                }
+                // The bus starts the provider whose activation file it has; one not Latchkey's
+                // is the desktop's (gnome-keyring, KWallet, KeePassXC): never taken over.
+                if try bus.isActivatable(busName), !SecretServiceActivation.isLatchkeysOwn() {
+                    log(
+                        "secret service: the session bus can activate another provider of \(busName) "
+                            + "(its activation file is not Latchkey's); not serving the Secret Service")
                     return
                 }
                 try Gcrypt.initialize()
@@ -90,6 +104,7 @@ package final class SecretServiceProvider {
                     provider.callers[client] = nil
                 }
                 bus.ownName(busName) { acquired in
+                    serving.store(acquired, ordering: .relaxed)
                     log(
                         acquired
                             ? "secret service: serving \(busName) from the vault of \(ProviderStore.appID) in \(directory)"

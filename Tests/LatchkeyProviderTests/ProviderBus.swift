@@ -7,33 +7,39 @@ import Testing
 #endif
 
 /// A private session bus (a `dbus-daemon` the test starts, ended with its sandbox) on which
-/// nobody owns `org.freedesktop.secrets`, and a store directory for the provider's vault. The
-/// bus has no service files: no client's call activates gnome-keyring (or any other provider)
-/// on it, even while the agent is down.
+/// nobody owns `org.freedesktop.secrets`, and a store directory for the provider's vault. Its
+/// services directories are the sandbox's, not the system's (where gnome-keyring's activation
+/// file would make `org.freedesktop.secrets` activatable): the user's, `$XDG_DATA_HOME/dbus-1/services`,
+/// then ``systemServices``, both empty unless the test writes there.
 final class ProviderBus {
     let address: String
     let store: String
     let runtime: String
+    /// The user's data directory (`XDG_DATA_HOME`); the bus's first services directory is its `dbus-1/services`.
+    let data: String
+    /// The user's configuration directory (`XDG_CONFIG_HOME`).
+    let config: String
+    /// The bus's second services directory, where a test puts another provider's activation file.
+    let systemServices: String
     /// The policy file the agent reads (`LATCHKEY_POLICY`), when the test gave one.
     let policy: String?
     /// The bus daemon, kept so its pipes stay open while it runs.
     private let daemon: Child
 
-    /// - Parameter policy: The JSON of the user's policy, when not the default.
-    init(policy json: String? = nil) throws {
+    /// - Parameters:
+    ///   - policy: The JSON of the user's policy, when not the default.
+    ///   - otherProvider: Whether ``systemServices`` holds another provider's activation file
+    ///     for `org.freedesktop.secrets` (as gnome-keyring installs one), so the bus lists the name as activatable.
+    init(policy json: String? = nil, otherProvider: Bool = false) throws {
         let sandbox = try TestSandbox.required(for: "ProviderBus")
         let directory = try sandbox.directoryInSystemTemporary()
         let socket = directory + "/bus"
         address = "unix:path=" + socket
-        let configuration = directory + "/bus.conf"
-        try Self.configuration(services: try freshDirectory("bus-services")).write(
-            toFile: configuration, atomically: true, encoding: .utf8)
-        // The test's own process (Child): killed when its sandbox ends.
-        daemon = try Child(
-            "/usr/bin/dbus-daemon",
-            ["--config-file=" + configuration, "--nofork", "--nopidfile", "--address=" + address])
         store = try freshDirectory("store")
         runtime = try sandbox.runtimeDirectory()
+        data = try freshDirectory("data")
+        config = try freshDirectory("config")
+        systemServices = try freshDirectory("system-services")
         if let json {
             let path = try freshDirectory("policy") + "/policy.json"
             try json.write(toFile: path, atomically: true, encoding: .utf8)
@@ -41,6 +47,32 @@ final class ProviderBus {
         } else {
             policy = nil
         }
+        if otherProvider {
+            try """
+            [D-BUS Service]
+            Name=org.freedesktop.secrets
+            Exec=/usr/bin/gnome-keyring-daemon --start --foreground --components=secrets
+
+            """.write(toFile: systemServices + "/org.freedesktop.secrets.service", atomically: true, encoding: .utf8)
+        }
+        // The system's session configuration with the sandbox's services directories in place of the standard ones.
+        let standard = try String(contentsOfFile: "/usr/share/dbus-1/session.conf", encoding: .utf8)
+        let directories = "<servicedir>\(data)/dbus-1/services</servicedir><servicedir>\(systemServices)</servicedir>"
+        guard let range = standard.range(of: "<standard_session_servicedirs />") else {
+            throw TestSupportError("/usr/share/dbus-1/session.conf has no <standard_session_servicedirs />")
+        }
+        let configuration = try freshDirectory("bus") + "/session.conf"
+        try standard.replacingCharacters(in: range, with: directories)
+            .replacingOccurrences(of: "<includedir>session.d</includedir>", with: "")
+            .write(toFile: configuration, atomically: true, encoding: .utf8)
+        // The test's own process (Child): killed when its sandbox ends. A service it activates gets its environment.
+        daemon = try Child(
+            "/usr/bin/dbus-daemon",
+            ["--config-file=" + configuration, "--nofork", "--nopidfile", "--address=" + address],
+            environment: [
+                "XDG_RUNTIME_DIR": runtime, "LATCHKEY_HOME": store, "LATCHKEY_POLICY": policy,
+                "XDG_DATA_HOME": data, "XDG_CONFIG_HOME": config, "LATCHKEY_AGENT": "off",
+            ])
         let clock = ContinuousClock()
         let start = clock.now
         while !FileManager.default.fileExists(atPath: socket) {
@@ -49,32 +81,11 @@ final class ProviderBus {
         }
     }
 
-    /// A session bus's configuration whose only service directory is `services`, an empty one
-    /// (as interop/private-bus.sh writes it), instead of the system's.
-    private static func configuration(services: String) -> String {
-        """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>session</type>
-          <keep_umask/>
-          <listen>unix:tmpdir=/tmp</listen>
-          <auth>EXTERNAL</auth>
-          <servicedir>\(services)</servicedir>
-          <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
-        </busconfig>
-        """
-    }
-
     /// The environment of a client or an agent on this bus.
     var environment: [String: String?] {
         [
             "DBUS_SESSION_BUS_ADDRESS": address, "XDG_RUNTIME_DIR": runtime, "LATCHKEY_HOME": store,
-            "LATCHKEY_AGENT": "off", "LATCHKEY_POLICY": policy,
+            "LATCHKEY_AGENT": "off", "LATCHKEY_POLICY": policy, "XDG_DATA_HOME": data, "XDG_CONFIG_HOME": config,
         ]
     }
 

@@ -149,6 +149,11 @@ struct PolicyTests {
                     autostarts: true, unlockCacheDuration: 900, idleTimeout: 600, allowsClientCollections: false)
             ),
             (
+                #"{"serveSecretService": true}"#,
+                Policy.AgentRules(
+                    autostarts: true, unlockCacheDuration: 900, idleTimeout: 600, servesSecretService: true)
+            ),
+            (
                 #"{"autostart": false, "unlockCacheSeconds": 30, "idleExitSeconds": 86400}"#,
                 Policy.AgentRules(autostarts: false, unlockCacheDuration: 30, idleTimeout: 86_400)
             ),
@@ -228,6 +233,7 @@ struct PolicyTests {
         (#"{"version": 1, "name": "x", "agent": null}"#, "agent"),
         (#"{"version": 1, "name": "x", "agent": {"lockOnSuspend": true}}"#, "agent.lockOnSuspend"),
         (#"{"version": 1, "name": "x", "agent": {"autostart": "yes"}}"#, "agent.autostart"),
+        (#"{"version": 1, "name": "x", "agent": {"serveSecretService": "yes"}}"#, "agent.serveSecretService"),
         (#"{"version": 1, "name": "x", "agent": {"unlockCacheSeconds": -1}}"#, "agent.unlockCacheSeconds"),
         (#"{"version": 1, "name": "x", "agent": {"unlockCacheSeconds": 86401}}"#, "agent.unlockCacheSeconds"),
         (#"{"version": 1, "name": "x", "agent": {"unlockCacheSeconds": "900"}}"#, "agent.unlockCacheSeconds"),

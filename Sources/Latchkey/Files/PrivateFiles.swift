@@ -135,7 +135,7 @@ package enum PrivateFiles {
     /// same directory (`O_EXCL`), write, `fsync`, `rename` over `path`, `fsync`
     /// of the directory. A crash at any point leaves the old or the new file, whole.
     /// Call it while holding the file's lock.
-    static func replace(_ path: String, with bytes: [UInt8]) throws {
+    package static func replace(_ path: String, with bytes: [UInt8]) throws {
         try publishDurably(
             path, write: { try $0.writeAll(bytes) },
             publish: { temporary in
@@ -163,7 +163,7 @@ package enum PrivateFiles {
     }
 
     /// Removes `path` durably (`unlink` and `fsync` of the directory); absent is fine.
-    static func remove(_ path: String) throws {
+    package static func remove(_ path: String) throws {
         try POSIX.removeFile(path)
         try POSIX.syncDirectory(directoryName(of: path))
     }

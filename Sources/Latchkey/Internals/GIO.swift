@@ -7,7 +7,8 @@ import Synchronization
 
 extension LibSecret {
     /// Whether the message bus at `address` has an owner for `name`, or can
-    /// activate it: the bus's `NameHasOwner` and `ListActivatableNames` through
+    /// activate it: the bus's `GetConnectionUnixProcessID` (which fails for a name nobody
+    /// owns) and `ListActivatableNames` through
     /// `g_dbus_connection_call_sync`. When `address` is the process's own session
     /// bus, asks on the process's shared connection (`g_bus_get_sync`), the one
     /// libsecret then uses too, so a process opens one bus connection; else on
@@ -17,10 +18,11 @@ extension LibSecret {
     ///   - address: A D-Bus address, such as `unix:path=/run/user/1000/bus`.
     ///   - isProcessBus: Whether `address` is the process's own session bus.
     ///   - timeout: How long connecting and asking may take.
-    /// - Returns: true when the name is owned or activatable.
+    /// - Returns: The owner's process id when the name is owned (`0` when the bus does not
+    ///   say), `.some(nil)` when it is only activatable, nil when neither.
     /// - Throws: `LatchkeyError` `.unavailable` when libsecret (and with it GIO)
     ///   cannot be loaded or the bus cannot be reached, `.timedOut`.
-    static func busOffers(_ name: String, address: String, isProcessBus: Bool, timeout: Duration) throws -> Bool {
+    static func busOffers(_ name: String, address: String, isProcessBus: Bool, timeout: Duration) throws -> UInt32?? {
         try load()
         let cancellation = try Cancellation(after: timeout)
         let function = isProcessBus ? "g_bus_get_sync" : "g_dbus_connection_new_for_address_sync"
@@ -35,19 +37,33 @@ extension LibSecret {
         }
         let bus = BusConnection(connection, isShared: isProcessBus)
         var argument: OpaquePointer? = lk_g_variant_new_string(name)
-        let owned = try withUnsafePointer(to: &argument) { arguments in
-            try bus.call("NameHasOwner", lk_g_variant_new_tuple(arguments, 1), cancellation) { reply in
-                lk_g_variant_get_boolean(reply) != 0
+        do {
+            // One call says both whether it is owned and by whom (Latchkey's own provider is used directly).
+            let owner = try withUnsafePointer(to: &argument) { arguments in
+                try bus.call("GetConnectionUnixProcessID", lk_g_variant_new_tuple(arguments, 1), cancellation) {
+                    lk_g_variant_get_uint32($0)
+                }
             }
+            return .some(owner)
+        } catch let error as LatchkeyError where error.code == .unavailable {
+            // Nobody owns it (NameHasNoOwner), or the bus cannot tell the owner's process (a
+            // connection from another pid namespace, or over TCP): asked as before.
+            var again: OpaquePointer? = lk_g_variant_new_string(name)
+            let owned = try withUnsafePointer(to: &again) { arguments in
+                try bus.call("NameHasOwner", lk_g_variant_new_tuple(arguments, 1), cancellation) { reply in
+                    lk_g_variant_get_boolean(reply) != 0
+                }
+            }
+            if owned { return .some(0) }
         }
-        if owned { return true }
-        return try bus.call("ListActivatableNames", nil, cancellation) { reply in
+        let activatable = try bus.call("ListActivatableNames", nil, cancellation) { reply in
             (0..<lk_g_variant_n_children(reply)).contains { index in
                 let child = lk_g_variant_get_child_value(reply, index)
                 defer { lk_g_variant_unref(child) }
                 return String(cString: lk_g_variant_get_string(child, nil)) == name
             }
         }
+        return activatable ? .some(nil) : nil
     }
 
     /// The process id of `name`'s owner on the process's session bus (the bus's
@@ -69,6 +85,57 @@ extension LibSecret {
                 "GetConnectionUnixProcessID", lk_g_variant_new_tuple(arguments, 1), cancellation
             ) { lk_g_variant_get_uint32($0) }
         }
+    }
+
+    /// Who owns `name` on the process's session bus and whether the bus can activate it: the
+    /// bus's `GetConnectionUnixProcessID` (else `NameHasOwner`: nobody owns it, or the bus cannot
+    /// tell the owner's process, whose id is then nil) and `ListActivatableNames`,
+    /// on the shared connection, never starting a service (`NO_AUTO_START`).
+    /// - Parameters:
+    ///   - name: A well-known bus name, such as `org.freedesktop.secrets`.
+    ///   - timeout: How long connecting and asking may take, altogether.
+    /// - Throws: `LatchkeyError` `.unavailable` when GIO cannot be loaded or the bus cannot be
+    ///   reached, `.timedOut`.
+    static func nameState(of name: String, timeout: Duration) throws -> (
+        owned: Bool, ownerPID: UInt32?, activatable: Bool
+    ) {
+        try load()
+        let cancellation = try Cancellation(after: timeout)
+        let connection = try check("g_bus_get_sync", cancellation) {
+            lk_g_bus_get_sync(LK_G_BUS_TYPE_SESSION, cancellation.pointer, $0)
+        }
+        guard let connection else {
+            throw LatchkeyError(.unavailable, "no D-Bus connection", cFunction: "g_bus_get_sync")
+        }
+        let bus = BusConnection(connection, isShared: true)
+        var argument: OpaquePointer? = lk_g_variant_new_string(name)
+        let owner: UInt32?
+        let owned: Bool
+        do {
+            owner = try withUnsafePointer(to: &argument) { arguments in
+                try bus.call("GetConnectionUnixProcessID", lk_g_variant_new_tuple(arguments, 1), cancellation) {
+                    lk_g_variant_get_uint32($0)
+                }
+            }
+            owned = true
+        } catch let error as LatchkeyError where error.code == .unavailable {
+            // Nobody owns it, or the bus cannot tell the owner's process.
+            owner = nil
+            var again: OpaquePointer? = lk_g_variant_new_string(name)
+            owned = try withUnsafePointer(to: &again) { arguments in
+                try bus.call("NameHasOwner", lk_g_variant_new_tuple(arguments, 1), cancellation) { reply in
+                    lk_g_variant_get_boolean(reply) != 0
+                }
+            }
+        }
+        let activatable = try bus.call("ListActivatableNames", nil, cancellation) { reply in
+            (0..<lk_g_variant_n_children(reply)).contains { index in
+                let child = lk_g_variant_get_child_value(reply, index)
+                defer { lk_g_variant_unref(child) }
+                return String(cString: lk_g_variant_get_string(child, nil)) == name
+            }
+        }
+        return (owned, owner, activatable)
     }
 
     /// A private bus connection, closed (`g_dbus_connection_close_sync`) and released by its owner.

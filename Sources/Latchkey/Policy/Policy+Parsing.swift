@@ -186,16 +186,21 @@ extension Policy {
     private mutating func readAgent(_ root: JSONObjectReader) throws {
         let section = try root.object(
             "agent",
-            allowedKeys: ["autostart", "unlockCacheSeconds", "idleExitSeconds", "secretServiceClientCollections"])
+            allowedKeys: [
+                "autostart", "unlockCacheSeconds", "idleExitSeconds", "secretServiceClientCollections",
+                "serveSecretService",
+            ])
         let standard = AgentRules.standard
         let autostart = try section?.bool("autostart")
         let unlockCache = try section?.integer("unlockCacheSeconds", in: 0...86_400)
         let idleExit = try section?.integer("idleExitSeconds", in: 1...86_400)
         let collections = try section?.bool("secretServiceClientCollections")
+        let serves = try section?.bool("serveSecretService")
         agent = AgentRules(
             autostarts: autostart ?? standard.autostarts,
             unlockCacheDuration: unlockCache.map(TimeInterval.init) ?? standard.unlockCacheDuration,
             idleTimeout: idleExit.map(TimeInterval.init) ?? standard.idleTimeout,
-            allowsClientCollections: collections ?? standard.allowsClientCollections)
+            allowsClientCollections: collections ?? standard.allowsClientCollections,
+            servesSecretService: serves ?? standard.servesSecretService)
     }
 }

@@ -20,6 +20,10 @@ extension Policy {
         /// Whether clients of the agent's Secret Service provider may create collections beyond
         /// `default` and `session` (`agent.secretServiceClientCollections`).
         package internal(set) var allowsClientCollections: Bool
+        /// Whether every agent, however started (the one a command starts too), serves the Secret
+        /// Service on the session bus as `latchkey agent run --secret-service` does, when no other
+        /// provider owns or can be activated for `org.freedesktop.secrets` (`agent.serveSecretService`).
+        package internal(set) var servesSecretService: Bool
 
         /// The rules used when `agent` is absent: start automatically, keep an
         /// unlocked vault 15 minutes, exit after 10 idle minutes.
@@ -31,14 +35,16 @@ extension Policy {
         ///   - unlockCacheDuration: How long an unlocked vault stays unlocked in the agent, in seconds; 0 keeps nothing.
         ///   - idleTimeout: How long the agent waits without a request before it exits, in seconds.
         ///   - allowsClientCollections: Whether Secret Service clients may create collections of their own.
+        ///   - servesSecretService: Whether every agent serves the Secret Service.
         package init(
             autostarts: Bool, unlockCacheDuration: TimeInterval, idleTimeout: TimeInterval,
-            allowsClientCollections: Bool = true
+            allowsClientCollections: Bool = true, servesSecretService: Bool = false
         ) {
             self.autostarts = autostarts
             self.unlockCacheDuration = unlockCacheDuration
             self.idleTimeout = idleTimeout
             self.allowsClientCollections = allowsClientCollections
+            self.servesSecretService = servesSecretService
         }
     }
 }

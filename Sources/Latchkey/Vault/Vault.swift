@@ -393,6 +393,21 @@ public final class Vault: Sendable {
             try service.checkAvailability()
             if unlock == .never { try service.checkDefaultCollection() }
         }
+        /// The file vault instead of `service` when Latchkey's own provider serves the bus: the
+        /// namespace is kept in the encrypted file directly (the same user's, on the same
+        /// machine) rather than as items inside the provider's own file vault, so there is one
+        /// encryption and one audit entry per operation. Not when the policy forbids the file, its
+        /// passphrase was not given, or the namespace has items in the Secret Service already
+        /// (they stay where their writes were acknowledged).
+        func direct(_ service: SecretServiceBackend) throws -> Selection? {
+            guard service.isLatchkeysOwnProvider, policy.allowsFileFallback, let file, try !service.holdsItems()
+            else { return nil }
+            return Selection(
+                store: .file(file),
+                reason:
+                    "Latchkey's own Secret Service provider serves the session bus, so the encrypted file is used directly (one encryption, one audit entry)"
+            )
+        }
         /// The file vault, when the file is to be used.
         func fileBackend() throws -> EncryptedFileBackend {
             guard let file else {
@@ -424,11 +439,13 @@ public final class Vault: Sendable {
                     : "the Secret Service was required (backend \"secret-service\")"
                 throw LatchkeyError(error.code, "\(rule), and it is unavailable: \(error.message); nothing was stored")
             }
+            if let direct = try direct(service) { return direct }
             return Selection(store: .secretService(service), reason: "the Secret Service was required and answered")
         case .auto:
             let service = secretService()
             do {
                 try check(service)
+                if let direct = try direct(service) { return direct }
                 return Selection(store: .secretService(service), reason: "the Secret Service answered")
             } catch let error as LatchkeyError where error.code == .unavailable {
                 // Only "there is none" falls back; a bus or daemon that does not

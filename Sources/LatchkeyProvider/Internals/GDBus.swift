@@ -87,6 +87,17 @@ final class BusConnection {
         return lk_g_variant_get_boolean(value) != 0
     }
 
+    /// Whether the bus can start a service for `name` (the bus's `ListActivatableNames`).
+    /// - Throws: `LatchkeyError` `.unavailable` when the bus does not answer.
+    func isActivatable(_ name: String) throws -> Bool {
+        let reply = try call(
+            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ListActivatableNames", [])
+        guard reply.count == 1, case .array(_, let names)? = reply[0] else {
+            throw LatchkeyError(.unavailable, "the bus gave an unexpected answer to ListActivatableNames")
+        }
+        return names.contains { $0.string == name }
+    }
+
     /// The user id and process id of the client `sender` (a unique name), as the bus daemon
     /// saw them when it connected (the bus's `GetConnectionCredentials`: `UnixUserID`, `ProcessID`);
     /// nil for one the bus does not know or give.

@@ -36,19 +36,27 @@ enum SecretServiceAvailability {
     /// - Throws: `LatchkeyError` `.unavailable` naming what is missing, or `.timedOut`.
     ///   - isProcessEnvironment: Whether `environment` is the process's own, so
     ///     the check can use the process's shared bus connection.
-    static func check(environment: [String: String], isProcessEnvironment: Bool = false, timeout: Duration) throws {
+    /// - Returns: The process id of the name's owner; nil when it is not owned but activatable
+    ///   (or the bus does not say).
+    @discardableResult
+    static func check(environment: [String: String], isProcessEnvironment: Bool = false, timeout: Duration) throws
+        -> UInt32?
+    {
         guard let address = sessionBusAddress(in: environment) else {
             throw LatchkeyError(
                 .unavailable,
                 "there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist)"
             )
         }
-        guard try LibSecret.busOffers(busName, address: address, isProcessBus: isProcessEnvironment, timeout: timeout)
+        guard
+            let owner = try LibSecret.busOffers(
+                busName, address: address, isProcessBus: isProcessEnvironment, timeout: timeout)
         else {
             throw LatchkeyError(
                 .unavailable,
                 "no Secret Service runs on the session bus: nobody owns \(busName) and the bus cannot activate it")
         }
+        return owner == 0 ? nil : owner
     }
 
     /// Escapes a value for a D-Bus address: bytes other than `[-0-9A-Za-z_/.\*]` become `%XX`.

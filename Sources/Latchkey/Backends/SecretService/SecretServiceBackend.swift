@@ -31,6 +31,9 @@ package final class SecretServiceBackend: CredentialBackend {
     /// Whether the availability check passed since the last failure that may mean
     /// the service went away.
     private let reachable = Mutex(false)
+    /// The process id of the Secret Service's owner as the last availability check that asked
+    /// the bus found it (nil when the name was only activatable, or before any check).
+    private let owner = Mutex<UInt32?>(nil)
     /// Until when calls fail at once with `.timedOut`, after one was not answered
     /// within the deadline: a hung daemon costs a command one deadline, not one
     /// per call (the failed call's audit entry would otherwise wait once more).
@@ -159,12 +162,32 @@ package final class SecretServiceBackend: CredentialBackend {
             return
         }
         let before = LibSecret.watchGeneration
-        try whileAnswering {
+        let found = try whileAnswering {
             try SecretServiceAvailability.check(
                 environment: environment, isProcessEnvironment: isProcessEnvironment, timeout: deadline)
         }
+        owner.withLock { $0 = found }
         reachable.withLock { $0 = true }
         learnt(\.available, before)
+    }
+
+    /// Whether the Secret Service's owner, as ``checkAvailability()`` found it, is Latchkey's own
+    /// provider (its executable is `latchkey`: ``SecretServiceProviderFound/kind(ofExecutable:)``);
+    /// no call of its own, only `/proc/PID/exe`.
+    package var isLatchkeysOwnProvider: Bool {
+        guard let pid = owner.withLock({ $0 }),
+            let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+        else { return false }
+        return SecretServiceProviderFound.kind(ofExecutable: executable) == .latchkey
+    }
+
+    /// Whether the namespace has any item in the Secret Service (its pseudonym key included),
+    /// read without their secrets.
+    /// - Throws: `LatchkeyError` `.unavailable`, `.locked`, `.timedOut`.
+    package func holdsItems() throws -> Bool {
+        try run { connection in
+            try !connection.latchkeyItems(SecretServiceAttributes.matching(appID), loadSecrets: false).isEmpty
+        }
     }
 
     /// Checks that the Secret Service has a default collection (where items are
