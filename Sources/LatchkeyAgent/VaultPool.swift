@@ -103,6 +103,25 @@ package final class VaultPool: VaultSource {
     package func vault(for namespace: ResolvedNamespace, passphrase given: SecretBytes?, unlocking: Bool) throws
         -> Vault
     {
+        try vault(for: namespace, passphrase: given, unlocking: unlocking, failingFastWith: nil)
+    }
+
+    /// A vault the silence window refused (``vault(for:passphrase:unlocking:failingFastWith:)``).
+    package struct FailedFast: Error {
+        /// The error of the missed deadline that opened the window, which the command fails with.
+        package let failure: LatchkeyError
+    }
+
+    /// The vault of `namespace` for the command that runs in it, as
+    /// ``vault(for:passphrase:unlocking:)`` gives it, unless the command runs within its
+    /// namespace's silence window (`failFast`, ``silentFailure(of:)`` as it began): then a
+    /// vault that would ask the Secret Service (the backend chosen, by `--backend` or the
+    /// policy read for the command, is not the encrypted file) is not opened.
+    /// - Throws: ``FailedFast`` with `failFast` when refused; what ``vault(for:passphrase:unlocking:)`` throws.
+    package func vault(
+        for namespace: ResolvedNamespace, passphrase given: SecretBytes?, unlocking: Bool,
+        failingFastWith failFast: LatchkeyError?
+    ) throws -> Vault {
         // Sampled before anything this command asks, so that a change it does not see is seen by the next one.
         let busMark = SecretServiceBackend.busGeneration
         let policy = try VaultSettings.policy(given: namespace.policy, default: .default, environment: [:]).0
@@ -112,6 +131,7 @@ package final class VaultPool: VaultSource {
             unlocking
             ? policy.secretServiceUnlock ?? Policy.SecretServiceUnlock(rawValue: namespace.sessionUnlock) ?? .never
             : .never
+        if let failFast, choice != .file { throw FailedFast(failure: failFast) }
         let needsPassphrase = policy.fileKeySource == .passphrase
         let caches = policy.agent.unlockCacheDuration > 0
         let (entry, epoch) = state.withLock { state -> (Entry?, UInt64) in
