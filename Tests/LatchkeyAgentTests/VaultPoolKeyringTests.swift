@@ -25,11 +25,12 @@ struct VaultPoolKeyringTests {
         storeDirectory = try TestSandbox.required(for: "the pool's stores").directory("store")
     }
 
-    /// The namespace, on the Secret Service under a policy that keeps vaults.
-    func namespace() throws -> ResolvedNamespace {
+    /// The namespace, on the Secret Service under a policy that keeps vaults, with the unlock mode `unlock`.
+    func namespace(unlock: String = "never") throws -> ResolvedNamespace {
         let path = storeDirectory + "/kept.json"
         try """
-        {"version": 1, "name": "kept", "backend": {"kind": "secret-service"}, "agent": {"unlockCacheSeconds": 900}}
+        {"version": 1, "name": "kept", "backend": {"kind": "secret-service"}, "agent": {"unlockCacheSeconds": 900},
+         "secretService": {"unlock": "\(unlock)"}}
         """.write(toFile: path, atomically: true, encoding: .utf8)
         return ResolvedNamespace(
             storeDirectory: storeDirectory, app: app, policy: path, backend: nil, sessionUnlock: "never")
@@ -67,9 +68,11 @@ struct VaultPoolKeyringTests {
         return try #require(pool.keptVault(namespace.queueKey), "no Secret Service vault was kept")
     }
 
-    @Test("a Secret Service vault is kept after a command that changed nothing, and serves the next command")
-    func kept() throws {
-        let namespace = try namespace()
+    @Test(
+        "a Secret Service vault is kept after a command that changed nothing, and serves the next command",
+        arguments: ["never", "prompt"])
+    func kept(unlock: String) throws {
+        let namespace = try namespace(unlock: unlock)
         let kept = try storedAndKept(namespace)
         #expect(SecretServiceBackend.busGeneration != nil)
         let next = try pool.vault(for: namespace, passphrase: nil, unlocking: true)
