@@ -4,8 +4,8 @@ import Synchronization
 
 /// The vaults one command the agent runs gets: its namespace's vault from the agent's pool
 /// (``VaultPool``), unless the namespace is in a silence window (a command of it just missed
-/// the Secret Service deadline): then a vault that would ask the Secret Service is not opened,
-/// and the command fails fast with that miss's error.
+/// the Secret Service deadline): then the pool opens no vault that would ask the Secret
+/// Service, and the command fails fast with that miss's error.
 package final class AgentVaultSource: VaultSource {
     private let pool: VaultPool
     private let failFast: LatchkeyError?
@@ -27,13 +27,12 @@ package final class AgentVaultSource: VaultSource {
     package var failedFast: Bool { failed.withLock { $0 } }
 
     package func vault(for namespace: ResolvedNamespace, passphrase: SecretBytes?, unlocking: Bool) throws -> Vault {
-        if let failFast {
-            let policy = try VaultSettings.policy(given: namespace.policy, default: .default, environment: [:]).0
-            if (namespace.backend.flatMap(Policy.BackendChoice.init(rawValue:)) ?? policy.backend) != .file {
-                failed.withLock { $0 = true }
-                throw failFast
-            }
+        do {
+            return try pool.vault(
+                for: namespace, passphrase: passphrase, unlocking: unlocking, failingFastWith: failFast)
+        } catch let refused as VaultPool.FailedFast {
+            failed.withLock { $0 = true }
+            throw refused.failure
         }
-        return try pool.vault(for: namespace, passphrase: passphrase, unlocking: unlocking)
     }
 }

@@ -21,13 +21,16 @@ import Synchronization
 /// command that used it): a policy that caches nothing keeps nothing past its command, and
 /// `lock` (``forgetAll()``) drops every vault and passphrase. A passphrase is kept only
 /// after it opened and authenticated its vault, bound to that vault's salt, and is used
-/// only for that vault. A vault is kept only when it is the encrypted file, its command
-/// succeeded and opening it did nothing the next opening would not do again (a fallback to
-/// the encrypted file, a migration, an audit warning), so a kept vault behaves as a freshly
-/// opened one (a Secret Service vault is opened for each command: a kept one would meet a
-/// stopped or hung service at another step than a new process, with another message); another
-/// policy, backend or unlock mode for the same store directory and app opens its own vault,
-/// which replaces the entry once it is kept.
+/// only for that vault. A vault is kept only when its command succeeded and opening it did
+/// nothing the next opening would not do again (a fallback to the encrypted file, a migration,
+/// an audit warning), so a kept vault behaves as a freshly opened one. A Secret Service vault
+/// is kept only while the process's watch of the bus (``SecretServiceBackend/busGeneration``)
+/// saw no change since its command began (no owner change, no collection or item created,
+/// changed, deleted, locked or unlocked): after one, the next command opens it anew, as a new
+/// process would; without one, the next command makes opening's checks again on it, at
+/// opening's step and with its errors (``Vault/resume(backend:unlock:)``). Another policy,
+/// backend or unlock mode for the same store directory and app opens its own vault, which
+/// replaces the entry once it is kept.
 package final class VaultPool: VaultSource {
     /// One namespace's kept vault and passphrase.
     struct Entry {
@@ -39,6 +42,9 @@ package final class VaultPool: VaultSource {
         /// The passphrase that opened the vault, and the salt of the vault it opened.
         var passphrase: (secret: SecretBytes, salt: [UInt8])?
         var until: ContinuousClock.Instant
+        /// For a Secret Service vault, the bus watch's generation it holds for: used again
+        /// only while the generation has not moved.
+        var busMark: UInt64?
     }
 
     /// What the command that runs in a namespace was given.
@@ -53,6 +59,8 @@ package final class VaultPool: VaultSource {
         /// The passphrase it opened the vault with (given or held), to hold once it is authenticated.
         var passphrase: SecretBytes?
         var audit: AuditSyncDeferral
+        /// The bus watch's generation when the command began, before any call it made; nil while no watch runs.
+        var busMark: UInt64?
     }
 
     /// A namespace commands used, for `agent status`.
@@ -95,8 +103,35 @@ package final class VaultPool: VaultSource {
     package func vault(for namespace: ResolvedNamespace, passphrase given: SecretBytes?, unlocking: Bool) throws
         -> Vault
     {
+        try vault(for: namespace, passphrase: given, unlocking: unlocking, failingFastWith: nil)
+    }
+
+    /// A vault the silence window refused (``vault(for:passphrase:unlocking:failingFastWith:)``).
+    package struct FailedFast: Error {
+        /// The error of the missed deadline that opened the window, which the command fails with.
+        package let failure: LatchkeyError
+    }
+
+    /// The vault of `namespace` for the command that runs in it, as
+    /// ``vault(for:passphrase:unlocking:)`` gives it, unless the command runs within its
+    /// namespace's silence window (`failFast`, ``silentFailure(of:)`` as it began): then a
+    /// vault that would ask the Secret Service (the backend chosen, by `--backend` or the
+    /// policy read for the command, is not the encrypted file) is not opened.
+    /// - Throws: ``FailedFast`` with `failFast` when refused; what ``vault(for:passphrase:unlocking:)`` throws.
+    package func vault(
+        for namespace: ResolvedNamespace, passphrase given: SecretBytes?, unlocking: Bool,
+        failingFastWith failFast: LatchkeyError?
+    ) throws -> Vault {
+        // Sampled before anything this command asks, so that a change it does not see is seen by the next one.
+        let busMark = SecretServiceBackend.busGeneration
         let policy = try VaultSettings.policy(given: namespace.policy, default: .default, environment: [:]).0
         let key = namespace.queueKey
+        let choice = namespace.backend.flatMap(Policy.BackendChoice.init(rawValue:)) ?? policy.backend
+        let unlock =
+            unlocking
+            ? policy.secretServiceUnlock ?? Policy.SecretServiceUnlock(rawValue: namespace.sessionUnlock) ?? .never
+            : .never
+        if let failFast, choice != .file { throw FailedFast(failure: failFast) }
         let needsPassphrase = policy.fileKeySource == .passphrase
         let caches = policy.agent.unlockCacheDuration > 0
         let (entry, epoch) = state.withLock { state -> (Entry?, UInt64) in
@@ -108,16 +143,16 @@ package final class VaultPool: VaultSource {
         var used = given ?? held?.secret
         let vault: Vault
         do {
-            if same, let kept = entry?.vault, given == nil || given == entry?.passphrase?.secret {
+            if same, let kept = entry?.vault, given == nil || given == entry?.passphrase?.secret,
+                try resumes(kept, key, busMark: entry?.busMark, now: busMark, choice: choice, unlock: unlock)
+            {
                 vault = kept
             } else {
                 used = given ?? held?.secret
                 vault = try Vault.open(
                     appID: try AppID(namespace.app), policy: policy, storeDirectory: namespace.storeDirectory,
                     backend: namespace.backend.flatMap(Policy.BackendChoice.init(rawValue:)), passphrase: used,
-                    unlock: unlocking
-                        ? policy.secretServiceUnlock ?? Policy.SecretServiceUnlock(rawValue: namespace.sessionUnlock)
-                            ?? .never : .never)
+                    unlock: unlock)
             }
             if needsPassphrase, vault.openReport.backend == .file {
                 if given == nil, let held, try vault.fileVaultSalt() != held.salt {
@@ -139,12 +174,32 @@ package final class VaultPool: VaultSource {
             audit.adopt(vault)
             state.running[key] = Command(
                 epoch: epoch, namespace: namespace, policy: policy, unlocking: unlocking, vault: vault,
-                passphrase: used, audit: audit)
+                passphrase: used, audit: audit, busMark: busMark)
             state.served[key] = Served(
                 app: namespace.app, storeDirectory: namespace.storeDirectory,
                 backend: vault.openReport.backend.rawValue, last: Date())
         }
         return vault
+    }
+
+    /// Whether the vault `kept` for the namespace `key` serves the command that begins: an
+    /// encrypted-file vault does (each operation reads the file again); a Secret Service vault
+    /// does when the bus watch saw no change since the command it was kept after began
+    /// (`busMark`, against `now`) and opening's checks made again pass
+    /// (``Vault/resume(backend:unlock:)``). One that does not is dropped (its passphrase stays held).
+    /// - Throws: What opening would throw at the same step.
+    private func resumes(
+        _ kept: Vault, _ key: String, busMark: UInt64?, now: UInt64?, choice: Policy.BackendChoice,
+        unlock: Policy.SecretServiceUnlock
+    ) throws -> Bool {
+        guard kept.openReport.backend == .secretService else { return true }
+        var resumed = false
+        defer {
+            if !resumed { state.withLock { $0.entries[key]?.vault = nil } }
+        }
+        guard let busMark, busMark == now else { return false }
+        resumed = try kept.resume(backend: choice, unlock: unlock)
+        return resumed
     }
 
     /// Ends the command that ran in the namespace `key` (``ResolvedNamespace/queueKey``), once
@@ -160,11 +215,14 @@ package final class VaultPool: VaultSource {
         let duration = command.policy.agent.unlockCacheDuration
         guard duration > 0 else { return command.audit }
         let report = command.vault.openReport
-        // A Secret Service vault is opened for each command: a kept one meets a stopped or
-        // hung service at its operation's first call, not at opening, so it would fail with
-        // another message than a new process does.
+        // A Secret Service vault holds only while the watch has seen nothing since its command
+        // began; the first one a process uses starts the watch, and the next command opens anew.
+        let onService = report.backend == .secretService
+        let generation = SecretServiceBackend.busGeneration
+        if succeeded, onService, generation == nil { command.vault.startFollowingSecretServiceBus() }
+        let holds = report.backend == .file || onService && command.busMark != nil && generation == command.busMark
         let keeps =
-            succeeded && report.backend == .file && report.fallback == nil && report.migration == nil
+            succeeded && holds && report.fallback == nil && report.migration == nil
             && report.secretServiceUnavailable == nil && command.vault.auditWarnings.isEmpty
         // The key is derived already: authenticating the vault again costs one read.
         let salt = command.passphrase.flatMap { _ in try? command.vault.authenticatedFileVaultSalt() }
@@ -180,11 +238,13 @@ package final class VaultPool: VaultSource {
             if let passphrase = command.passphrase, let salt {
                 entry = Entry(
                     namespace: command.namespace, policy: command.policy, unlocking: command.unlocking,
-                    vault: keeps ? command.vault : nil, passphrase: (passphrase, salt), until: until)
+                    vault: keeps ? command.vault : nil, passphrase: (passphrase, salt), until: until,
+                    busMark: command.busMark)
             } else if command.passphrase == nil && keeps {
                 entry = Entry(
                     namespace: command.namespace, policy: command.policy, unlocking: command.unlocking,
-                    vault: command.vault, passphrase: same == true ? entry?.passphrase : nil, until: until)
+                    vault: command.vault, passphrase: same == true ? entry?.passphrase : nil, until: until,
+                    busMark: command.busMark)
             } else if same == true {
                 entry?.vault = nil
             }

@@ -214,6 +214,26 @@ struct VaultPoolTests {
         #expect(pool.keptVault(namespace.queueKey) !== kept)
     }
 
+    @Test(
+        "within a silence window the pool opens no vault its policy puts on the Secret Service, and opens a file vault"
+    )
+    func silenceRefusesSecretService() throws {
+        let missed = LatchkeyError(.timedOut, "the Secret Service did not answer")
+        let path = storeDirectory + "/service.json"
+        try #"{"version": 1, "name": "service", "backend": {"kind": "secret-service"}}"#
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        #expect {
+            _ = try pool.vault(for: namespace(path), passphrase: nil, unlocking: true, failingFastWith: missed)
+        } throws: {
+            ($0 as? VaultPool.FailedFast)?.failure.message == missed.message
+        }
+        _ = pool.commandEnded(namespace(path).queueKey, succeeded: false)
+        let file = namespace(try policy())
+        let vault = try pool.vault(for: file, passphrase: right, unlocking: true, failingFastWith: missed)
+        #expect(vault.openReport.backend == .file)
+        _ = pool.commandEnded(file.queueKey, succeeded: true)
+    }
+
     @Test("after a missed deadline its namespace fails fast for as long as that deadline, and no other")
     func silenceWindow() throws {
         let failure = LatchkeyError(.timedOut, "the Secret Service did not answer")

@@ -274,28 +274,77 @@ public final class Vault: Sendable {
         }
         let vault = Vault(
             appID: appID, policy: policy, directory: directory, selection: selection, fileVault: file, clock: clock)
-        try vault.recordStoreChange(fallback: selection.fallbackFrom)
-        if selection.store.kind == .file, let file {
+        try vault.finishOpening(fallback: selection.fallbackFrom)
+        return vault
+    }
+
+    /// What opening does once the store is chosen and the vault made: records a change of
+    /// store, checks the encrypted file's key, finishes an interrupted deletion, migrates a
+    /// leftover file vault when the policy says so; the first operation then has nothing to
+    /// do again (``beginOperation()``).
+    private func finishOpening(fallback: String?) throws {
+        try recordStoreChange(fallback: fallback)
+        if store.kind == .file, let file = fileVault {
             do {
                 try file.checkKey()
             } catch let error as LatchkeyError where error.code == .wrongKey {
                 // Recorded as every refused unlock is (`unlock.failed`), and thrown from here.
-                try vault.perform(.unlockFailed) { _ -> OperationOutcome<Void> in throw error }
+                try perform(.unlockFailed) { _ -> OperationOutcome<Void> in throw error }
             }
         }
-        if selection.store.kind != .file {
-            try vault.unlessTrailBroken(.logout) { try vault.finishInterruptedDeletions() }
+        if store.kind != .file {
+            try unlessTrailBroken(.logout) { try finishInterruptedDeletions() }
         }
-        if selection.store.kind == .secretService, try vault.fileVaultExists(),
-            policy.automaticMigrationDecision().isAllowed, file != nil
+        if store.kind == .secretService, try fileVaultExists(), policy.automaticMigrationDecision().isAllowed,
+            fileVault != nil
         {
-            try vault.unlessTrailBroken(.migrate) {
-                let migration = try vault.migrate()
-                vault.openingMigration.withLock { $0 = migration }
+            try unlessTrailBroken(.migrate) {
+                let migration = try migrate()
+                openingMigration.withLock { $0 = migration }
             }
         }
-        vault.storesJustOpened.withLock { $0 = true }
-        return vault
+        storesJustOpened.withLock { $0 = true }
+    }
+
+    /// Opens again, for a command that begins, a vault kept open on the Secret Service (the
+    /// agent's pool keeps one while the bus watch saw no change, ``SecretServiceBackend/busGeneration``):
+    /// makes the checks and steps of ``open(appID:policy:storeDirectory:backend:passphrase:unlock:)-42bn``
+    /// in its order and with its errors (the service there and answering, its default collection
+    /// there, or unlocked or created through the provider's prompt under `unlock` `prompt`; a
+    /// change of store to record, an interrupted deletion, a leftover file vault to migrate), asking
+    /// the service only what the watch cannot know: `ReadAlias` is always asked, so a hung service
+    /// fails here as it fails a new opening.
+    /// - Parameters:
+    ///   - choice: The backend chosen for the command (`--backend`, else the policy's), as opening was given it.
+    ///   - unlock: The unlock mode, as opening was given it.
+    /// - Returns: false when the vault may not be used as it is: opening now would choose the
+    ///   store again (the Secret Service is unavailable), so the caller opens anew.
+    /// - Throws: What opening throws at the same step: `.timedOut` (wrapped as opening wraps
+    ///   it when the Secret Service is required), `.locked`, audit and backend errors.
+    package func resume(backend choice: Policy.BackendChoice, unlock: Policy.SecretServiceUnlock) throws -> Bool {
+        guard let service = store.secretService else { return false }
+        storesJustOpened.withLock { $0 = false }
+        beginOperation()
+        do {
+            try Vault.checkUsable(service, unlock: unlock)
+        } catch let error as LatchkeyError where error.code == .unavailable {
+            return false
+        } catch let error as LatchkeyError where error.code == .timedOut && choice == .secretService {
+            throw Vault.requiredButUnavailable(error, policy: policy)
+        }
+        if unlock == .prompt {
+            try service.unlockDefaultCollection(
+                timeout: .milliseconds(Int64(policy.secretServiceUnlockTimeout * 1000)))
+        }
+        try finishOpening(fallback: nil)
+        return true
+    }
+
+    /// Starts the process's watch of the Secret Service bus when this vault is on the Secret
+    /// Service (``SecretServiceBackend/startFollowingBus()``), so that a process keeping it open
+    /// learns from ``SecretServiceBackend/busGeneration`` whether anything changed since.
+    package func startFollowingSecretServiceBus() {
+        store.secretService?.startFollowingBus()
     }
 
     private init(
@@ -388,11 +437,6 @@ public final class Vault: Sendable {
         _ choice: Policy.BackendChoice, policy: Policy, appID: AppID, file: EncryptedFileBackend?,
         unlock: Policy.SecretServiceUnlock, secretService: () -> SecretServiceBackend
     ) throws -> Selection {
-        /// Checks that the Secret Service can be used as it is.
-        func check(_ service: SecretServiceBackend) throws {
-            try service.checkAvailability()
-            if unlock == .never { try service.checkDefaultCollection() }
-        }
         /// The file vault instead of `service` when Latchkey's own provider serves the bus: the
         /// namespace is kept in the encrypted file directly (the same user's, on the same
         /// machine) rather than as items inside the provider's own file vault, so there is one
@@ -431,20 +475,16 @@ public final class Vault: Sendable {
         case .secretService:
             let service = secretService()
             do {
-                try check(service)
+                try checkUsable(service, unlock: unlock)
             } catch let error as LatchkeyError where error.code == .unavailable || error.code == .timedOut {
-                let rule =
-                    policy.backend == .secretService
-                    ? "policy '\(policy.name)' requires the Secret Service (backend.kind \"secret-service\")"
-                    : "the Secret Service was required (backend \"secret-service\")"
-                throw LatchkeyError(error.code, "\(rule), and it is unavailable: \(error.message); nothing was stored")
+                throw requiredButUnavailable(error, policy: policy)
             }
             if let direct = try direct(service) { return direct }
             return Selection(store: .secretService(service), reason: "the Secret Service was required and answered")
         case .auto:
             let service = secretService()
             do {
-                try check(service)
+                try checkUsable(service, unlock: unlock)
                 if let direct = try direct(service) { return direct }
                 return Selection(store: .secretService(service), reason: "the Secret Service answered")
             } catch let error as LatchkeyError where error.code == .unavailable {
@@ -459,6 +499,24 @@ public final class Vault: Sendable {
                     fallbackFrom: error.message)
             }
         }
+    }
+
+    /// Checks that the Secret Service can be used as it is: that it answers and, unless
+    /// `unlock` is `prompt` (opening then asks the provider to unlock or create it), that it has
+    /// a default collection.
+    private static func checkUsable(_ service: SecretServiceBackend, unlock: Policy.SecretServiceUnlock) throws {
+        try service.checkAvailability()
+        if unlock == .never { try service.checkDefaultCollection() }
+    }
+
+    /// The error of a Secret Service required (by the policy or `--backend`) that is
+    /// unavailable or does not answer (`error`), saying which rule required it.
+    private static func requiredButUnavailable(_ error: LatchkeyError, policy: Policy) -> LatchkeyError {
+        let rule =
+            policy.backend == .secretService
+            ? "policy '\(policy.name)' requires the Secret Service (backend.kind \"secret-service\")"
+            : "the Secret Service was required (backend \"secret-service\")"
+        return LatchkeyError(error.code, "\(rule), and it is unavailable: \(error.message); nothing was stored")
     }
 
     /// Refuses, before any key derivation runs, a vault whose header asks for

@@ -536,6 +536,21 @@ package final class SecretServiceBackend: CredentialBackend {
     /// Whether this backend follows the bus (a kept backend, from its second command on).
     var followsBus: Bool { watched.withLock { $0.isOn } }
 
+    /// The generation of the process's watch of the Secret Service on its session bus: it
+    /// moves with every signal that may change what is there (its owner changing; a
+    /// collection or item created, changed, deleted, locked or unlocked). A value sampled
+    /// earlier and found again means no such signal arrived since, so nothing a vault kept
+    /// open learnt has changed; nil while no watch runs (``startFollowingBus()``).
+    package static var busGeneration: UInt64? { LibSecret.watchGeneration }
+
+    /// Starts the process's watch of the Secret Service on its session bus, unless it runs
+    /// already (``busGeneration``): a message filter and the bus's match rules, once in the
+    /// life of the process. A bus that does not take them within the deadline leaves no watch:
+    /// what keeps a vault open then opens it for each use, as before.
+    package func startFollowingBus() {
+        try? LibSecret.withConnection(deadline: deadline) { try $0.watchBus() }
+    }
+
     /// Whether `fact` may be used without asking the service: the backend follows the bus
     /// and no watched signal arrived since it was learnt. Using it makes the command rely
     /// on the current generation, which its calls confirm (``checkDefaultCollection()``, ``watchedRead(_:_:)``).
