@@ -123,7 +123,7 @@ package final class VaultPool: VaultSource {
         failingFastWith failFast: LatchkeyError?
     ) throws -> Vault {
         // Sampled before anything this command asks, so that a change it does not see is seen by the next one.
-        let busMark = SecretServiceBackend.busGeneration
+        var busMark = SecretServiceBackend.busGeneration
         let policy = try VaultSettings.policy(given: namespace.policy, default: .default, environment: [:]).0
         let key = namespace.queueKey
         let choice = namespace.backend.flatMap(Policy.BackendChoice.init(rawValue:)) ?? policy.backend
@@ -148,6 +148,8 @@ package final class VaultPool: VaultSource {
             {
                 vault = kept
             } else {
+                // Sampled again before anything the vault opened now asks.
+                busMark = SecretServiceBackend.busGeneration
                 used = given ?? held?.secret
                 vault = try Vault.open(
                     appID: try AppID(namespace.app), policy: policy, storeDirectory: namespace.storeDirectory,
@@ -198,7 +200,9 @@ package final class VaultPool: VaultSource {
             if !resumed { state.withLock { $0.entries[key]?.vault = nil } }
         }
         guard let busMark, busMark == now else { return false }
-        resumed = try kept.resume(backend: choice, unlock: unlock)
+        // The checks' replies come after every signal the service sent before them, so a change
+        // made before this command began is seen by now, even one whose signal was still on its way.
+        resumed = try kept.resume(backend: choice, unlock: unlock) && SecretServiceBackend.busGeneration == now
         return resumed
     }
 

@@ -61,6 +61,12 @@ struct VaultPoolKeyringTests {
     /// on the Secret Service starts the watch; one that began under it and saw no change is kept).
     func storedAndKept(_ namespace: ResolvedNamespace) throws -> Vault {
         try command(namespace) { _ = try $0.saveSession(SecretBytes(utf8: "token"), name: "api", account: "default") }
+        return try keptAfterReads(namespace)
+    }
+
+    /// Reads the session `api` until the pool keeps the vault (a signal of an earlier change
+    /// may still arrive during the first read, which is then not kept).
+    func keptAfterReads(_ namespace: ResolvedNamespace) throws -> Vault {
         for _ in 0..<3 {
             #expect(try command(namespace, read) == "token")
             if let kept = pool.keptVault(namespace.queueKey) { return kept }
@@ -82,7 +88,8 @@ struct VaultPoolKeyringTests {
         #expect(pool.keptVault(namespace.queueKey) === kept)
     }
 
-    @Test("a change another client makes to the keyring: the next command opens the vault anew, then keeps that one")
+    @Test(
+        "a change another client makes to the keyring: the next command opens the vault anew, and a later one keeps it")
     func changedByAnother() throws {
         let namespace = try namespace()
         let kept = try storedAndKept(namespace)
@@ -93,8 +100,10 @@ struct VaultPoolKeyringTests {
         #expect(next !== kept)
         #expect(try read(next) == "token")
         _ = pool.commandEnded(namespace.queueKey, succeeded: true)?.settle()
-        #expect(try command(namespace, read) == "token")
-        #expect(pool.keptVault(namespace.queueKey) === next)
+        let keptAgain = try keptAfterReads(namespace)
+        #expect(keptAgain !== kept)
+        #expect(try pool.vault(for: namespace, passphrase: nil, unlocking: true) === keptAgain)
+        _ = pool.commandEnded(namespace.queueKey, succeeded: true)?.settle()
         _ = try runProgram("secret-tool", ["clear", "app", "com.example.another"])
     }
 
