@@ -252,9 +252,10 @@ final class ProviderStore {
         replace: Bool, for caller: Caller
     ) throws -> (ref: ItemRef, created: Bool) {
         let now = Self.now()
-        if replace, let existing = collections[collection]?.items.first(where: { $0.value.attributes == attributes }) {
-            let ref = ItemRef(collection: collection, item: existing.key)
-            var info = existing.value
+        let same =
+            replace
+            ? search(attributes).filter { $0.collection == collection && self.info($0)?.attributes == attributes } : []
+        if let ref = same.min(by: { $0.item < $1.item }), var info = self.info(ref) {
             info.label = label
             info.contentType = contentType
             info.modified = now

@@ -191,15 +191,18 @@ package final class SecretServiceProvider {
         return store.info(ref) != nil ? ref : nil
     }
 
-    /// Emits `PropertiesChanged` for `interface` of `path`.
+    /// Emits `PropertiesChanged` for `interface` of `path`: the new values of `names`, except a
+    /// collection's `Items`, which is only named as invalidated (its value, every item's path,
+    /// would make each write cost as much as the collection is large).
     func propertiesChanged(_ path: String, _ interface: String, _ names: [String]) {
-        let changed = names.compactMap { name -> DBusValue? in
+        let changed = names.filter { $0 != "Items" }.compactMap { name -> DBusValue? in
             guard case .success(let value) = property(path, interface, name) else { return nil }
             return .dictEntry(.string(name), .variant(value))
         }
+        let invalidated = names.filter { $0 == "Items" }.map(DBusValue.string)
         bus.emit(
             path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
-            [.string(interface), .array("{sv}", changed), .array("s", [])])
+            [.string(interface), .array("{sv}", changed), .array("s", invalidated)])
     }
 }
 
