@@ -6,7 +6,7 @@ import Testing
     import Glibc
 #endif
 
-@Suite("the Secret Service provider's durability", .sandboxed)
+@Suite("the Secret Service provider's durability and scale", .sandboxed)
 struct ProviderDurabilityTests {
     @Test("a SIGKILL of the agent amid writes, replacements, deletions and compactions loses no acknowledged change")
     func killAmidWrites() throws {
@@ -78,4 +78,43 @@ struct ProviderDurabilityTests {
             ])
         #expect(verify.status == 0, "the trail verifies: \(verify.text) \(verify.stderr)")
     }
+
+    @Test("thousands of items are served, searched through the index, and read back after a restart")
+    func manyItems() throws {
+        let count = 3000 // 100,000 in `make stress` (latchkey-bench stress provider)
+        let bus = try ProviderBus()
+        let agent = try bus.startAgent()
+        let fill = try bus.python(fillScript(count))
+        #expect(fill.status == 0 && fill.lines == ["filled \(count)"], "\(fill.text) \(fill.stderr)")
+        let check = """
+            found = call(SERVICE, 'Service', 'SearchItems', '(a{ss})', ({'service': 'fill'},))
+            print('found', len(found[0]), len(found[1]))
+            print('one', len(call(SERVICE, 'Service', 'SearchItems', '(a{ss})', ({'service': 'fill', 'n': '1234'},))[0]))
+            print('items', len(call(DEFAULT, 'org.freedesktop.DBus.Properties', 'Get', '(ss)', (S + 'Collection', 'Items'))[0]))
+            """
+        let before = try bus.python(pythonPrelude + check)
+        #expect(before.lines == ["found \(count) 0", "one 1", "items \(count)"], "\(before.text) \(before.stderr)")
+        #expect(try bus.run("secret-tool", ["lookup", "service", "fill", "n", "2345"]).text == "secret2345")
+        #expect(kill(agent, SIGKILL) == 0)
+        while try bus.ownerProcessID() == agent { Thread.sleep(forTimeInterval: 0.02) }
+        try bus.startAgent()
+        let after = try bus.python(pythonPrelude + check)
+        #expect(after.lines == before.lines, "\(after.text) \(after.stderr)")
+        #expect(try bus.run("secret-tool", ["lookup", "service", "fill", "n", "17"]).text == "secret17")
+    }
+}
+
+/// Fills the login collection of the provider on `bus` with `count` items (attributes
+/// `service fill` and `n NUMBER`, secret `secretNUMBER`) from one client; prints `filled COUNT`.
+func fillScript(_ count: Int) -> String {
+    pythonPrelude + """
+        output, session = call(SERVICE, 'Service', 'OpenSession', '(sv)', ('plain', GLib.Variant('s', '')))
+        filled = 0
+        for number in range(\(count)):
+            reply = call(DEFAULT, 'Collection', 'CreateItem', '(a{sv}(oayays)b)',
+                         (item_properties('item %d' % number, {'service': 'fill', 'n': str(number)}),
+                          (session, b'', b'secret%d' % number, 'text/plain'), False))
+            filled += 0 if isinstance(reply, str) else 1
+        print('filled', filled)
+        """
 }
