@@ -82,7 +82,7 @@ final class ProviderStore {
         if passphrase {
             showLocked()
         } else {
-            try open(passphrase: nil)
+            try load(Opening(appID: Self.appID, storeDirectory: storeDirectory, policy: policy, passphrase: nil).open())
         }
     }
 
@@ -92,12 +92,49 @@ final class ProviderStore {
     /// Whether the vault is locked (a passphrase vault whose key the provider does not hold).
     var isLocked: Bool { openVault == nil }
 
-    /// Opens a locked passphrase vault with `passphrase` and reads its items (one audited operation).
-    /// - Throws: `LatchkeyError` `.wrongKey` for a wrong passphrase (audited by the vault as
-    ///   `unlock.failed`); the vault's other errors. It stays locked then.
-    func unlock(passphrase: SecretBytes) throws {
+    /// What opens the vault with `passphrase`, on any thread (``Opening/open()`` runs the key
+    /// derivation): the provider's thread keeps answering meanwhile, then hands the open vault
+    /// to ``unlock(_:)``.
+    func opening(passphrase: SecretBytes) -> Opening {
+        Opening(appID: Self.appID, storeDirectory: storeDirectory, policy: policy, passphrase: passphrase)
+    }
+
+    /// Opens the vault, with its passphrase or its key file, and reads its named secrets (the
+    /// collections and the journal's key) as one audited operation; used on any thread.
+    struct Opening: Sendable {
+        let appID: String
+        let storeDirectory: String
+        let policy: Policy
+        let passphrase: SecretBytes?
+
+        /// - Throws: `LatchkeyError` `.wrongKey` for a wrong passphrase (audited by the vault as
+        ///   `unlock.failed`); the vault's other errors.
+        func open() throws -> Opened {
+            let vault = try Vault.open(
+                appID: AppID(appID), policy: policy, storeDirectory: storeDirectory, backend: .file,
+                passphrase: passphrase)
+            var records: [String: SecretBytes] = [:]
+            for stored in try vault.allSecrets(
+                auditDetail: "the Secret Service provider loaded its collections and items")
+            {
+                records[stored.name] = stored.value
+            }
+            return Opened(vault: vault, records: records)
+        }
+    }
+
+    /// An open vault and its named secrets.
+    struct Opened: Sendable {
+        let vault: Vault
+        let records: [String: SecretBytes]
+    }
+
+    /// Takes the vault ``Opening/open()`` opened for a locked passphrase vault and reads its
+    /// items from the journal.
+    /// - Throws: `LatchkeyError` when the journal cannot be read; it stays locked then.
+    func unlock(_ opened: Opened) throws {
         guard isLocked else { return }
-        try open(passphrase: passphrase)
+        try load(opened)
     }
 
     /// Forgets the vault's key. The labels and attributes read at the unlock stay in memory
@@ -135,17 +172,11 @@ final class ProviderStore {
         }
     }
 
-    /// Opens the vault, reads its collections and the journal's key (made when there is none),
+    /// Takes the open vault's collections and the journal's key (made when there is none),
     /// then reads the journal's items into memory.
-    private func open(passphrase: SecretBytes?) throws {
+    private func load(_ opened: Opened) throws {
+        let (vault, records) = (opened.vault, opened.records)
         let appID = try AppID(Self.appID)
-        let vault = try Vault.open(
-            appID: appID, policy: policy, storeDirectory: storeDirectory, backend: .file, passphrase: passphrase)
-        var records: [String: SecretBytes] = [:]
-        for stored in try vault.allSecrets(auditDetail: "the Secret Service provider loaded its collections and items")
-        {
-            records[stored.name] = stored.value
-        }
         var loaded: [String: StoredCollection]
         var loadedAliases: [String: String]
         if let record = records["collections"] {
@@ -302,7 +333,6 @@ final class ProviderStore {
         let detail = caller.detail("delete", ObjectPath.item(ref))
         if collection.persistent {
             try journaled(.delete(ref), .secretDeleted, detail)
-            locations[ref] = nil
         } else {
             try vault.recordOutsideVault(.secretDeleted, auditDetail: detail)
         }
@@ -402,8 +432,8 @@ final class ProviderStore {
 
     /// Appends `change` to the journal (durable when it returns), then records `event` with
     /// `detail` in the vault's trail; when that entry cannot be written under `audit.onFailure`
-    /// `fail`, the record is taken back and nothing changed. A put's new location is kept, and
-    /// the journal is compacted when most of its records are stale.
+    /// `fail`, the record is taken back and nothing changed. The item's new location is kept (none
+    /// after a deletion) before the journal is compacted, when most of its records are stale.
     private func journaled(_ change: ItemJournal.Change, _ event: AuditEvent, _ detail: String) throws {
         let journal = try openJournal
         let vault = try vault
@@ -414,7 +444,10 @@ final class ProviderStore {
             try journal.removeLast(location)
             throw error
         }
-        if case .put(let ref, _) = change { locations[ref] = location }
+        switch change {
+        case .put(let ref, _): locations[ref] = location
+        case .delete(let ref): locations[ref] = nil
+        }
         do { try compactIfStale() } catch {
             // The change is made and durable; the journal stays as it is, to be compacted later.
         }

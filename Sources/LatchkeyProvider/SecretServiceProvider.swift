@@ -19,8 +19,17 @@ package final class SecretServiceProvider {
     /// How long an unlock prompt waits for `latchkey unlock` before it is dismissed (the policy's
     /// `secretService.unlockTimeoutSeconds`).
     let promptDeadline: TimeInterval
-    /// How long a passphrase vault stays unlocked (the policy's `agent.unlockCacheSeconds`, at least 30 s).
+    /// How long a passphrase vault stays unlocked (the policy's `agent.unlockCacheSeconds`; 0
+    /// locks it again as soon as the unlock's prompts are completed).
     let unlockDuration: TimeInterval
+    /// Whether a `latchkey unlock` is deriving the key on a thread of its own.
+    var unlocking = false
+    /// Under an `unlockDuration` of 0: the clients whose prompts the last unlock completed and
+    /// that have not yet made a call that needs the key (``keyCalls``); the vault is locked again
+    /// once none is left (or at the prompt deadline).
+    var holds: Set<String> = []
+    /// The calls that read or write a secret, so need the vault's key.
+    static let keyCalls: Set<String> = ["GetSecret", "GetSecrets", "CreateItem", "SetSecret", "Delete"]
     /// The prompts `Unlock` returned that are not completed, by object path.
     var prompts: [String: PendingPrompt] = [:]
     var nextPrompt = 1
@@ -41,7 +50,7 @@ package final class SecretServiceProvider {
         self.store = store
         allowsClientCollections = policy.agent.allowsClientCollections
         promptDeadline = policy.secretServiceUnlockTimeout
-        unlockDuration = max(policy.agent.unlockCacheDuration, 30)
+        unlockDuration = policy.agent.unlockCacheDuration
         self.log = log
     }
 
@@ -88,6 +97,7 @@ package final class SecretServiceProvider {
                 bus.whenClientLeaves { client in
                     provider.sessions = provider.sessions.filter { $0.value.owner != client }
                     provider.callers[client] = nil
+                    provider.release(client)
                 }
                 bus.ownName(busName) { acquired in
                     log(
@@ -207,10 +217,18 @@ package final class SecretServiceProvider {
 }
 
 extension SecretServiceProvider: SubtreeHandler {
-    func call(_ call: MethodCall) -> Result<[DBusValue], ProviderError> {
+    func call(_ call: MethodCall) -> Result<[DBusValue], ProviderError>? {
+        let result = dispatch(call)
+        if Self.keyCalls.contains(call.method) { release(call.sender) }
+        return result
+    }
+
+    private func dispatch(_ call: MethodCall) -> Result<[DBusValue], ProviderError>? {
         do throws(ProviderError) {
             switch (ObjectPath(call.path), call.interface) {
             case (.service, "org.freedesktop.Secret.Service"): return .success(try serviceCall(call))
+            case (.service, "io.github.latchkey.SecretService") where call.method == "Unlock":
+                return try startUnlock(call)
             case (.service, "io.github.latchkey.SecretService"): return .success(try latchkeyCall(call))
             case (.prompt, "org.freedesktop.Secret.Prompt"): return .success(try promptCall(call))
             case (.collection, "org.freedesktop.Secret.Collection"), (.alias, "org.freedesktop.Secret.Collection"):
@@ -346,6 +364,6 @@ extension SecretServiceProvider: SubtreeHandler {
 /// The running provider, handed to ``SecretServiceProvider/lockRunning()``'s closure: other
 /// threads only ask its bus connection to schedule a call (a GLib source attached to its main
 /// context, which GLib allows from any thread); the provider itself is used on its thread only.
-private struct ProviderHandle: @unchecked Sendable {
+struct ProviderHandle: @unchecked Sendable {
     let provider: SecretServiceProvider
 }

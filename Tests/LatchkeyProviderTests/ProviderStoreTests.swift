@@ -116,6 +116,17 @@ struct ProviderStoreTests {
         let wholeLength = try #require(try POSIX.status(of: journalPath(uncompacted))).size
         #expect(length * 2 < wholeLength, "the journal was compacted: \(length) bytes, \(wholeLength) without")
 
+        // Deletions among the writes: some compactions (at rounds 3 and 8) follow a deletion.
+        let mixed = try freshDirectory("mixed")
+        let deleting = try ProviderStore(storeDirectory: mixed, compactionMinimum: 8)
+        for round in 0..<10 {
+            for number in 0..<4 { try put(deleting, "k\(number)", "v\(number)-\(round)") }
+            try deleting.delete(try #require(deleting.search(["key": "k\(round % 4)"]).first), for: caller)
+        }
+        let reread = try ProviderStore(storeDirectory: mixed, compactionMinimum: 8)
+        #expect(try (0..<4).map { try value(reread, "k\($0)") } == ["v0-9", nil, "v2-9", "v3-9"])
+        #expect(reread.search([:]).count == 3, "no deleted item is back")
+
         // A compaction a crash stopped before its rename left a new file beside the journal.
         try Data(repeating: 1, count: 100).write(to: URL(fileURLWithPath: journalPath(directory) + ".next"))
         let afterCrash = try ProviderStore(storeDirectory: directory, compactionMinimum: 8)
