@@ -89,6 +89,8 @@ struct Interfaces: OptionSet {
 protocol SubtreeHandler: AnyObject {
     /// The call's answer; nil when the handler answers it later, through `call.reply`.
     func call(_ call: MethodCall) -> Result<[DBusValue], ProviderError>?
+    /// Called once each answer to a call is handed to GDBus (which sends it from its own thread).
+    func answered()
     func property(_ path: String, _ interface: String, _ name: String) -> Result<DBusValue, ProviderError>
     func setProperty(_ sender: String, _ path: String, _ interface: String, _ name: String, _ value: DBusValue?)
         -> Result<

@@ -137,14 +137,26 @@ final class ProviderStore {
         try load(opened)
     }
 
+    /// Makes the audit entries of the calls answered so far durable (the vault defers them,
+    /// ``Latchkey/Vault/AuditDurability/deferred``): called once each answer is sent, so no
+    /// client waits for the trail's `fsync`; an item's own change is durable before its answer.
+    /// - Returns: What failed, by trail, for the agent's log.
+    func settleAudit() -> [AuditSyncFailure] {
+        openVault?.settleAudit() ?? []
+    }
+
     /// Forgets the vault's key. The labels and attributes read at the unlock stay in memory
     /// (the spec lets a provider keep them in the clear), so that a client's search finds its
     /// items locked and can ask to unlock them; every secret is read from the vault, which
     /// cannot be read without the key. A key-file vault is never locked.
-    func lock() {
-        guard policy.fileKeySource == .passphrase else { return }
+    /// - Returns: What failed as the audit entries deferred so far were made durable first.
+    @discardableResult
+    func lock() -> [AuditSyncFailure] {
+        guard policy.fileKeySource == .passphrase else { return [] }
+        let failures = settleAudit()
         openVault = nil
         journal = nil
+        return failures
     }
 
     /// What a vault locked since the start shows (nothing of it has been read): its default
@@ -224,6 +236,8 @@ final class ProviderStore {
             }
         }
         locations = loadedLocations
+        // A client waits for its answer, not for the trail's fsync: ``settleAudit()`` once it is sent.
+        vault.auditDurability = .deferred
         openVault = vault
         self.journal = journal
         try compactIfStale()

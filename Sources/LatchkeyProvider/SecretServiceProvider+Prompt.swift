@@ -44,7 +44,9 @@ extension SecretServiceProvider {
     func lockVault() {
         guard store.canLock, !store.isLocked else { return }
         let before = Set(store.collections.keys)
-        store.lock()
+        for failure in store.lock() {
+            log("secret service: an audit entry of \(failure.path) is not yet durable: \(failure.error.message)")
+        }
         holds = []
         lockGeneration += 1
         collectionsChanged(before: before)
@@ -139,7 +141,8 @@ extension SecretServiceProvider {
             try store.unlock(result.get())
         } catch let error as LatchkeyError where error.code == .wrongKey {
             log("secret service: a wrong passphrase was given to unlock the vault")
-            return reply.send(.success([.boolean(false), .paths([])]))
+            reply.send(.success([.boolean(false), .paths([])]))
+            return answered()
         } catch {
             return reply.send(.failure(.failed(error.message)))
         }
@@ -158,6 +161,7 @@ extension SecretServiceProvider {
                 ? "secret service: the vault is unlocked until the clients that waited have made their calls"
                 : "secret service: the vault is unlocked for \(Int(unlockDuration)) s")
         reply.send(.success([.boolean(true), .paths(waiting)]))
+        answered()
     }
 
     /// Lets go of `client`'s hold on the unlocked vault (``holds``): under an `unlockDuration`

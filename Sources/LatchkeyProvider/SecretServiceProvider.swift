@@ -223,6 +223,12 @@ extension SecretServiceProvider: SubtreeHandler {
         return result
     }
 
+    func answered() {
+        for failure in store.settleAudit() {
+            log("secret service: an audit entry of \(failure.path) is not yet durable: \(failure.error.message)")
+        }
+    }
+
     private func dispatch(_ call: MethodCall) -> Result<[DBusValue], ProviderError>? {
         do throws(ProviderError) {
             switch (ObjectPath(call.path), call.interface) {

@@ -210,7 +210,10 @@ final class BusConnection {
                     sender: String(cString: sender!), path: String(cString: path!),
                     interface: String(cString: interface!), method: String(cString: method!),
                     arguments: decodeArguments(parameters), reply: reply)
-                if let result = handler.call(call) { reply.send(result) }
+                if let result = handler.call(call) {
+                    reply.send(result)
+                    handler.answered()
+                }
             },
             get_property: { context, path, interface, name, error in
                 let handler = Unmanaged<HandlerBox>.fromOpaque(context!).takeUnretainedValue().handler
@@ -227,6 +230,7 @@ final class BusConnection {
                 let result = handler.setProperty(
                     String(cString: sender!), String(cString: path!), String(cString: interface!),
                     String(cString: name!), decoded)
+                defer { handler.answered() }
                 if case .failure(let failure) = result {
                     error?.pointee = lk_g_dbus_error_new_for_dbus_error(failure.name, failure.message)
                     return 0
