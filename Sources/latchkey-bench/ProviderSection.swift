@@ -90,6 +90,10 @@ struct ProviderSection {
                     "provider share of a lookup (median minus the floor's %@): gnome-keyring %@, Latchkey %@ (%.2fx)",
                 Report.time(floor.summary.median), Report.time(gnomeShare), Report.time(latchkeyShare),
                 latchkeyShare / gnomeShare))
+        if let keyring = Self.ownerProcess(bus: session) {
+            report.notes.append(
+                "gnome-keyring-daemon beside it: RSS \(ProviderAgent.residentSet(of: keyring) / 1024) KiB")
+        }
         for agent in [small, large] {
             let idle = agent.idle(seconds: 5)
             report.notes.append(
@@ -104,6 +108,18 @@ struct ProviderSection {
     {
         Spawn.Command(
             arguments: arguments, stdin: stdin, environment: ["DBUS_SESSION_BUS_ADDRESS": bus], expectedStatus: status)
+    }
+
+    /// The process that owns `org.freedesktop.secrets` on `bus`.
+    static func ownerProcess(bus: String) -> Int32? {
+        let reply = try? Spawn.capture(
+            [
+                "dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets",
+            ], environment: ["DBUS_SESSION_BUS_ADDRESS": bus])
+        return reply?.output.split(separator: " ").last.flatMap {
+            Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
     }
 
     /// The load average (`/proc/loadavg`'s first three fields).
@@ -230,11 +246,16 @@ final class ProviderAgent {
         let before = ticks()
         Spawn.pause(microseconds: UInt32(seconds) * 1_000_000)
         let after = ticks()
+        return (Self.residentSet(of: pid), after - before)
+    }
+
+    /// A process's resident set (`VmRSS` of `/proc/PID/status`), in bytes; -1 when unknown.
+    static func residentSet(of pid: Int32) -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.flatMap {
             $0.split(separator: " ").dropFirst().first.flatMap { Int($0) }
         }
-        return ((rss ?? -1) * 1024, after - before)
+        return (rss ?? -1) * 1024
     }
 
     func stop() {
