@@ -57,8 +57,8 @@ final class ProviderStore {
     /// The secrets of the `session` collection's items.
     private var memorySecrets: [ItemRef: SecretBytes] = [:]
 
-    /// Opens the vault in `storeDirectory` (the file backend) and reads every item, as one
-    /// operation audited by one `secret.read` entry (the provider's own load, no client's
+    /// Opens the vault in `storeDirectory` (the file backend) and reads every item's label and
+    /// attributes from the journal, as one operation audited by one `secret.read` entry (the provider's own load, no client's
     /// read); a passphrase vault (`passphrase` true) starts locked instead, until ``unlock(passphrase:)``.
     /// - Parameters:
     ///   - auditFailureMode: The user's policy's `audit.onFailure`.
@@ -147,8 +147,8 @@ final class ProviderStore {
 
     /// Forgets the vault's key. The labels and attributes read at the unlock stay in memory
     /// (the spec lets a provider keep them in the clear), so that a client's search finds its
-    /// items locked and can ask to unlock them; every secret is read from the vault, which
-    /// cannot be read without the key. A key-file vault is never locked.
+    /// items locked and can ask to unlock them; every secret is read from the journal, which
+    /// cannot be read without its key, kept in the vault. A key-file vault is never locked.
     /// - Returns: What failed as the audit entries deferred so far were made durable first.
     @discardableResult
     func lock() -> [AuditSyncFailure] {
