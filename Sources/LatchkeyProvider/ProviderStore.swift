@@ -58,8 +58,9 @@ final class ProviderStore {
     private var memorySecrets: [ItemRef: SecretBytes] = [:]
 
     /// Opens the vault in `storeDirectory` (the file backend) and reads every item's label and
-    /// attributes from the journal, as one operation audited by one `secret.read` entry (the provider's own load, no client's
-    /// read); a passphrase vault (`passphrase` true) starts locked instead, until ``unlock(passphrase:)``.
+    /// attributes from the journal, as one operation audited by one `secret.read` entry (the
+    /// provider's own load, no client's read); a passphrase vault (`passphrase` true) starts
+    /// locked instead, until ``unlock(_:)``.
     /// - Parameters:
     ///   - auditFailureMode: The user's policy's `audit.onFailure`.
     ///   - passphrase: Whether the vault's key comes from a passphrase (the user's policy's
