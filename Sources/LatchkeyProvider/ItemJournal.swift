@@ -15,8 +15,9 @@ import Latchkey
 /// A record cut short or unreadable at the end of the file is a write a crash interrupted
 /// before its `fsync` returned (never acknowledged): it is cut off when the file is read. One
 /// that does not open before other records is `.tampered`. When most records are stale,
-/// ``compact(_:)`` writes the live ones to `secret-service.journal.next`, syncs it and renames it
-/// over the file: a crash leaves the old file or the new one, each whole.
+/// ``compact(_:)`` replaces the file with one of the live records only, atomically and durably
+/// (the library's `PrivateFiles.replace`: a temporary file synced and renamed over it): a crash
+/// leaves the old file or the new one, each whole.
 /// Used on the provider's thread only.
 final class ItemJournal {
     /// Where an item's last record is in the file.
@@ -58,15 +59,15 @@ final class ItemJournal {
     private(set) var count: UInt64 = 0
 
     /// Opens the journal at `path` under `key`, creating it when there is none, and hands each
-    /// record, in order, to `replay`, with where it is. A compaction a crash interrupted is
-    /// finished (the new file was not renamed: it is removed); a record a crash cut short at
-    /// the end is cut off.
+    /// record, in order, to `replay`, with where it is. What a compaction a crash interrupted
+    /// left (its temporary file, never renamed) is removed; a record a crash cut short at the
+    /// end is cut off.
     /// - Throws: `LatchkeyError` `.tampered` for a file that is not a journal or a record that
     ///   does not open before the last; `.insecurePermissions`; `.io`.
     init(path: String, key: SecretBytes, replay: (Change, Location) throws -> Void) throws {
         self.path = path
         self.key = key
-        try POSIX.removeFile(path + ".next")
+        try PrivateFiles.removeLeftovers(of: path)
         if try PrivateFiles.requirePrivate(path, directory: false) == nil {
             try Self.createFile(path, id: Sodium.randomBytes(count: Self.idLength), records: [])
         }
@@ -143,8 +144,8 @@ final class ItemJournal {
         return record
     }
 
-    /// Writes the records of `live` (items and where their last records are), and nothing else,
-    /// to a new file under a new id, syncs it and renames it over the journal.
+    /// Replaces the journal with one holding the records of `live` (items and where their last
+    /// records are), and nothing else, under a new id.
     /// - Returns: Where each item's record is in the new file.
     /// - Throws: `LatchkeyError`; the journal is as before then.
     func compact(_ live: [(ref: ItemRef, location: Location)]) throws -> [ItemRef: Location] {
@@ -167,24 +168,12 @@ final class ItemJournal {
         return locations
     }
 
-    /// Writes a journal of `records` under `id` to `path.next`, syncs it, renames it over
-    /// `path` and syncs the directory.
+    /// Replaces `path`, atomically and durably, with a journal of `records` under `id`.
     private static func createFile(_ path: String, id: [UInt8], records: [[UInt8]]) throws {
-        let next = path + ".next"
-        try POSIX.removeFile(next)
-        let file = try POSIX.File.open(next, .createNew(permissions: 0o600))
-        var chunk = magic + id
-        for record in records {
-            chunk += record
-            if chunk.count >= 1 << 20 {
-                try file.writeAll(chunk)
-                chunk.removeAll(keepingCapacity: true)
-            }
-        }
-        try file.writeAll(chunk)
-        try file.sync()
-        try POSIX.rename(next, to: path)
-        try POSIX.syncDirectory(PrivateFiles.directoryName(of: path))
+        var bytes = magic + id
+        bytes.reserveCapacity(records.reduce(bytes.count) { $0 + $1.count })
+        for record in records { bytes += record }
+        try PrivateFiles.replace(path, with: bytes)
     }
 
     private static func additionalData(id: [UInt8], number: UInt64) -> [UInt8] {

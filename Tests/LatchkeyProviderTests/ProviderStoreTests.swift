@@ -127,10 +127,12 @@ struct ProviderStoreTests {
         #expect(try (0..<4).map { try value(reread, "k\($0)") } == ["v0-9", nil, "v2-9", "v3-9"])
         #expect(reread.search([:]).count == 3, "no deleted item is back")
 
-        // A compaction a crash stopped before its rename left a new file beside the journal.
-        try Data(repeating: 1, count: 100).write(to: URL(fileURLWithPath: journalPath(directory) + ".next"))
+        // A compaction a crash stopped before its rename left its temporary file beside the journal.
+        let leftover =
+            directory + "/io.github.latchkey.secret-service.d/.latchkey-tmp-secret-service.journal.0123456789abcdef"
+        try Data(repeating: 1, count: 100).write(to: URL(fileURLWithPath: leftover))
         let afterCrash = try ProviderStore(storeDirectory: directory, compactionMinimum: 8)
         #expect(try (0..<4).map { try value(afterCrash, "k\($0)") } == ["v0-9", nil, "v2-9", "v3-9"])
-        #expect(!FileManager.default.fileExists(atPath: journalPath(directory) + ".next"))
+        #expect(!FileManager.default.fileExists(atPath: leftover))
     }
 }

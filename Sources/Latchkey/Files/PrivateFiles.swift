@@ -135,7 +135,7 @@ package enum PrivateFiles {
     /// same directory (`O_EXCL`), write, `fsync`, `rename` over `path`, `fsync`
     /// of the directory. A crash at any point leaves the old or the new file, whole.
     /// Call it while holding the file's lock.
-    static func replace(_ path: String, with bytes: [UInt8]) throws {
+    package static func replace(_ path: String, with bytes: [UInt8]) throws {
         try publishDurably(
             path, write: { try $0.writeAll(bytes) },
             publish: { temporary in
@@ -154,7 +154,7 @@ package enum PrivateFiles {
     }
 
     /// Removes temporary files a crashed writer left for `path`. Call it while holding the lock.
-    static func removeLeftovers(of path: String) throws {
+    package static func removeLeftovers(of path: String) throws {
         let directory = directoryName(of: path)
         let name = path.split(separator: "/").last.map(String.init) ?? path
         for entry in try POSIX.directoryEntries(directory) where entry.hasPrefix(temporaryPrefix + name + ".") {
