@@ -69,6 +69,8 @@ struct MethodCall {
     let interface: String
     let method: String
     let arguments: [DBusValue?]
+    /// Answers the call later, when ``SubtreeHandler/call(_:)`` returned nil.
+    let reply: MethodReply
 }
 
 /// The interfaces an object path serves (the `LK_PROVIDER_*` bits of CLatchkeySecret).
@@ -85,7 +87,10 @@ struct Interfaces: OptionSet {
 
 /// What serves a registered subtree; GDBus calls it on the provider's thread only.
 protocol SubtreeHandler: AnyObject {
-    func call(_ call: MethodCall) -> Result<[DBusValue], ProviderError>
+    /// The call's answer; nil when the handler answers it later, through `call.reply`.
+    func call(_ call: MethodCall) -> Result<[DBusValue], ProviderError>?
+    /// Called once each answer to a call is handed to GDBus (which sends it from its own thread).
+    func answered()
     func property(_ path: String, _ interface: String, _ name: String) -> Result<DBusValue, ProviderError>
     func setProperty(_ sender: String, _ path: String, _ interface: String, _ name: String, _ value: DBusValue?)
         -> Result<

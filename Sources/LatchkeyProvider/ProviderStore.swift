@@ -24,12 +24,14 @@ struct StoredCollection {
     var nextItem = 1
 }
 
-/// The provider's items and collections: persistent ones in an encrypted file vault of
-/// the provider's own namespace, each item a named secret `item/COLLECTION/ID` whose value
-/// is an ``ItemRecord``, and the collections and aliases one named secret `collections`
-/// (``CollectionsRecord``); the `session` collection in memory only. Attributes and labels
-/// are held in memory too, with an index on attributes for searches. Every change is the
-/// vault's own atomic, durable write, made before the change is answered.
+/// The provider's items and collections: the collections and aliases one named secret
+/// `collections` (``CollectionsRecord``) of an encrypted file vault of the provider's own
+/// namespace, the items of persistent collections records (``ItemRecord``) of the
+/// ``ItemJournal`` beside it, whose key is the vault's named secret `journal-key`; the
+/// `session` collection in memory only. Attributes and labels are held in memory too, with an
+/// index on attributes for searches, and where each item's record is, so that a read decrypts
+/// one record. Every change is durable (the journal's append and `fsync`, or the vault's own
+/// atomic, durable write) and audited before it is answered.
 /// Used on the provider's thread only.
 final class ProviderStore {
     /// The namespace of the provider's vault.
@@ -37,8 +39,14 @@ final class ProviderStore {
     /// The id of the in-memory collection (and its alias).
     static let sessionCollection = "session"
 
-    /// The open vault; nil while a passphrase vault is locked.
+    /// The open vault and its items' journal; nil while a passphrase vault is locked.
     private var openVault: Vault?
+    private var journal: ItemJournal?
+    /// Where the last record of each item of a persistent collection is in the journal.
+    private var locations: [ItemRef: ItemJournal.Location] = [:]
+    /// How many stale records the journal holds at least before it is compacted (and at least
+    /// as many as live ones): each compaction rewrites the live records once.
+    private let compactionMinimum: Int
     /// The vault's namespace, store directory and policy, to open it.
     private let storeDirectory: String
     private let policy: Policy
@@ -49,15 +57,21 @@ final class ProviderStore {
     /// The secrets of the `session` collection's items.
     private var memorySecrets: [ItemRef: SecretBytes] = [:]
 
-    /// Opens the vault in `storeDirectory` (the file backend) and reads every item, as one
-    /// operation audited by one `secret.read` entry (the provider's own load, no client's
-    /// read); a passphrase vault (`passphrase` true) starts locked instead, until ``unlock(passphrase:)``.
+    /// Opens the vault in `storeDirectory` (the file backend) and reads every item's label and
+    /// attributes from the journal, as one operation audited by one `secret.read` entry (the
+    /// provider's own load, no client's read); a passphrase vault (`passphrase` true) starts
+    /// locked instead, until ``unlock(_:)``.
     /// - Parameters:
     ///   - auditFailureMode: The user's policy's `audit.onFailure`.
     ///   - passphrase: Whether the vault's key comes from a passphrase (the user's policy's
     ///     `file.keySource`), else from its key file.
+    ///   - compactionMinimum: How many stale records the journal holds at least before it is compacted.
     /// - Throws: `LatchkeyError` from opening or reading the vault.
-    init(storeDirectory: String, auditFailureMode: Policy.AuditFailureMode = .fail, passphrase: Bool = false) throws {
+    init(
+        storeDirectory: String, auditFailureMode: Policy.AuditFailureMode = .fail, passphrase: Bool = false,
+        compactionMinimum: Int = 256
+    ) throws {
+        self.compactionMinimum = compactionMinimum
         let json = Self.policyJSON.replacingOccurrences(of: "AUDIT_FAILURE", with: auditFailureMode.rawValue)
             .replacingOccurrences(of: "KEY_SOURCE", with: passphrase ? "passphrase" : "keyfile")
         policy = try Policy(jsonData: Array(json.utf8), source: "the Secret Service provider's policy")
@@ -69,7 +83,7 @@ final class ProviderStore {
         if passphrase {
             showLocked()
         } else {
-            try open(passphrase: nil)
+            try load(Opening(appID: Self.appID, storeDirectory: storeDirectory, policy: policy, passphrase: nil).open())
         }
     }
 
@@ -79,21 +93,71 @@ final class ProviderStore {
     /// Whether the vault is locked (a passphrase vault whose key the provider does not hold).
     var isLocked: Bool { openVault == nil }
 
-    /// Opens a locked passphrase vault with `passphrase` and reads its items (one audited operation).
-    /// - Throws: `LatchkeyError` `.wrongKey` for a wrong passphrase (audited by the vault as
-    ///   `unlock.failed`); the vault's other errors. It stays locked then.
-    func unlock(passphrase: SecretBytes) throws {
+    /// What opens the vault with `passphrase`, on any thread (``Opening/open()`` runs the key
+    /// derivation): the provider's thread keeps answering meanwhile, then hands the open vault
+    /// to ``unlock(_:)``.
+    func opening(passphrase: SecretBytes) -> Opening {
+        Opening(appID: Self.appID, storeDirectory: storeDirectory, policy: policy, passphrase: passphrase)
+    }
+
+    /// Opens the vault, with its passphrase or its key file, and reads its named secrets (the
+    /// collections and the journal's key) as one audited operation; used on any thread.
+    struct Opening: Sendable {
+        let appID: String
+        let storeDirectory: String
+        let policy: Policy
+        let passphrase: SecretBytes?
+
+        /// - Throws: `LatchkeyError` `.wrongKey` for a wrong passphrase (audited by the vault as
+        ///   `unlock.failed`); the vault's other errors.
+        func open() throws -> Opened {
+            let vault = try Vault.open(
+                appID: AppID(appID), policy: policy, storeDirectory: storeDirectory, backend: .file,
+                passphrase: passphrase)
+            var records: [String: SecretBytes] = [:]
+            for stored in try vault.allSecrets(
+                auditDetail: "the Secret Service provider loaded its collections and items")
+            {
+                records[stored.name] = stored.value
+            }
+            return Opened(vault: vault, records: records)
+        }
+    }
+
+    /// An open vault and its named secrets.
+    struct Opened: Sendable {
+        let vault: Vault
+        let records: [String: SecretBytes]
+    }
+
+    /// Takes the vault ``Opening/open()`` opened for a locked passphrase vault and reads its
+    /// items from the journal.
+    /// - Throws: `LatchkeyError` when the journal cannot be read; it stays locked then.
+    func unlock(_ opened: Opened) throws {
         guard isLocked else { return }
-        try open(passphrase: passphrase)
+        try load(opened)
+    }
+
+    /// Makes the audit entries of the calls answered so far durable (the vault defers them,
+    /// ``Latchkey/Vault/AuditDurability/deferred``): called once each answer is sent, so no
+    /// client waits for the trail's `fsync`; an item's own change is durable before its answer.
+    /// - Returns: What failed, by trail, for the agent's log.
+    func settleAudit() -> [AuditSyncFailure] {
+        openVault?.settleAudit() ?? []
     }
 
     /// Forgets the vault's key. The labels and attributes read at the unlock stay in memory
     /// (the spec lets a provider keep them in the clear), so that a client's search finds its
-    /// items locked and can ask to unlock them; every secret is read from the vault, which
-    /// cannot be read without the key. A key-file vault is never locked.
-    func lock() {
-        guard policy.fileKeySource == .passphrase else { return }
+    /// items locked and can ask to unlock them; every secret is read from the journal, which
+    /// cannot be read without its key, kept in the vault. A key-file vault is never locked.
+    /// - Returns: What failed as the audit entries deferred so far were made durable first.
+    @discardableResult
+    func lock() -> [AuditSyncFailure] {
+        guard policy.fileKeySource == .passphrase else { return [] }
+        let failures = settleAudit()
         openVault = nil
+        journal = nil
+        return failures
     }
 
     /// What a vault locked since the start shows (nothing of it has been read): its default
@@ -103,6 +167,7 @@ final class ProviderStore {
         collections = collections.filter { !$0.value.persistent }
         aliases = aliases.filter { collections[$0.value] != nil }
         index = [:]
+        locations = [:]
         for (ref, _) in memorySecrets {
             collections[ref.collection]?.items[ref.item].map { addToIndex(ref, $0.attributes) }
         }
@@ -120,16 +185,11 @@ final class ProviderStore {
         }
     }
 
-    /// Opens the vault and reads its collections and items into memory.
-    private func open(passphrase: SecretBytes?) throws {
-        let vault = try Vault.open(
-            appID: AppID(Self.appID), policy: policy, storeDirectory: storeDirectory, backend: .file,
-            passphrase: passphrase)
-        var records: [String: SecretBytes] = [:]
-        for stored in try vault.allSecrets(auditDetail: "the Secret Service provider loaded its collections and items")
-        {
-            records[stored.name] = stored.value
-        }
+    /// Takes the open vault's collections and the journal's key (made when there is none),
+    /// then reads the journal's items into memory.
+    private func load(_ opened: Opened) throws {
+        let (vault, records) = (opened.vault, opened.records)
+        let appID = try AppID(Self.appID)
         var loaded: [String: StoredCollection]
         var loadedAliases: [String: String]
         if let record = records["collections"] {
@@ -144,12 +204,26 @@ final class ProviderStore {
                 CollectionsRecord.encode(Array(loaded.values), aliases: loadedAliases), named: "collections",
                 auditDetail: "the Secret Service provider created its collection login")
         }
-        for (name, value) in records where name.hasPrefix("item/") {
-            let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 3, loaded[parts[1]] != nil else { continue }
-            let info = try ItemRecord.decode(value).info
-            let ref = ItemRef(collection: parts[1], item: parts[2])
-            loaded[ref.collection]?.items[ref.item] = info
+        let key: SecretBytes
+        if let kept = records["journal-key"], kept.count == ItemJournal.keyLength {
+            key = kept
+        } else {
+            key = SecretBytes.random(count: ItemJournal.keyLength)
+            try vault.saveSecret(
+                key, named: "journal-key", auditDetail: "the Secret Service provider made the key of its journal")
+        }
+        var found: [ItemRef: (info: ItemInfo, location: ItemJournal.Location)] = [:]
+        let path = NamespaceDirectory(appID: appID, storeDirectory: storeDirectory).path + "/" + ItemJournal.fileName
+        let journal = try ItemJournal(path: path, key: key) { change, location in
+            switch change {
+            case .put(let ref, let record): found[ref] = (try ItemRecord.decode(record).info, location)
+            case .delete(let ref): found[ref] = nil
+            }
+        }
+        var loadedLocations: [ItemRef: ItemJournal.Location] = [:]
+        for (ref, item) in found where loaded[ref.collection] != nil {
+            loaded[ref.collection]?.items[ref.item] = item.info
+            loadedLocations[ref] = item.location
             if let number = Int(ref.item), number >= loaded[ref.collection]!.nextItem {
                 loaded[ref.collection]!.nextItem = number + 1
             }
@@ -162,7 +236,12 @@ final class ProviderStore {
                 addToIndex(ItemRef(collection: collection.id, item: item), info.attributes)
             }
         }
+        locations = loadedLocations
+        // A client waits for its answer, not for the trail's fsync: ``settleAudit()`` once it is sent.
+        vault.auditDurability = .deferred
         openVault = vault
+        self.journal = journal
+        try compactIfStale()
     }
 
     /// The provider's policy: the encrypted file with a key file or a passphrase (`KEY_SOURCE`,
@@ -204,8 +283,10 @@ final class ProviderStore {
             try vault.recordOutsideVault(.secretRead, auditDetail: detail)
             return memorySecrets[ref]
         }
-        guard let stored = try vault.secret(named: Self.name(ref), auditDetail: detail) else { return nil }
-        return try ItemRecord.decode(stored.value).secret
+        let journal = try openJournal
+        guard let location = locations[ref] else { return nil }
+        try vault.recordOutsideVault(.secretRead, auditDetail: detail)
+        return try ItemRecord.decode(journal.record(at: location, of: ref)).secret
     }
 
     /// Creates an item in `collection`, or with `replace` replaces the secret, label and content
@@ -217,9 +298,10 @@ final class ProviderStore {
         replace: Bool, for caller: Caller
     ) throws -> (ref: ItemRef, created: Bool) {
         let now = Self.now()
-        if replace, let existing = collections[collection]?.items.first(where: { $0.value.attributes == attributes }) {
-            let ref = ItemRef(collection: collection, item: existing.key)
-            var info = existing.value
+        let same =
+            replace
+            ? search(attributes).filter { $0.collection == collection && self.info($0)?.attributes == attributes } : []
+        if let ref = same.min(by: { $0.item < $1.item }), var info = self.info(ref) {
             info.label = label
             info.contentType = contentType
             info.modified = now
@@ -249,11 +331,10 @@ final class ProviderStore {
         if let newSecret { return try write(ref, info, newSecret, for: caller) }
         let detail = caller.detail("write", ObjectPath.item(ref))
         if collection.persistent {
-            let changed = info
-            let found = try vault.updateSecret(named: Self.name(ref), auditDetail: detail) {
-                try ItemRecord.encode(changed, secret: ItemRecord.decode($0).secret)
-            }
-            guard found else { return }
+            let journal = try openJournal
+            guard let location = locations[ref] else { return }
+            let secret = try ItemRecord.decode(journal.record(at: location, of: ref)).secret
+            try journaled(.put(ref, ItemRecord.encode(info, secret: secret)), .secretSaved, detail)
         } else {
             try vault.recordOutsideVault(.secretSaved, auditDetail: detail)
         }
@@ -266,7 +347,7 @@ final class ProviderStore {
         guard let collection = collections[ref.collection], let info = collection.items[ref.item] else { return }
         let detail = caller.detail("delete", ObjectPath.item(ref))
         if collection.persistent {
-            try vault.deleteSecret(named: Self.name(ref), auditDetail: detail)
+            try journaled(.delete(ref), .secretDeleted, detail)
         } else {
             try vault.recordOutsideVault(.secretDeleted, auditDetail: detail)
         }
@@ -339,7 +420,7 @@ final class ProviderStore {
     private func write(_ ref: ItemRef, _ info: ItemInfo, _ secret: SecretBytes, for caller: Caller) throws {
         let detail = caller.detail("write", ObjectPath.item(ref))
         if collections[ref.collection]!.persistent {
-            try vault.saveSecret(ItemRecord.encode(info, secret: secret), named: Self.name(ref), auditDetail: detail)
+            try journaled(.put(ref, ItemRecord.encode(info, secret: secret)), .secretSaved, detail)
         } else {
             try vault.recordOutsideVault(.secretSaved, auditDetail: detail)
             memorySecrets[ref] = secret
@@ -353,6 +434,47 @@ final class ProviderStore {
         collections[ref.collection]!.items[ref.item] = info
         collections[ref.collection]!.modified = info.modified
         addToIndex(ref, info.attributes)
+    }
+
+    /// The open journal.
+    /// - Throws: `LatchkeyError` `.locked` while the vault is locked.
+    private var openJournal: ItemJournal {
+        get throws {
+            guard let journal else { throw LatchkeyError(.locked, "the Secret Service provider's vault is locked") }
+            return journal
+        }
+    }
+
+    /// Appends `change` to the journal (durable when it returns), then records `event` with
+    /// `detail` in the vault's trail; when that entry cannot be written under `audit.onFailure`
+    /// `fail`, the record is taken back and nothing changed. The item's new location is kept (none
+    /// after a deletion) before the journal is compacted, when most of its records are stale.
+    private func journaled(_ change: ItemJournal.Change, _ event: AuditEvent, _ detail: String) throws {
+        let journal = try openJournal
+        let vault = try vault
+        let location = try journal.append(change)
+        do {
+            try vault.recordOutsideVault(event, auditDetail: detail)
+        } catch {
+            try journal.removeLast(location)
+            throw error
+        }
+        switch change {
+        case .put(let ref, _): locations[ref] = location
+        case .delete(let ref): locations[ref] = nil
+        }
+        do { try compactIfStale() } catch {
+            // The change is made and durable; the journal stays as it is, to be compacted later.
+        }
+    }
+
+    /// Compacts the journal when it holds at least ``compactionMinimum`` stale records and at
+    /// least as many as live ones.
+    private func compactIfStale() throws {
+        guard let journal else { return }
+        let stale = Int(journal.count) - locations.count
+        guard stale >= max(compactionMinimum, locations.count) else { return }
+        locations = try journal.compact(locations.map { ($0.key, $0.value) })
     }
 
     private func saveCollections(detail: String) throws {
@@ -371,7 +493,4 @@ final class ProviderStore {
     }
 
     private static func indexKey(_ name: String, _ value: String) -> String { name + "\u{0}" + value }
-
-    /// The vault's name for an item.
-    private static func name(_ ref: ItemRef) -> String { "item/\(ref.collection)/\(ref.item)" }
 }

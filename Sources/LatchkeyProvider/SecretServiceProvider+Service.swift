@@ -43,7 +43,7 @@ extension SecretServiceProvider {
             return [.paths(found.filter { !isLockedPath($0) }), .paths(found.filter(isLockedPath))]
         case "Unlock":
             guard let objects = arguments.first??.paths else { throw .invalidArgs("Unlock takes object paths") }
-            return unlock(objects)
+            return unlock(objects, for: call.sender)
         case "Lock":
             guard let objects = arguments.first??.paths else { throw .invalidArgs("Lock takes object paths") }
             return lock(objects)

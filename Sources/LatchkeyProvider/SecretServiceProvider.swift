@@ -19,8 +19,17 @@ package final class SecretServiceProvider {
     /// How long an unlock prompt waits for `latchkey unlock` before it is dismissed (the policy's
     /// `secretService.unlockTimeoutSeconds`).
     let promptDeadline: TimeInterval
-    /// How long a passphrase vault stays unlocked (the policy's `agent.unlockCacheSeconds`, at least 30 s).
+    /// How long a passphrase vault stays unlocked (the policy's `agent.unlockCacheSeconds`; 0
+    /// locks it again as soon as the unlock's prompts are completed).
     let unlockDuration: TimeInterval
+    /// Whether a `latchkey unlock` is deriving the key on a thread of its own.
+    var unlocking = false
+    /// Under an `unlockDuration` of 0: the clients whose prompts the last unlock completed and
+    /// that have not yet made a call that needs the key (``keyCalls``); the vault is locked again
+    /// once none is left (or at the prompt deadline).
+    var holds: Set<String> = []
+    /// The calls that read or write a secret, so need the vault's key.
+    static let keyCalls: Set<String> = ["GetSecret", "GetSecrets", "CreateItem", "SetSecret", "Delete"]
     /// The prompts `Unlock` returned that are not completed, by object path.
     var prompts: [String: PendingPrompt] = [:]
     var nextPrompt = 1
@@ -41,7 +50,7 @@ package final class SecretServiceProvider {
         self.store = store
         allowsClientCollections = policy.agent.allowsClientCollections
         promptDeadline = policy.secretServiceUnlockTimeout
-        unlockDuration = max(policy.agent.unlockCacheDuration, 30)
+        unlockDuration = policy.agent.unlockCacheDuration
         self.log = log
     }
 
@@ -102,6 +111,7 @@ package final class SecretServiceProvider {
                 bus.whenClientLeaves { client in
                     provider.sessions = provider.sessions.filter { $0.value.owner != client }
                     provider.callers[client] = nil
+                    provider.release(client)
                 }
                 bus.ownName(busName) { acquired in
                     serving.store(acquired, ordering: .relaxed)
@@ -206,23 +216,40 @@ package final class SecretServiceProvider {
         return store.info(ref) != nil ? ref : nil
     }
 
-    /// Emits `PropertiesChanged` for `interface` of `path`.
+    /// Emits `PropertiesChanged` for `interface` of `path`: the new values of `names`, except a
+    /// collection's `Items`, which is only named as invalidated (its value, every item's path,
+    /// would make each write cost as much as the collection is large).
     func propertiesChanged(_ path: String, _ interface: String, _ names: [String]) {
-        let changed = names.compactMap { name -> DBusValue? in
+        let changed = names.filter { $0 != "Items" }.compactMap { name -> DBusValue? in
             guard case .success(let value) = property(path, interface, name) else { return nil }
             return .dictEntry(.string(name), .variant(value))
         }
+        let invalidated = names.filter { $0 == "Items" }.map(DBusValue.string)
         bus.emit(
             path, "org.freedesktop.DBus.Properties", "PropertiesChanged",
-            [.string(interface), .array("{sv}", changed), .array("s", [])])
+            [.string(interface), .array("{sv}", changed), .array("s", invalidated)])
     }
 }
 
 extension SecretServiceProvider: SubtreeHandler {
-    func call(_ call: MethodCall) -> Result<[DBusValue], ProviderError> {
+    func call(_ call: MethodCall) -> Result<[DBusValue], ProviderError>? {
+        let result = dispatch(call)
+        if Self.keyCalls.contains(call.method) { release(call.sender) }
+        return result
+    }
+
+    func answered() {
+        for failure in store.settleAudit() {
+            log("secret service: an audit entry of \(failure.path) is not yet durable: \(failure.error.message)")
+        }
+    }
+
+    private func dispatch(_ call: MethodCall) -> Result<[DBusValue], ProviderError>? {
         do throws(ProviderError) {
             switch (ObjectPath(call.path), call.interface) {
             case (.service, "org.freedesktop.Secret.Service"): return .success(try serviceCall(call))
+            case (.service, "io.github.latchkey.SecretService") where call.method == "Unlock":
+                return try startUnlock(call)
             case (.service, "io.github.latchkey.SecretService"): return .success(try latchkeyCall(call))
             case (.prompt, "org.freedesktop.Secret.Prompt"): return .success(try promptCall(call))
             case (.collection, "org.freedesktop.Secret.Collection"), (.alias, "org.freedesktop.Secret.Collection"):
@@ -358,6 +385,6 @@ extension SecretServiceProvider: SubtreeHandler {
 /// The running provider, handed to ``SecretServiceProvider/lockRunning()``'s closure: other
 /// threads only ask its bus connection to schedule a call (a GLib source attached to its main
 /// context, which GLib allows from any thread); the provider itself is used on its thread only.
-private struct ProviderHandle: @unchecked Sendable {
+struct ProviderHandle: @unchecked Sendable {
     let provider: SecretServiceProvider
 }

@@ -97,6 +97,8 @@ enum Spawn {
         var arguments: [String]
         var stdin: String?
         var environment: [String: String] = [:]
+        /// The exit status each run must have (1 for a lookup that finds no service).
+        var expectedStatus: Int32 = 0
     }
 
     /// `count` timed runs of each of several commands that must exit 0, taken
@@ -119,7 +121,7 @@ enum Spawn {
                 let index = (round + step) % prepared.count
                 let command = prepared[index]
                 let (status, elapsed) = try Stopwatch.timed { try command.run() }
-                guard status == 0 else {
+                guard status == commands[index].expectedStatus else {
                     throw Failure(
                         description: "\(commands[index].arguments.joined(separator: " ")) exited with \(status)")
                 }

@@ -4,14 +4,16 @@
 import Foundation
 
 let usage = """
-    Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only whole-process|git-scale|agent-load]
-           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [agent-slowed] [rotation] [kill-refresh] [migration] [--kills N] [--processes K] [--writes M] [--agent-seconds S] [--rotation-rounds N] [--kill-refresh-rounds N] [--migration-rounds N]
+    Usage: latchkey-bench [--json] [--samples N] [--runs N] [--sizes 10,1000,10000] [--git-libsecret PATH] [--only whole-process|git-scale|agent-load|provider]
+           latchkey-bench stress [crash] [concurrency] [corruption] [agent] [agent-slowed] [rotation] [kill-refresh] [migration] [provider] [--kills N] [--processes K] [--writes M] [--agent-seconds S] [--rotation-rounds N] [--kill-refresh-rounds N] [--migration-rounds N] [--provider-items N]
 
     Without a command it measures and prints one table (with --json, one JSON document,
     "version": 1); --only whole-process measures only whole processes (with and without the
     agent), --only git-scale only git-credential-latchkey get with 1 and 1,000 credentials
     stored, --only agent-load only the agent under load (a stopped Secret Service with 40
-    calls queued beside three other namespaces, and 64 idle connections held).
+    calls queued beside three other namespaces, and 64 idle connections held), --only provider
+    only the Secret Service provider beside gnome-keyring (secret-tool lookup and store, among
+    10 and 10,000 items, against the floor of a bus where nobody owns the name; idle RSS and CPU).
     `stress` runs the reliability checks (all seven by default; agent kills the agent under
     four clients for --agent-seconds, 60 by default; agent-slowed stops it in bursts while
     clients give up and retry, for as long; rotation storms a token endpoint with 32 processes
@@ -19,7 +21,9 @@ let usage = """
     many; kill-refresh sends SIGINT, SIGTERM, SIGHUP and SIGKILL in turn to an in-process
     refresh at spread moments, --kill-refresh-rounds rounds, 40 by default; migration migrates
     --migration-rounds new namespaces, 30 by default, then deletes through another client and
-    loses what the provider had not saved); each
+    loses what the provider had not saved; provider, not in the default set, fills the Secret
+    Service provider with --provider-items items, 100,000 by default, and checks that they are
+    served, searched and read back after a SIGKILL); each
     prints a summary line `N passed, N failed` and the exit status is 1 when any failed.
     """
 
@@ -44,6 +48,7 @@ struct Options {
     var rotationRounds = 100
     var killRefreshRounds = 40
     var migrationRounds = 30
+    var providerItems = 100_000
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -72,8 +77,8 @@ struct Options {
             case "--git-libsecret": gitLibsecret = try value(argument)
             case "--only":
                 only = try value(argument)
-                guard ["whole-process", "git-scale", "agent-load"].contains(only) else {
-                    throw UsageError(description: "--only takes whole-process, git-scale or agent-load")
+                guard ["whole-process", "git-scale", "agent-load", "provider"].contains(only) else {
+                    throw UsageError(description: "--only takes whole-process, git-scale, agent-load or provider")
                 }
             case "--kills": kills = try number(argument)
             case "--agent-seconds": agentSeconds = try number(argument)
@@ -82,10 +87,12 @@ struct Options {
             case "--rotation-rounds": rotationRounds = try number(argument)
             case "--kill-refresh-rounds": killRefreshRounds = try number(argument)
             case "--migration-rounds": migrationRounds = try number(argument)
+            case "--provider-items": providerItems = try number(argument)
             case "stress" where stress == nil: stress = []
             case "crash" where stress != nil, "concurrency" where stress != nil, "corruption" where stress != nil,
                 "agent" where stress != nil, "agent-slowed" where stress != nil, "rotation" where stress != nil,
-                "kill-refresh" where stress != nil, "migration" where stress != nil:
+                "kill-refresh" where stress != nil, "migration" where stress != nil,
+                "provider" where stress != nil:
                 stress?.append(argument)
             case "--help", "-h":
                 print(usage)
@@ -107,15 +114,20 @@ func progress(_ text: String) {
     FileHandle.standardError.write(Data("latchkey-bench: \(text)\n".utf8))
 }
 
-func runBenchmarks(_ options: Options, in directory: String) throws {
-    var report = Report()
-    report.notes.append("work directory \(directory) (same file system as the vaults measured)")
-    let secretService = WholeProcessSection.secretServiceRunning()
-    let bin = URL(
+/// The directory of this program, which holds the `latchkey` built with it.
+func binDirectory() -> String {
+    URL(
         fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
     ) // argv[0] is the fallback without /proc
     .deletingLastPathComponent().path
+}
+
+func runBenchmarks(_ options: Options, in directory: String) throws {
+    var report = Report()
+    report.notes.append("work directory \(directory) (same file system as the vaults measured)")
+    let secretService = WholeProcessSection.secretServiceRunning()
+    let bin = binDirectory()
     if options.only == nil {
         progress("file backend at \(options.sizes.map(\.formatted).joined(separator: ", ")) entries")
         try FileBackendSection(directory: directory, sizes: options.sizes, samples: options.samples).run(into: &report)
@@ -141,6 +153,15 @@ func runBenchmarks(_ options: Options, in directory: String) throws {
         let met = try AgentLoadSection(binDirectory: bin, directory: directory, runs: 20).run(
             secretServiceRunning: secretService)
         report.notes.append("agent under load: every target met: \(met)")
+    }
+    if options.only == nil || options.only == "provider" {
+        progress("the Secret Service provider beside gnome-keyring, \(options.runs) runs each")
+        do {
+            try ProviderSection(binDirectory: bin, directory: directory, runs: options.runs).run(
+                secretServiceRunning: secretService, into: &report)
+        } catch {
+            report.skip(ProviderSection.section, "all", "\(error)")
+        }
     }
     print(options.json ? try report.json() : report.table())
 }
@@ -170,6 +191,9 @@ func runStress(_ options: Options, in directory: String) throws -> Bool {
         case "kill-refresh":
             result = try KillRefreshStress(directory: directory, rounds: options.killRefreshRounds).run()
         case "migration": result = try MigrationStress(directory: directory, rounds: options.migrationRounds).run()
+        case "provider":
+            result = try ProviderSection.stress(
+                binDirectory: binDirectory(), directory: directory, items: options.providerItems)
         default: result = try CorruptionStress(directory: directory).run()
         }
         progress("\(part) took \(Report.time((ContinuousClock.now - started).seconds))")

@@ -32,6 +32,15 @@ struct DHSessionTests {
         }
     }
 
+    @Test("a private exponent has 256 bits, its top one set, and differs at each session")
+    func exponentLength() throws {
+        let first = try Gcrypt.keyPair().privateKey.copyBytes()
+        let second = try Gcrypt.keyPair().privateKey.copyBytes()
+        #expect(first.count == 128)
+        #expect(first.prefix(96).allSatisfy { $0 == 0 } && first[96] & 0x80 != 0, "\(first)")
+        #expect(first != second)
+    }
+
     @Test("a peer key outside the group, a cut ciphertext or bad padding is refused as InvalidArgs")
     func refusals() throws {
         for peer in [[UInt8](), [1], [UInt8](repeating: 0xff, count: 128)] {

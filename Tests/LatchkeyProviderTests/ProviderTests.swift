@@ -187,6 +187,14 @@ struct ProviderTests {
                 print(call(SERVICE, 'Service', 'SetAlias', '(so)', ('no alias', '/org/freedesktop/secrets/collection/login')))
                 print(call(SERVICE, 'Service', 'SetAlias', '(so)', ('extra', '/org/freedesktop/secrets/collection/none')))
                 print(call(SERVICE, 'Service', 'SearchItems', '(a{ss})', ({'a': 'b'},)))
+                # A secret asked for in a session its client closed.
+                closed = call(SERVICE, 'Service', 'OpenSession', '(sv)', ('plain', GLib.Variant('s', '')))[1]
+                item, _ = call(DEFAULT, 'Collection', 'CreateItem', args,
+                               (item_properties('c', {'c': 'd'}), (session, b'', b'v', 't'), False))
+                print(call(closed, 'Session', 'Close'))
+                print(call(item, 'Item', 'GetSecret', '(o)', (closed,)))
+                print(call(SERVICE, 'Service', 'GetSecrets', '(aoo)', ([item], closed)))
+                print(call(item, 'Item', 'SetSecret', '((oayays))', ((closed, b'', b'w', 't'),)))
                 """)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(
@@ -202,6 +210,10 @@ struct ProviderTests {
                 "error org.freedesktop.DBus.Error.InvalidArgs",
                 "error org.freedesktop.Secret.Error.NoSuchObject",
                 "([], [])",
+                "()",
+                "error org.freedesktop.Secret.Error.NoSession",
+                "error org.freedesktop.Secret.Error.NoSession",
+                "error org.freedesktop.Secret.Error.NoSession",
             ], "\(run.text)")
         #expect(try bus.ownerProcessID() == agent, "the agent still owns the name")
         let store = try bus.run("secret-tool", ["store", "--label=After", "service", "after"], input: "still up")

@@ -109,6 +109,90 @@ struct ProviderUnlockTests {
         #expect(result.status == 0 && result.text == "behind", "\(result.stderr) \(bus.agentLog())")
     }
 
+    @Test("the bus answers other calls while a wrong passphrase's key derivation runs")
+    func answersWhileDeriving() throws {
+        let bus = try ProviderBus(policy: Self.policy)
+        try bus.startAgent()
+        let run = try bus.python(
+            pythonPrelude + """
+                LATCHKEY = 'io.github.latchkey.SecretService'
+                output, session = call(SERVICE, 'Service', 'OpenSession', '(sv)', ('plain', GLib.Variant('s', '')))
+                passphrase = lambda text: GLib.Variant('((oayays))', ((session, b'', text, 'text/plain'),))
+                # The first unlock makes the vault with its passphrase; then it is locked.
+                print('made', bus.call_sync('org.freedesktop.secrets', SERVICE, LATCHKEY, 'Unlock', passphrase(b'right one'),
+                                            None, Gio.DBusCallFlags.NONE, 60000, None).unpack())
+                call(SERVICE, 'Service', 'Lock', '(ao)', (['/org/freedesktop/secrets/collection/login'],))
+                order = []
+                loop = GLib.MainLoop()
+                def answered(name):
+                    def callback(connection, result):
+                        order.append((name, connection.call_finish(result).unpack()))
+                        if len(order) == 3:
+                            loop.quit()
+                    return callback
+                bus.call('org.freedesktop.secrets', SERVICE, LATCHKEY, 'Unlock', passphrase(b'wrong one'), None,
+                         Gio.DBusCallFlags.NONE, 60000, None, answered('unlock'))
+                bus.call('org.freedesktop.secrets', SERVICE, 'org.freedesktop.DBus.Properties', 'Get',
+                         GLib.Variant('(ss)', (S + 'Service', 'Collections')), None, Gio.DBusCallFlags.NONE, 60000, None,
+                         answered('collections'))
+                bus.call('org.freedesktop.secrets', SERVICE, S + 'Service', 'SearchItems', GLib.Variant('(a{ss})', ({},)),
+                         None, Gio.DBusCallFlags.NONE, 60000, None, answered('search'))
+                loop.run()
+                print(' '.join(name for name, _ in order))
+                print('unlock', dict(order)['unlock'])
+                """)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.lines == ["made (True, [])", "collections search unlock", "unlock (False, [])"],
+            "\(run.text)\n\(bus.agentLog())")
+    }
+
+    @Test(
+        "under agent.unlockCacheSeconds 0 the vault locks again once the clients that waited made their calls, which succeed"
+    )
+    func lockAtOnce() throws {
+        let bus = try ProviderBus(
+            policy: """
+                {"version": 1, "name": "lock-at-once", "file": {"keySource": "passphrase"},
+                 "agent": {"unlockCacheSeconds": 0}, "secretService": {"unlockTimeoutSeconds": 20}}
+                """)
+        try bus.startAgent()
+        let latchkey = try latchkeyPath()
+        let made = try bus.run(latchkey, ["unlock", "--passphrase-fd", "0"], input: "pass phrase")
+        #expect(made.status == 0, "\(made.text) \(made.stderr)")
+        let locked = """
+            import time
+            get = lambda: call('/org/freedesktop/secrets/collection/login', 'org.freedesktop.DBus.Properties', 'Get',
+                               '(ss)', (S + 'Collection', 'Locked'))[0]
+            end = time.time() + 10
+            while get() is not True and time.time() < end:
+                time.sleep(0.02)
+            print('locked', get())
+            """
+        #expect(try bus.python(pythonPrelude + locked).lines == ["locked True"], "locked at once: \(bus.agentLog())")
+        /// Runs `arguments` of secret-tool, which waits on its prompt, and completes the prompt with latchkey unlock.
+        func throughPrompt(_ arguments: [String], input: String = "") throws -> Run {
+            let client = try Child(
+                "/bin/sh", ["-c", "printf %s \"$0\" | /usr/bin/secret-tool \"$@\"", input] + arguments,
+                environment: bus.environment)
+            let waits = bus.agentLog().components(separatedBy: "a client waits for the vault").count
+            let end = Date(timeIntervalSinceNow: 20)
+            while bus.agentLog().components(separatedBy: "a client waits for the vault").count == waits && Date() < end
+            {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            let unlock = try bus.run(latchkey, ["unlock", "--passphrase-fd", "0"], input: "pass phrase")
+            #expect(unlock.status == 0 && unlock.text.contains("completed 1 prompt"), "\(unlock.text) \(unlock.stderr)")
+            return try client.finish()
+        }
+        let store = try throughPrompt(["store", "--label=Zero", "service", "zero"], input: "held briefly")
+        #expect(store.status == 0, "the write after the prompt is made: \(store.stderr) \(bus.agentLog())")
+        #expect(try bus.python(pythonPrelude + locked).lines == ["locked True"], "locked after the write")
+        let lookup = try throughPrompt(["lookup", "service", "zero"])
+        #expect(lookup.status == 0 && lookup.text == "held briefly", "\(lookup.stderr) \(bus.agentLog())")
+        #expect(try bus.python(pythonPrelude + locked).lines == ["locked True"], "locked after the read")
+    }
+
     @Test("latchkey unlock on a terminal asks for the passphrase without echo, as a pinentry would")
     func unlockOnTerminal() throws {
         let bus = try ProviderBus(policy: Self.policy)

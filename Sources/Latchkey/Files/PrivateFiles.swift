@@ -154,7 +154,7 @@ package enum PrivateFiles {
     }
 
     /// Removes temporary files a crashed writer left for `path`. Call it while holding the lock.
-    static func removeLeftovers(of path: String) throws {
+    package static func removeLeftovers(of path: String) throws {
         let directory = directoryName(of: path)
         let name = path.split(separator: "/").last.map(String.init) ?? path
         for entry in try POSIX.directoryEntries(directory) where entry.hasPrefix(temporaryPrefix + name + ".") {

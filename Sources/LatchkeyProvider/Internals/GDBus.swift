@@ -216,16 +216,14 @@ final class BusConnection {
         var handlers = lk_provider_handlers(
             method_call: { context, sender, path, interface, method, parameters, invocation in
                 let handler = Unmanaged<HandlerBox>.fromOpaque(context!).takeUnretainedValue().handler
+                let reply = MethodReply(invocation!)
                 let call = MethodCall(
                     sender: String(cString: sender!), path: String(cString: path!),
                     interface: String(cString: interface!), method: String(cString: method!),
-                    arguments: decodeArguments(parameters))
-                let reply = handler.call(call)
-                switch reply {
-                case .success(let values):
-                    lk_g_dbus_method_invocation_return_value(invocation, encodeTuple(values))
-                case .failure(let error):
-                    lk_g_dbus_method_invocation_return_dbus_error(invocation, error.name, error.message)
+                    arguments: decodeArguments(parameters), reply: reply)
+                if let result = handler.call(call) {
+                    reply.send(result)
+                    handler.answered()
                 }
             },
             get_property: { context, path, interface, name, error in
@@ -243,6 +241,7 @@ final class BusConnection {
                 let result = handler.setProperty(
                     String(cString: sender!), String(cString: path!), String(cString: interface!),
                     String(cString: name!), decoded)
+                defer { handler.answered() }
                 if case .failure(let failure) = result {
                     error?.pointee = lk_g_dbus_error_new_for_dbus_error(failure.name, failure.message)
                     return 0
@@ -300,6 +299,30 @@ final class BusConnection {
             throw LatchkeyError(.unavailable, message, cFunction: function)
         }
         return result
+    }
+}
+
+/// The answer to one method call, sent once (`g_dbus_method_invocation_return_value` or
+/// `_return_dbus_error`, which take the invocation over): at once, or later on the provider's
+/// thread for a call whose work runs elsewhere (an unlock's key derivation). A reply never
+/// sent is answered `Failed` when it is released, so no client waits for ever.
+final class MethodReply {
+    private var invocation: OpaquePointer?
+
+    init(_ invocation: OpaquePointer) { self.invocation = invocation }
+
+    deinit { send(.failure(.failed("the call was not answered"))) }
+
+    /// Sends `result`; a second answer is ignored.
+    func send(_ result: Result<[DBusValue], ProviderError>) {
+        guard let invocation else { return }
+        self.invocation = nil
+        switch result {
+        case .success(let values):
+            lk_g_dbus_method_invocation_return_value(invocation, encodeTuple(values))
+        case .failure(let error):
+            lk_g_dbus_method_invocation_return_dbus_error(invocation, error.name, error.message)
+        }
     }
 }
 

@@ -143,7 +143,7 @@ extension POSIX {
         }
 
         /// Reads up to `count` bytes starting at `offset` (`pread`); fewer only at the end of the file.
-        func read(upTo count: Int, at offset: Int) throws -> [UInt8] {
+        package func read(upTo count: Int, at offset: Int) throws -> [UInt8] {
             // Read straight into the array's storage: no zero-filling first.
             try [UInt8](unsafeUninitializedCapacity: count) { buffer, filled in
                 while filled < count {
