@@ -9,8 +9,6 @@ package struct AgentJob: Sendable {
     package var request: StoreRequest
     /// The namespace the command works in, as the client resolved it.
     package var namespace: ResolvedNamespace
-    /// Whether the client's standard input is a terminal.
-    package var inputIsTerminal: Bool
     /// The client's standard input, read to its end, when the command reads it.
     package var standardInput: SecretBytes?
     /// The passphrase the client read or asked for, if any.
@@ -20,12 +18,11 @@ package struct AgentJob: Sendable {
 
     /// A job of these parts.
     package init(
-        request: StoreRequest, namespace: ResolvedNamespace, inputIsTerminal: Bool,
+        request: StoreRequest, namespace: ResolvedNamespace,
         standardInput: SecretBytes?, passphrase: SecretBytes?, client: ClientRefresh? = nil
     ) {
         self.request = request
         self.namespace = namespace
-        self.inputIsTerminal = inputIsTerminal
         self.standardInput = standardInput
         self.passphrase = passphrase
         self.client = client

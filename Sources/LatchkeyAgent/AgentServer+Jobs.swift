@@ -51,8 +51,13 @@ extension AgentServer {
                 .invalidInput,
                 "a run request carries a command line or environment; the agent takes only a typed command")
         }
-        guard let command = request.value(.command), let flags = request.value(.flags), flags.count == 1 else {
-            throw LatchkeyError(.invalidInput, "a run request without its command or flags")
+        // Version 4's flags said whether the client's input was a terminal: the agent never prompts.
+        guard request.value(.flags) == nil else {
+            throw LatchkeyError(
+                .invalidInput, "a run request carries flags; a run request of protocol version 5 has none")
+        }
+        guard let command = request.value(.command) else {
+            throw LatchkeyError(.invalidInput, "a run request without its command")
         }
         guard request.text(.toolVersion) == jobs.toolVersion else {
             return .failure(DeclinedRequest("this agent runs latchkey \(jobs.toolVersion)"))
@@ -65,13 +70,12 @@ extension AgentServer {
         }
         let resolved = try ResolvedNamespace(decoding: namespace)
         let typed = try StoreRequest(decoding: command)
-        let flagBits = flags.withUnsafeBytes { $0[0] }
         guard connection.takePassedDescriptors().isEmpty else {
             throw LatchkeyError(.invalidInput, "a run request passed descriptors; none are taken")
         }
         return .success(
             AgentJob(
-                request: typed, namespace: resolved, inputIsTerminal: flagBits & 1 == 1,
+                request: typed, namespace: resolved,
                 standardInput: request.value(.standardInput), passphrase: request.value(.passphrase),
                 client: ClientRefresh(connection)))
     }

@@ -63,7 +63,6 @@ enum AgentOffer {
         request.fields.append((.command, typed))
         if let bus = context.environment["DBUS_SESSION_BUS_ADDRESS"] { request.append(.sessionBus, bus) }
         request.fields.append((.namespace, namespace))
-        request.fields.append((.flags, SecretBytes([inputIsTerminal ? 1 : 0])))
         if readsInput { request.fields.append((.standardInput, inputBytes)) }
 
         // A passphrase given with an option is read now, when the policy needs one (as in-process), and

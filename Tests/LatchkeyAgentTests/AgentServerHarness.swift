@@ -198,7 +198,6 @@ struct TestClient {
                 ).encoded()
             ))
         if let bus = POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") { request.append(.sessionBus, bus) }
-        request.fields.append((.flags, SecretBytes([0])))
         if let patience { request.append(.patience, Int32(patience / .milliseconds(1))) }
         return request
     }

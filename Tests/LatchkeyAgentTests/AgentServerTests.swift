@@ -309,4 +309,24 @@ struct AgentServerTests {
         #expect(client.rest().map(\.kind) == [.accepted, .output, .result])
         #expect(test.runner.names == ["api"])
     }
+
+    @Test(
+        "a run request carrying flags (version 4's terminal bit: the agent never prompts) is refused; one without runs")
+    func flagsRefused() throws {
+        let test = ServerUnderTest()
+        for flags: UInt8 in [0, 1] {
+            let client = try test.connect()
+            var request = try TestClient.runRequest(.secretGet(name: "api", noNewline: false), in: "a")
+            request.fields.append((.flags, SecretBytes([flags])))
+            try client.send(request)
+            #expect(client.isClosedByServer())
+            #expect(!client.rest().contains { $0.kind == .accepted || $0.kind == .result })
+        }
+        #expect(test.runner.requests.isEmpty)
+        #expect(test.logged("a run request carries flags"))
+        let client = try test.connect()
+        try client.run("api", in: "a")
+        #expect(client.rest().map(\.kind) == [.accepted, .output, .result])
+        #expect(test.runner.names == ["api"])
+    }
 }
