@@ -68,7 +68,8 @@ package final class AgentServer: Sendable {
     let clock: POSIX.DeadlineClock
     let endpoint: Endpoint?
     let idleExit: Duration
-    let jobs: any AgentJobRunner
+    /// What runs the commands clients send.
+    let executor: Executor
     /// The log: rate-limited by kind, and capped in `agent.log`.
     let logger: AgentLog
     let started = Date()
@@ -100,12 +101,12 @@ package final class AgentServer: Sendable {
     let lanes = Mutex<[String: AgentLane]>([:])
 
     init(
-        endpoint: Endpoint?, idleExit: Duration, jobs: any AgentJobRunner, logger: AgentLog,
+        endpoint: Endpoint?, idleExit: Duration, executor: Executor, logger: AgentLog,
         clock: POSIX.DeadlineClock, limits: Limits, ending: @escaping @Sendable (Int32) -> Void
     ) {
         self.endpoint = endpoint
         self.idleExit = idleExit
-        self.jobs = jobs
+        self.executor = executor
         self.logger = logger
         self.clock = clock
         self.limits = limits
@@ -121,15 +122,15 @@ package final class AgentServer: Sendable {
     ///   - clock: What its deadlines, idle exit, silence windows and patience are measured by.
     ///   - limits: Its deadlines and caps.
     ///   - idleExit: How long it waits without a connection before it stops.
-    ///   - jobs: What runs the commands clients send.
+    ///   - executor: What runs the commands clients send (the store commands, or a test's own).
     ///   - log: What takes each line it logs.
     ///   - ending: Called once, with the exit status, when it stopped.
     package convenience init(
-        clock: POSIX.DeadlineClock, limits: Limits, idleExit: Duration, jobs: any AgentJobRunner,
+        clock: POSIX.DeadlineClock, limits: Limits, idleExit: Duration, executor: Executor = .storeCommands,
         log: @escaping @Sendable (String) -> Void, ending: @escaping @Sendable (Int32) -> Void
     ) {
         self.init(
-            endpoint: nil, idleExit: idleExit, jobs: jobs, logger: AgentLog(path: nil, sink: log), clock: clock,
+            endpoint: nil, idleExit: idleExit, executor: executor, logger: AgentLog(path: nil, sink: log), clock: clock,
             limits: limits, ending: ending)
     }
 

@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeySystem
 
 /// `agent run`, `agent status`, `agent stop` and `lock`: the agent's own commands,
@@ -15,7 +16,7 @@ enum AgentCommands {
                 secretService
                     ? .seconds(Int64(Int32.max)) : .milliseconds(Int64(try context.policy().agent.idleTimeout * 1000))
             },
-            jobs: StoreCommandJobs(), secretService: secretService)
+            secretService: secretService)
     }
 
     /// `latchkey agent status`: whether an agent runs, since when, which namespaces it has served, and which it holds unlocked.

@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 import LatchkeyProvider
 
 /// `latchkey unlock`: the pinentry of the agent's Secret Service provider
