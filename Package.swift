@@ -126,7 +126,7 @@ let package = Package(
                 "LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeyCommands", "LatchkeySystem", "LatchkeyTestSupport",
             ]
         ),
-        // The agent's server over socketpairs with a manual clock and a recording runner.
+        // The agent's server over socketpairs with a manual clock and a recording executor.
         .testTarget(
             name: "LatchkeyAgentTests",
             dependencies: ["LatchkeyAgent", "LatchkeyCommands", "LatchkeySystem", "Latchkey", "LatchkeyTestSupport"]

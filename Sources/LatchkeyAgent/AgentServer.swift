@@ -21,8 +21,8 @@ import Synchronization
 /// passphrase that opened it (``VaultPool``); every operation of a kept vault still
 /// works under the files' locks and sees what other processes did, so processes using
 /// the library directly and the agent never corrupt each other. What a request runs
-/// is the command line's (``AgentJobRunner``): the agent knows its protocol, its
-/// queues and its cache, not the commands.
+/// is the store commands' (``StoreCommandRunner``, through its ``Executor``): the agent
+/// knows its protocol, its queues and its pool, not the commands.
 ///
 /// Its parts, one file each: listener and admission (`AgentServer+Admission.swift`: the
 /// accepting threads, the uid check, the connection caps), the connection
@@ -30,7 +30,7 @@ import Synchronization
 /// theirs), the namespace lane (``AgentLane`` and `AgentServer+Lane.swift`: the queue bound,
 /// dropping a stale request, `accepted`), the vault pool (``VaultPool``: kept vaults,
 /// passphrases, silence windows, deferred audit appends), what a request runs
-/// (`AgentServer+Jobs.swift`, the one place the runner is used) and the lifecycle
+/// (`AgentServer+Jobs.swift`, the one place a command is run) and the lifecycle
 /// (`AgentServer+Lifecycle.swift`: serving, idle exit, the socket file's watch, stopping,
 /// status). Every deadline and wait is measured by its clock (``POSIX/DeadlineClock``),
 /// the continuous clock in the agent and a manual one in its unit tests.

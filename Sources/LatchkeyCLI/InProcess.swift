@@ -81,14 +81,21 @@ enum InProcess {
         return write(result.status, result.output, of: command, context.execution)
     }
 
-    /// Writes a store command's output, then the usage line of a usage error (exit 64).
-    /// - Returns: `status`, or 74 when the output cannot be written.
+    /// Writes a store command's output, then the usage line of a usage error (exit 64). What
+    /// cannot be written to standard error is let go, as every message to the person is.
+    /// - Returns: `status`, or 74 when standard output cannot be written.
     static func write(
         _ status: Int32, _ output: [(stream: StandardStream, bytes: SecretBytes)], of command: StoreCommand,
         _ execution: Execution
     ) -> Int32 {
         do {
-            for piece in output { try execution.write(piece.bytes, to: piece.stream) }
+            for piece in output {
+                if piece.stream == .error {
+                    try? execution.write(piece.bytes, to: .error)
+                } else {
+                    try execution.write(piece.bytes, to: .output)
+                }
+            }
         } catch {
             let failure = error as? LatchkeyError ?? LatchkeyError(.io, "\(error)")
             execution.message("latchkey: \(failure)")

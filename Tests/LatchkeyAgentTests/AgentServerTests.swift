@@ -6,7 +6,8 @@ import LatchkeyTestSupport
 import Testing
 
 /// The agent's server, unit-tested over socketpairs with a manual clock and a recording
-/// runner (docs/AGENT.md): each admission and deadline rule, without a subprocess. The
+/// executor (docs/AGENT.md): each admission and deadline rule, without a subprocess; and the
+/// store commands themselves run by the server on a file store. The
 /// subprocess suites (LatchkeyCLITests' CLIAgent*) test the same rules through the real agent.
 @Suite("agent server over socketpairs, with a manual clock", .sandboxed)
 struct AgentServerTests {
