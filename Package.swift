@@ -65,16 +65,18 @@ let package = Package(
             name: "LatchkeySystem",
             dependencies: ["Latchkey", "CLatchkeyLinux"]
         ),
-        // What the command line and the agent share about the store commands: the typed command
-        // and the namespace it works in, both resolved in the client, and where a command gets
-        // its vault (VaultSource) (docs/ARCHITECTURE.md); nothing here is public.
+        // The store commands (docs/ARCHITECTURE.md): the typed command and the namespace it works
+        // in, both resolved in the client, where a command gets its vault (VaultSource), and the
+        // code that runs a command against a vault and gives back its output, exit status and
+        // report as a value (StoreCommandRunner), which the command line and the agent both call.
+        // No command line, environment or terminal here; nothing here is public.
         .target(
             name: "LatchkeyCommands",
             dependencies: ["Latchkey", "LatchkeyCredentialHelpers"]
         ),
         // The per-user agent (docs/AGENT.md): its protocol, the server with its namespace
-        // queues and unlock cache, and the client's checks and hand-off. What a request
-        // runs is the CLI's (AgentJobRunner); nothing here is public.
+        // queues and pool of open vaults, and the client's checks and hand-off. A request runs
+        // through LatchkeyCommands' StoreCommandRunner; nothing here is public.
         .target(
             name: "LatchkeyAgent",
             dependencies: ["Latchkey", "LatchkeySystem", "LatchkeyCommands", "LatchkeyProvider"]
@@ -124,7 +126,7 @@ let package = Package(
                 "LatchkeyCLI", "Latchkey", "LatchkeyAgent", "LatchkeyCommands", "LatchkeySystem", "LatchkeyTestSupport",
             ]
         ),
-        // The agent's server over socketpairs with a manual clock and a recording runner.
+        // The agent's server over socketpairs with a manual clock and a recording executor.
         .testTarget(
             name: "LatchkeyAgentTests",
             dependencies: ["LatchkeyAgent", "LatchkeyCommands", "LatchkeySystem", "Latchkey", "LatchkeyTestSupport"]

@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 import LatchkeySystem
 
 /// The client's side of the agent protocol (docs/AGENT.md): finding this user's
@@ -84,7 +85,7 @@ package enum AgentClient {
     /// - Throws: What `write` throws for standard output.
     package static func run(
         _ request: AgentMessage, on connection: POSIX.LocalSocket,
-        write: (AgentOutputStream, SecretBytes) throws -> Void,
+        write: (StandardStream, SecretBytes) throws -> Void,
         refresh: (SecretBytes) -> Result<RefreshCommandRun, LatchkeyError>
     ) throws -> RunAnswer {
         guard (try? connection.send(request, before: .now + sendDeadline)) != nil else {

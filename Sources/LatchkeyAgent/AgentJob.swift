@@ -3,14 +3,13 @@ import LatchkeyCommands
 import LatchkeySystem
 
 /// A `run` request the agent checked: the typed command the client parsed and what the client
-/// sent with it. The agent runs it through an ``AgentJobRunner``; it never sees a command line.
+/// sent with it. The agent runs it through its ``AgentServer/Executor`` (the store commands'
+/// ``StoreCommandRunner``); it never sees a command line.
 package struct AgentJob: Sendable {
     /// The command and the shape of its output.
     package var request: StoreRequest
     /// The namespace the command works in, as the client resolved it.
     package var namespace: ResolvedNamespace
-    /// Whether the client's standard input is a terminal.
-    package var inputIsTerminal: Bool
     /// The client's standard input, read to its end, when the command reads it.
     package var standardInput: SecretBytes?
     /// The passphrase the client read or asked for, if any.
@@ -20,33 +19,21 @@ package struct AgentJob: Sendable {
 
     /// A job of these parts.
     package init(
-        request: StoreRequest, namespace: ResolvedNamespace, inputIsTerminal: Bool,
+        request: StoreRequest, namespace: ResolvedNamespace,
         standardInput: SecretBytes?, passphrase: SecretBytes?, client: ClientRefresh? = nil
     ) {
         self.request = request
         self.namespace = namespace
-        self.inputIsTerminal = inputIsTerminal
         self.standardInput = standardInput
         self.passphrase = passphrase
         self.client = client
     }
-}
 
-/// What a refresh command (`session get --refresh-command CMD`) did, in whichever process ran
-/// it: the client's own, which runs it for the agent too (``ClientRefresh``).
-package struct RefreshCommandRun: Sendable {
-    /// Its exit status; nil when a signal ended it.
-    package var status: Int32?
-    /// What it wrote to standard output.
-    package var output: SecretBytes
-    /// Whether it was stopped for running past its deadline.
-    package var timedOut: Bool
-
-    /// A run of these parts.
-    package init(status: Int32?, output: SecretBytes, timedOut: Bool) {
-        self.status = status
-        self.output = output
-        self.timedOut = timedOut
+    /// The run of its command, as the store commands take it: what the client sent, resolved.
+    package var storeRun: StoreRun {
+        StoreRun(
+            request: request, namespace: .success(namespace), standardInput: standardInput.map { .success($0) },
+            passphrase: passphrase.map { .success($0) })
     }
 }
 
@@ -85,7 +72,7 @@ extension AgentMessage {
 /// client's environment, working directory and standard error, never the agent's. The agent
 /// sends it `refresh` (the refresh token) on the job's connection and waits for its
 /// `refreshAnswer`.
-package struct ClientRefresh: Sendable {
+package struct ClientRefresh: RefreshCommandRunner {
     private let connection: POSIX.LocalSocket
 
     init(_ connection: POSIX.LocalSocket) {
@@ -105,64 +92,6 @@ package struct ClientRefresh: Sendable {
         else { return nil }
         return try answer.refreshCommandRun()
     }
-}
-
-/// The standard stream a piece of a command's output belongs to.
-package enum AgentOutputStream: Sendable {
-    /// Standard output.
-    case output
-    /// Standard error.
-    case error
-}
-
-/// What running an ``AgentJob`` gave: its output, in the order written, and its exit status.
-package struct AgentJobOutcome: Sendable {
-    /// The exit status.
-    package var status: Int32
-    /// What it wrote, in order.
-    package var output: [(stream: AgentOutputStream, bytes: SecretBytes)]
-    /// Whether it stopped for a passphrase the agent does not hold (the client asks and sends it again).
-    package var needsPassphrase: Bool
-    /// When it failed because the Secret Service did not answer within its deadline: that
-    /// error, and the deadline it missed.
-    package var missedDeadline: (failure: LatchkeyError, deadline: Duration)?
-    /// Whether it failed fast (``AgentVaultSource/failingFast``) without asking the service.
-    package var failedFast: Bool
-
-    /// An outcome of these parts.
-    package init(
-        status: Int32, output: [(stream: AgentOutputStream, bytes: SecretBytes)], needsPassphrase: Bool,
-        missedDeadline: (failure: LatchkeyError, deadline: Duration)?, failedFast: Bool
-    ) {
-        self.status = status
-        self.output = output
-        self.needsPassphrase = needsPassphrase
-        self.missedDeadline = missedDeadline
-        self.failedFast = failedFast
-    }
-}
-
-/// What runs the typed commands the agent serves, given explicitly what the client sent
-/// (never through ambient state, never a command line).
-///
-/// The agent calls ``run(_:vaults:)`` on one of its namespace queues: calls for
-/// one namespace (``namespace(of:)``) never overlap, calls for different ones may.
-package protocol AgentJobRunner: Sendable {
-    /// The tool version the agent answers for; a client of another version is declined.
-    var toolVersion: String { get }
-    /// The exit status the tool documents for an error of `code` (the agent ends with
-    /// the timeout's when a Secret Service call never returns).
-    func exitStatus(of code: LatchkeyError.Code) -> Int32
-    /// The queue of the job's namespace (store directory and app), as one key: the
-    /// namespace the client resolved (``ResolvedNamespace/queueKey``), never read from its command line.
-    func namespace(of job: AgentJob) -> String
-    /// Runs the job to its end, getting its vaults only from `vaults`.
-    /// - Parameters:
-    ///   - job: The job.
-    ///   - vaults: Where the command gets its vaults: opened with the client's passphrase or
-    ///     the agent's unlock cache; within a silence window, a vault that would ask the
-    ///     Secret Service is refused with the missed deadline's error (the command fails fast).
-    func run(_ job: AgentJob, vaults: AgentVaultSource) -> AgentJobOutcome
 }
 
 extension SecretBytes {

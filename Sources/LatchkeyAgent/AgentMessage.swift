@@ -14,7 +14,7 @@ package struct AgentMessage: Sendable {
     /// The protocol version this Latchkey speaks. A `declined` answer (its kind and its
     /// `text` field) reads the same in every version, and is sent in the version of the
     /// request it answers, so a client and an agent of different versions can tell.
-    package static let protocolVersion: UInt8 = 4
+    package static let protocolVersion: UInt8 = 5
     /// The first four bytes of every message.
     package static let magic: [UInt8] = Array("LKAG".utf8)
     /// The header's length: magic, version, kind, body length.
@@ -29,7 +29,7 @@ package struct AgentMessage: Sendable {
 
     /// What a message is.
     package enum Kind: UInt8, Sendable {
-        /// Run a command (fields: tool version, invoked name, arguments, environment, namespace, flags, standard input, passphrase).
+        /// Run a command (fields: tool version, typed command, session bus, namespace, standard input, passphrase, patience).
         case run = 1
         /// Describe the agent (no fields).
         case status = 2
@@ -72,7 +72,8 @@ package struct AgentMessage: Sendable {
         case invokedAs = 3
         /// Retired: an environment variable; a `run` request carrying one is refused.
         case environment = 4
-        /// Bit 0: standard input is a terminal (`run`).
+        /// Bit 0: the refresh command ran past its deadline (`refreshAnswer`). A `run` request
+        /// carrying it (version 4's bit 0: standard input is a terminal) is refused.
         case flags = 5
         /// Standard input, read to its end (`run`).
         case standardInput = 6

@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 import LatchkeyProvider
 import LatchkeySystem
 
@@ -60,8 +61,8 @@ extension AgentServer {
     /// The `output` messages of a command's output: what it wrote to one stream in a
     /// row goes in one message (of at most ``AgentMessage/outputChunkLength``), so
     /// `tok` and its newline are one message, and the client one `write`.
-    static func outputMessages(_ output: [(stream: AgentOutputStream, bytes: SecretBytes)]) -> [AgentMessage] {
-        var runs: [(stream: AgentOutputStream, parts: [SecretBytes])] = []
+    static func outputMessages(_ output: [(stream: StandardStream, bytes: SecretBytes)]) -> [AgentMessage] {
+        var runs: [(stream: StandardStream, parts: [SecretBytes])] = []
         for piece in output where !piece.bytes.isEmpty {
             if let last = runs.last, last.stream == piece.stream {
                 runs[runs.count - 1].parts.append(piece.bytes)

@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 import LatchkeyProvider
 import LatchkeySystem
 
@@ -13,12 +14,10 @@ extension AgentServer {
     ///     `LISTEN_FDS` and `JOURNAL_STREAM`.
     ///   - idleTimeout: How long it waits without a request before it stops; asked once
     ///     the standard streams are let go (an error is then in the log).
-    ///   - jobs: What runs the commands clients send.
     /// - Throws: `LatchkeyError` `.unavailable` without a usable `XDG_RUNTIME_DIR`;
     ///   `.insecurePermissions` for a runtime directory others can use.
     package static func serve(
-        environment: [String: String], idleTimeout: () throws -> Duration, jobs: any AgentJobRunner,
-        secretService: Bool = false
+        environment: [String: String], idleTimeout: () throws -> Duration, secretService: Bool = false
     ) throws {
         POSIX.forbidDumps()
         let runtime = try AgentRuntimeDirectory(runtimeDirectory: environment["XDG_RUNTIME_DIR"])
@@ -54,7 +53,8 @@ extension AgentServer {
         }
         let server = AgentServer(
             endpoint: Endpoint(runtime: runtime, listener: listener, lock: lock, ownSocket: ownSocket),
-            idleExit: idleExit, jobs: jobs, logger: AgentLog(path: logPath), clock: .continuous, limits: Limits(),
+            idleExit: idleExit, executor: .storeCommands, logger: AgentLog(path: logPath), clock: .continuous,
+            limits: Limits(),
             ending: { POSIX.exitProcess($0) })
         // A command stuck in libsecret past its deadline would hold every later one: the agent
         // goes instead (its socket first), and the client retries that command in-process.
@@ -131,14 +131,14 @@ extension AgentServer {
         if socketFileIsOwn { try? endpoint?.runtime.removeSocket() }
         logger.flush(all: true)
         log("stopping: \(reason)")
-        POSIX.exitImmediately(jobs.exitStatus(of: .timedOut))
+        POSIX.exitImmediately(LatchkeyError.Code.timedOut.exitStatus)
     }
 
     /// What `agent status` shows: never a secret.
     func status() -> [String] {
         var lines = [
             "pid=\(POSIX.processID)", "since=\(formatTime(started))",
-            "socket=\(endpoint?.runtime.socketPath ?? "none")", "version=\(jobs.toolVersion)",
+            "socket=\(endpoint?.runtime.socketPath ?? "none")", "version=\(ToolVersion.current)",
         ]
         for namespace in vaults.servedNamespaces {
             lines.append(

@@ -21,8 +21,8 @@ import Synchronization
 /// passphrase that opened it (``VaultPool``); every operation of a kept vault still
 /// works under the files' locks and sees what other processes did, so processes using
 /// the library directly and the agent never corrupt each other. What a request runs
-/// is the command line's (``AgentJobRunner``): the agent knows its protocol, its
-/// queues and its cache, not the commands.
+/// is the store commands' (``StoreCommandRunner``, through its ``Executor``): the agent
+/// knows its protocol, its queues and its pool, not the commands.
 ///
 /// Its parts, one file each: listener and admission (`AgentServer+Admission.swift`: the
 /// accepting threads, the uid check, the connection caps), the connection
@@ -30,7 +30,7 @@ import Synchronization
 /// theirs), the namespace lane (``AgentLane`` and `AgentServer+Lane.swift`: the queue bound,
 /// dropping a stale request, `accepted`), the vault pool (``VaultPool``: kept vaults,
 /// passphrases, silence windows, deferred audit appends), what a request runs
-/// (`AgentServer+Jobs.swift`, the one place the runner is used) and the lifecycle
+/// (`AgentServer+Jobs.swift`, the one place a command is run) and the lifecycle
 /// (`AgentServer+Lifecycle.swift`: serving, idle exit, the socket file's watch, stopping,
 /// status). Every deadline and wait is measured by its clock (``POSIX/DeadlineClock``),
 /// the continuous clock in the agent and a manual one in its unit tests.
@@ -68,7 +68,8 @@ package final class AgentServer: Sendable {
     let clock: POSIX.DeadlineClock
     let endpoint: Endpoint?
     let idleExit: Duration
-    let jobs: any AgentJobRunner
+    /// What runs the commands clients send.
+    let executor: Executor
     /// The log: rate-limited by kind, and capped in `agent.log`.
     let logger: AgentLog
     let started = Date()
@@ -100,12 +101,12 @@ package final class AgentServer: Sendable {
     let lanes = Mutex<[String: AgentLane]>([:])
 
     init(
-        endpoint: Endpoint?, idleExit: Duration, jobs: any AgentJobRunner, logger: AgentLog,
+        endpoint: Endpoint?, idleExit: Duration, executor: Executor, logger: AgentLog,
         clock: POSIX.DeadlineClock, limits: Limits, ending: @escaping @Sendable (Int32) -> Void
     ) {
         self.endpoint = endpoint
         self.idleExit = idleExit
-        self.jobs = jobs
+        self.executor = executor
         self.logger = logger
         self.clock = clock
         self.limits = limits
@@ -121,15 +122,15 @@ package final class AgentServer: Sendable {
     ///   - clock: What its deadlines, idle exit, silence windows and patience are measured by.
     ///   - limits: Its deadlines and caps.
     ///   - idleExit: How long it waits without a connection before it stops.
-    ///   - jobs: What runs the commands clients send.
+    ///   - executor: What runs the commands clients send (the store commands, or a test's own).
     ///   - log: What takes each line it logs.
     ///   - ending: Called once, with the exit status, when it stopped.
     package convenience init(
-        clock: POSIX.DeadlineClock, limits: Limits, idleExit: Duration, jobs: any AgentJobRunner,
+        clock: POSIX.DeadlineClock, limits: Limits, idleExit: Duration, executor: Executor = .storeCommands,
         log: @escaping @Sendable (String) -> Void, ending: @escaping @Sendable (Int32) -> Void
     ) {
         self.init(
-            endpoint: nil, idleExit: idleExit, jobs: jobs, logger: AgentLog(path: nil, sink: log), clock: clock,
+            endpoint: nil, idleExit: idleExit, executor: executor, logger: AgentLog(path: nil, sink: log), clock: clock,
             limits: limits, ending: ending)
     }
 

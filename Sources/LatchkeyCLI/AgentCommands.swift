@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeyProvider
 import LatchkeySystem
 
@@ -23,7 +24,7 @@ enum AgentCommands {
                 secretService
                     ? .seconds(Int64(Int32.max)) : .milliseconds(Int64(try context.policy().agent.idleTimeout * 1000))
             },
-            jobs: StoreCommandJobs(), secretService: secretService || byPolicy)
+            secretService: secretService || byPolicy)
     }
 
     /// `latchkey agent status`: whether an agent runs, since when, which namespaces it has served, and which it holds unlocked.

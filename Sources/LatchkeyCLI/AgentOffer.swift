@@ -19,8 +19,8 @@ enum AgentOffer {
     enum Outcome {
         /// The agent ran it; this is its exit status (its output is written).
         case ran(Int32)
-        /// Run it in this process, against this execution (nil: the one it was offered with).
-        case inProcess(Execution?)
+        /// Run it in this process, with what was already read for it (nil: nothing yet).
+        case inProcess(InProcess.Reads?)
     }
 
     /// Runs `command` through the agent when it can: sends the typed command, never the command line.
@@ -43,40 +43,27 @@ enum AgentOffer {
         {
             return .inProcess(nil)
         }
-
-        let input = readsInput ? Result { () throws(LatchkeyError) in try SecretInput.readInput(execution) } : nil
-        var passphrase: SecretBytes?
-        let inProcess = {
-            Execution(
-                input: input, inputIsTerminal: inputIsTerminal, passphrase: passphrase, capture: nil)
-        }
-        // Input that cannot be read fails in-process, where the command reports it its own way (docker's on standard output too).
-        guard case .success(let inputBytes)? = input ?? .success(SecretBytes()) else { return .inProcess(inProcess()) }
         // The namespace is resolved here, from this process's options and environment; one that
         // cannot be fails in-process, where the command reports it its own way.
-        guard let namespace = try? context.resolvedNamespace().encoded(),
+        guard let resolved = try? context.resolvedNamespace() else { return .inProcess(nil) }
+        // A passphrase given with an option is read now, when the policy needs one (as in-process), and
+        // always used (a wrong one is refused even while the agent holds the right one).
+        var reads = InProcess.reads(for: command, context, namespace: resolved)
+        // Input or a passphrase that cannot be read fails in-process, where the command reports it
+        // its own way (docker's on standard output too).
+        guard case .success(let inputBytes)? = reads.input ?? .success(SecretBytes()),
+            (try? reads.passphrase?.get()) != nil || reads.passphrase == nil,
+            let namespace = try? resolved.encoded(),
             let typed = try? StoreRequest(command: command, json: context.globals.json).encoded()
-        else { return .inProcess(inProcess()) }
-        guard let connection = connect(runtime, context) else { return .inProcess(inProcess()) }
+        else { return .inProcess(reads) }
+        guard let connection = connect(runtime, context) else { return .inProcess(reads) }
         var request = AgentMessage(.run)
-        request.append(.toolVersion, Tool.version)
+        request.append(.toolVersion, ToolVersion.current)
         request.fields.append((.command, typed))
         if let bus = context.environment["DBUS_SESSION_BUS_ADDRESS"] { request.append(.sessionBus, bus) }
         request.fields.append((.namespace, namespace))
-        request.fields.append((.flags, SecretBytes([inputIsTerminal ? 1 : 0])))
         if readsInput { request.fields.append((.standardInput, inputBytes)) }
-
-        // A passphrase given with an option is read now, when the policy needs one (as in-process), and
-        // always used (a wrong one is refused even while the agent holds the right one); one that
-        // cannot be read, or a policy that cannot be read, fails in-process.
-        if context.globals.passphraseDescriptor != nil || context.globals.passphraseFile != nil {
-            guard let policy = try? context.policy() else { return .inProcess(inProcess()) }
-            if policy.fileKeySource == .passphrase {
-                guard let given = try? context.suppliedPassphrase() else { return .inProcess(inProcess()) }
-                passphrase = given
-                request.fields.append((.passphrase, given))
-            }
-        }
+        if let given = try? reads.passphrase?.get() { request.fields.append((.passphrase, given)) }
         request.append(.patience, Int32(AgentClient.answerDeadline / .milliseconds(1)))
         // A refresh command runs here, with this process's environment, working directory and
         // standard error, when the agent asks (docs/AGENT.md). As in-process, SIGINT, SIGTERM
@@ -84,25 +71,21 @@ enum AgentOffer {
         // which it has once the agent sends anything else; then the command ends by the signal
         // that came, printing no token (docs/ROTATION.md, "Interrupting a refresh").
         let deferral = SignalDeferral()
-        let refreshCommand: String?
-        if case .sessionGet(_, _, _, let given) = command { refreshCommand = given } else { refreshCommand = nil }
+        let local = command.refreshCommand.map { LocalRefresh(command: $0, deferral: deferral) }
         let refresh = { (refreshToken: SecretBytes) -> Result<RefreshCommandRun, LatchkeyError> in
-            guard let refreshCommand else {
+            guard let local else {
                 return .failure(
                     LatchkeyError(.invalidInput, "the agent asked for a refresh this command does not make"))
             }
-            deferral.begin()
             return Result { () throws(LatchkeyError) in
-                do {
-                    return try GrantCommands.runHere(refreshCommand, refreshToken: refreshToken)
-                } catch let error as LatchkeyError {
-                    throw error
-                } catch {
-                    throw LatchkeyError(.internal, "\(error)")
+                // Never nil: it runs here, so it always answers.
+                try InProcess.asLatchkeyError {
+                    try local.run(refreshToken: refreshToken, deadline: GrantCommands.commandDeadline)
+                        ?? RefreshCommandRun(status: nil, output: SecretBytes(), timedOut: false)
                 }
             }
         }
-        let write = { (stream: AgentOutputStream, bytes: SecretBytes) throws in
+        let write = { (stream: StandardStream, bytes: SecretBytes) throws in
             deferral.finish()
             try execution.write(bytes, to: stream)
         }
@@ -110,29 +93,32 @@ enum AgentOffer {
         var answer = try AgentClient.run(request, on: connection, write: write, refresh: refresh)
         if case .needsPassphrase = answer {
             // The vault is locked in the agent and no option gave a passphrase: ask on the terminal, as in-process.
-            guard passphrase == nil, inputIsTerminal && !readsInput else { return .inProcess(inProcess()) }
+            guard reads.passphrase == nil, inputIsTerminal && !readsInput else { return .inProcess(reads) }
             // The prompt is this process's own words, never the peer's.
             let typed = try SecretInput.readFromTerminal(
-                prompt: try Context.passphrasePrompt(context.appID()), execution)
-            passphrase = typed
+                prompt: StoreCommandRunner.passphrasePrompt(try context.appID()), execution)
+            reads.passphrase = .success(typed)
             request.fields.append((.passphrase, typed))
             guard case .connected(let again) = AgentClient.connectToOwnAgent(runtime) else {
-                return .inProcess(inProcess())
+                return .inProcess(reads)
             }
             answer = try AgentClient.run(request, on: again, write: write, refresh: refresh)
         }
         switch answer {
-        case .result(let status): return .ran(status)
-        case .notRun, .needsPassphrase: return .inProcess(inProcess())
+        case .result(let status):
+            // The usage line is the command line's: the agent's output ends with the error.
+            if status == LatchkeyError.Code.usage.exitStatus { execution.message(Help.usage(command.group)) }
+            return .ran(status)
+        case .notRun, .needsPassphrase: return .inProcess(reads)
         case .otherVersion(let version):
             execution.message(
                 "latchkey: the agent on \(runtime.socketPath) speaks protocol version \(version) and this latchkey \(AgentMessage.protocolVersion) (an agent left running across an upgrade); running in this process. `latchkey agent stop` stops it, and the next command starts a new one"
             )
-            return .inProcess(inProcess())
+            return .inProcess(reads)
         case .lost(let wroteOutput):
             // Only a command that changes nothing may run again; one that may have changed
             // something, or whose output was already partly written, is reported.
-            if !wroteOutput && command.readsOnly { return .inProcess(inProcess()) }
+            if !wroteOutput && command.readsOnly { return .inProcess(reads) }
             throw LatchkeyError(
                 .timedOut,
                 "the agent took the command but its answer was lost (the agent stopped or died); it may have run, so it is not run again here"

@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 import LatchkeySystem
 
 /// The global options (``Tool/globalOptions``), wherever they were on the line.

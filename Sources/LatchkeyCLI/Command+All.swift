@@ -1,3 +1,5 @@
+import LatchkeyCommands
+
 /// The one description of the `latchkey` commands. The parser, `--help`,
 /// `latchkey help`, the manual page latchkey(1) and the bash, zsh and fish
 /// completions are all produced from this table and ``Tool``, so they cannot disagree.
@@ -121,12 +123,12 @@ extension Command {
             options: [yes],
             exits: [ExitStatus(status: 64, meaning: "standard input is not a terminal and --yes is missing")],
             store: StoreCommands.auditReset),
-        Command(words: ["policy", "show"], summary: "print the policy in force", run: AuditCommands.policyShow),
+        Command(words: ["policy", "show"], summary: "print the policy in force", run: PolicyCommands.policyShow),
         Command(
             words: ["policy", "check"], arguments: [Argument(name: "FILE", completion: .file())],
             summary: "validate a policy file without using it",
             exits: [ExitStatus(status: 65, meaning: "the policy is invalid (the key is named)")],
-            run: AuditCommands.policyCheck),
+            run: PolicyCommands.policyCheck),
         Command(
             words: ["git-credential"],
             arguments: [Argument(name: "ACTION", completion: .choices(["get", "store", "erase"]))],

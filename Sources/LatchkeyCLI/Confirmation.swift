@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 
 /// The confirmation a destructive command asks for: `--yes`, or `yes` typed on a terminal.
 enum Confirmation {

@@ -1,7 +1,5 @@
 import Latchkey
 import LatchkeyCommands
-import LatchkeySystem
-import Synchronization
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -11,26 +9,22 @@ import Synchronization
 
 /// What every command works with: the global options resolved against the
 /// environment (app id, policy, store directory, passphrase), and the output,
-/// which writes to the run's ``Execution``.
+/// which writes to this process's ``Execution``.
 struct Context {
     var globals: GlobalOptions
     let output: Output
     let environment: Environment
-    /// What the command runs against: its streams, its input, a passphrase its client gave, the unlock cache.
-    var execution: Execution { output.execution }
+    /// This process's streams, and whether its standard input is a terminal.
+    let execution: Execution
     /// Whether the command reads data from standard input (so a passphrase cannot be prompted there).
     var readsStandardInput = false
-    /// In the agent: the namespace the client resolved, whose vault the command gets from its
-    /// ``Execution/vaults`` and whose graphical session sets the Secret Service unlock mode.
-    var namespace: ResolvedNamespace?
 
-    /// This context with its output (and so its execution) replaced by `output`.
-    func writing(to output: Output) -> Context {
-        var context = Context(globals: globals, output: output, environment: environment)
-        context.readsStandardInput = readsStandardInput
-        context.namespace = namespace
-        context.openedVaults = openedVaults
-        return context
+    /// A context of these parts; its output written to `execution`.
+    init(globals: GlobalOptions, execution: Execution, environment: Environment) {
+        self.globals = globals
+        self.execution = execution
+        self.environment = environment
+        output = Output(json: globals.json, streams: execution)
     }
 
     /// The app namespace: `--app`, else `LATCHKEY_APP`, else `default`.
@@ -137,46 +131,13 @@ struct Context {
             storeDirectory: given(globals.storeDirectory, "--store-dir", "LATCHKEY_HOME"))
     }
 
-    /// The app id, the policy, the backend choice and the store directory, and where they
-    /// came from, for `status`.
-    /// - Parameters:
-    ///   - policy: The policy in force.
-    ///   - storeDirectory: The store directory in use.
-    ///   - origins: Where the client found them (``settingOrigins()``).
-    /// - Returns: The four settings.
-    /// - Throws: `LatchkeyError` `.usage` for a `LATCHKEY_BACKEND` that names no store.
-    func settings(policy: Policy, storeDirectory directory: String, origins: SettingOrigins) throws -> Settings {
-        func setting(_ value: String, _ origin: SettingOrigins.Origin) -> Setting {
-            Setting(value: value, source: origin.isFlag ? .flag : .environment, origin: origin.name)
-        }
-        let app =
-            origins.app.map { setting(globals.app ?? environment["LATCHKEY_APP"] ?? "", $0) }
-            ?? Setting(value: "default", source: .builtInDefault, origin: nil)
-        let builtIn = policy.source.hasPrefix("built-in:")
-        let fromPolicy: (SettingSource, String?) =
-            builtIn ? (.builtInDefault, policy.source) : (.policyFile, policy.source)
-        let policySetting = Setting(
-            value: policy.name, source: origins.policy.map { $0.isFlag ? .flag : .environment } ?? fromPolicy.0,
-            origin: origins.policy?.name ?? fromPolicy.1)
-        let backend: Setting
-        if let origin = origins.backend, let choice = try backendChoice() {
-            backend = setting(choice.rawValue, origin)
-        } else {
-            backend = Setting(
-                value: policy.backend.rawValue, source: fromPolicy.0, origin: fromPolicy.1.map { "\($0): backend.kind" }
-            )
-        }
-        let store =
-            origins.storeDirectory.map { setting(directory, $0) }
-            ?? Setting(value: directory, source: .builtInDefault, origin: nil)
-        return Settings(app: app, policy: policySetting, backend: backend, storeDirectory: store)
-    }
-
     /// The namespace this command works in, resolved here from the options and this process's
     /// environment, as the agent receives it (``ResolvedNamespace``).
+    /// - Parameter relativePolicy: Whether a relative policy path is kept as it is given (for a
+    ///   command run in this process, whose working directory it is relative to).
     /// - Throws: As ``appID()``, ``storeDirectory()``, ``policy()`` and ``backendChoice()``;
-    ///   `.usage` for a relative policy path (which only this process can read).
-    func resolvedNamespace() throws -> ResolvedNamespace {
+    ///   `.usage` for a relative policy path (which only this process can read) unless `relativePolicy`.
+    func resolvedNamespace(relativePolicy: Bool = false) throws -> ResolvedNamespace {
         let app = try appID()
         let directory = try storeDirectory()
         let reference: String
@@ -185,7 +146,7 @@ struct Context {
         case .fallback: reference = Tool.builtInPolicies[0]
         default:
             let named = namedPolicy?.path ?? Tool.builtInPolicies[0]
-            guard named.hasPrefix("/") || named.hasPrefix("built-in:") else {
+            guard relativePolicy || named.hasPrefix("/") || named.hasPrefix("built-in:") else {
                 throw LatchkeyError(.usage, "\(namedPolicy?.origin ?? "--policy") names a relative path")
             }
             reference = named
@@ -197,137 +158,16 @@ struct Context {
             ).rawValue)
     }
 
-    /// The Secret Service unlock mode in force and why: the policy's
-    /// `secretService.unlock`, else `prompt` in a graphical session of this
-    /// command (`DISPLAY` or `WAYLAND_DISPLAY`; the agent gets the client's), else `never`.
-    func unlockMode(_ policy: Policy) -> (mode: Policy.SecretServiceUnlock, why: String) {
-        if let chosen = policy.secretServiceUnlock { return (chosen, "policy secretService.unlock") }
-        let mode =
-            namespace.flatMap { Policy.SecretServiceUnlock(rawValue: $0.sessionUnlock) }
-            ?? Policy.SecretServiceUnlock.sessionDefault(environment: environment.subset(Environment.graphicalSession))
-        return (mode, mode == .prompt ? "a graphical session is present" : "no graphical session")
-    }
-
-    /// Opens the vault. In the agent it comes from the command's ``VaultSource``
-    /// (``Execution/vaults``), with the passphrase the client sent; when it needs one it does
-    /// not have, the client is told to ask and send it. In this process a passphrase is read
-    /// only when the policy protects the file with one: from `--passphrase-fd` or
-    /// `--passphrase-file`, else from a no-echo prompt when standard input is a terminal and
-    /// the file is the store in use.
-    /// - Parameter unlocking: Whether a locked Secret Service collection may be unlocked through
-    ///   the provider's prompt, as ``unlockMode(_:)`` says; false opens it under `never`, for a
-    ///   command that reports and never asks (`status`).
-    /// - Throws: `LatchkeyError` `.wrongKey` saying how to give a passphrase when one is needed and missing.
-    func openVault(unlocking: Bool = true) throws -> Vault {
-        if let vaults = execution.vaults, let namespace {
-            do {
-                return opened(
-                    try vaults.vault(for: namespace, passphrase: execution.passphrase, unlocking: unlocking))
-            } catch let error as LatchkeyError where error.code == .wrongKey && execution.passphrase == nil {
-                guard try policy().fileKeySource == .passphrase else { throw error }
-                throw PassphraseNeeded(error: error, prompt: Self.passphrasePrompt(try appID()))
-            }
-        }
-        let policy = try policy()
-        let appID = try appID()
-        let backend = try backendChoice()
-        let storeDirectory = try storeDirectory()
-        let needsPassphrase = policy.fileKeySource == .passphrase
-        let given = needsPassphrase ? try suppliedPassphrase() : nil
-        func open(_ passphrase: SecretBytes?) throws -> Vault {
-            try Vault.open(
-                appID: appID, policy: policy, storeDirectory: storeDirectory, backend: backend, passphrase: passphrase,
-                unlock: unlocking ? unlockMode(policy).mode : .never)
-        }
-        do {
-            return opened(try open(given))
-        } catch let error as LatchkeyError where error.code == .wrongKey && needsPassphrase && given == nil {
-            guard execution.inputIsTerminal && !readsStandardInput else {
-                throw LatchkeyError(
-                    .wrongKey,
-                    error.message
-                        + "; give it with --passphrase-fd N or --passphrase-file PATH (a 0600 file), or run on a terminal to be asked"
-                )
-            }
-            let typed = try SecretInput.readFromTerminal(prompt: Self.passphrasePrompt(appID), execution)
-            return opened(try open(typed))
-        }
-    }
-
-    /// Says on standard error (and in `--json` as `storedIn`) that a write went to the
-    /// encrypted file because the Secret Service could not be used (never a silent
-    /// downgrade): every time, or for a credential helper (`quietUnlessMoved`, since git and
-    /// docker expect a helper to print nothing when it succeeds) only when the write moved
-    /// the namespace's credentials from the Secret Service to the file
-    /// (``Vault/claimMoveFromSecretService()``). `status` says where they are, every time.
-    /// - Parameters:
-    ///   - vault: The vault written to.
-    ///   - what: What was written, such as `session access`.
-    ///   - quietUnlessMoved: Whether to be quiet when the namespace was not in the Secret Service before.
-    func noteFallback(_ vault: Vault, wrote what: String, quietUnlessMoved: Bool = false) {
-        guard let reason = vault.openReport.secretServiceUnavailable else { return }
-        output.set(
-            "storedIn",
-            .object([
-                ("backend", .string("file")), ("path", .string(vault.fileVaultPath)),
-                ("secretServiceUnavailable", .string(reason)),
-            ]))
-        let moved: Bool
-        do {
-            moved = try vault.claimMoveFromSecretService()
-        } catch {
-            moved = true // when it cannot be told, the write is told of as a move
-        }
-        guard moved || !quietUnlessMoved else { return }
-        let path = vault.fileVaultPath.map { TextEscaping.escaped($0) } ?? "the encrypted file"
-        let before = moved ? ", where this namespace's credentials were kept until now" : ""
-        output.message(
-            "latchkey: \(what) was written to the encrypted file \(path), not the Secret Service\(before): \(reason)")
-    }
-
-    /// The prompt that asks for the passphrase of `appID`'s vault.
-    static func passphrasePrompt(_ appID: AppID) -> String { "Passphrase for \(appID): " }
-
-    /// The passphrase given for this command: sent by the client (or read by it
-    /// before it ran the command in-process), else from `--passphrase-fd` or `--passphrase-file`.
+    /// The passphrase given for this command with `--passphrase-fd` or `--passphrase-file`, if any.
     func suppliedPassphrase() throws -> SecretBytes? {
-        if let passphrase = execution.passphrase { return passphrase }
         if let descriptor = globals.passphraseDescriptor {
             if descriptor == 0 && readsStandardInput {
                 throw LatchkeyError(
                     .usage, "this command reads standard input, so the passphrase cannot come from --passphrase-fd 0")
             }
-            return try SecretInput.read(fromDescriptor: descriptor, execution)
+            return try SecretInput.read(fromDescriptor: descriptor)
         }
         guard let path = globals.passphraseFile else { return nil }
         return try fromFileOption("--passphrase-file") { try SecretInput.read(fromFile: path) }
     }
-
-    /// The vaults this run opened, so `runTool` can show their audit warnings at the end;
-    /// they are released with the run.
-    var openedVaults = OpenedVaults()
-
-    private func opened(_ vault: Vault) -> Vault {
-        openedVaults.vaults.withLock { $0.append(vault) }
-        return vault
-    }
-}
-
-/// The vaults one run of a command opened (each run has its own: the agent runs
-/// several at once).
-final class OpenedVaults: Sendable {
-    let vaults = Mutex<[Vault]>([])
-    /// Lets go of the vaults.
-    func finish() {
-        vaults.withLock { $0.removeAll() }
-    }
-}
-
-/// What opening a vault inside the agent throws when it needs a passphrase the agent does not
-/// hold and the client did not send: the client asks with `prompt` and sends the command again.
-struct PassphraseNeeded: Error {
-    /// The error opening the vault met.
-    let error: LatchkeyError
-    /// The prompt the client shows (its own words).
-    let prompt: String
 }

@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

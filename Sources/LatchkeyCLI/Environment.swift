@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 
 /// The environment variables a command reads: the process's own, looked up one
 /// at a time (`getenv`, never decoding the whole environment), or a given set (none, for a

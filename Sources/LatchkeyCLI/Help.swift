@@ -1,3 +1,5 @@
+import LatchkeyCommands
+
 /// The help texts (`--help`, `latchkey help`, text and JSON), rendered from the
 /// one description of the commands so they cannot drift from it.
 enum Help {

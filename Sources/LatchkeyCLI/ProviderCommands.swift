@@ -1,5 +1,6 @@
 import Latchkey
 import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeyProvider
 import LatchkeySystem
 

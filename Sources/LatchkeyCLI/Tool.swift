@@ -1,9 +1,11 @@
+import LatchkeyCommands
+
 /// The tool-wide part of the one description of the commands: global options,
 /// environment, exit statuses and the texts about groups of commands
 /// (``Command/all`` holds the commands themselves).
 enum Tool {
     /// The tool's version, as `latchkey version` prints it.
-    static let version = "0.1.0"
+    static var version: String { ToolVersion.current }
 
     /// What the tool does, in one line.
     static let summary =

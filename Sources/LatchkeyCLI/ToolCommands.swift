@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyCommands
 
 /// `help`, `version`, `completion` and `manpage`: the commands about the tool
 /// itself, which never touch a store.
@@ -24,7 +25,7 @@ enum ToolCommands {
         if output.json {
             output.set("help", Help.json(commands))
         } else {
-            try output.execution.write(text + "\n", to: .output)
+            try output.streams.write(text + "\n", to: .output)
         }
     }
 
@@ -63,7 +64,7 @@ enum ToolCommands {
         if output.json {
             output.set(key, .string(text))
         } else {
-            try output.execution.write(text, to: .output)
+            try output.streams.write(text, to: .output)
         }
     }
 }

@@ -1,5 +1,5 @@
 import Latchkey
-import LatchkeyAgent
+import LatchkeyCommands
 import LatchkeySystem
 
 // The `latchkey` command (and `git-credential-latchkey` and
@@ -13,7 +13,7 @@ import LatchkeySystem
 
 /// Runs the command line and returns the exit status: the one place a command line runs. A
 /// command that uses a store is parsed into its ``StoreCommand`` and run from that value, in
-/// the agent when one answers (``AgentOffer``), else in this process (``StoreCommands``).
+/// the agent when one answers (``AgentOffer``), else in this process (``InProcess``).
 /// - Parameters:
 ///   - line: The arguments after the tool's name.
 ///   - invokedAs: The name the tool was invoked as (`git-credential-latchkey` speaks git's protocol).
@@ -27,14 +27,14 @@ func runTool(
     if invokedAs == "git-credential-latchkey" { arguments.insert("git-credential", at: arguments.startIndex) }
     if invokedAs == DockerCommands.invokedName { arguments.insert("docker-credential", at: arguments.startIndex) }
     // `--json` anywhere before `--` shapes the output, even when the line turns out wrong.
-    var output = Output(json: arguments.prefix { $0 != "--" }.contains("--json"), execution: execution)
+    var output = Output(json: arguments.prefix { $0 != "--" }.contains("--json"), streams: execution)
     var invocation = Invocation()
     do {
         let inserted = arguments.count - line.count
         try environment.requireUTF8()
         try invocation.parse(arguments, notUTF8: Set(notUTF8.map { $0 + inserted }))
-        output = Output(json: invocation.globals.json, execution: execution)
-        var context = Context(globals: invocation.globals, output: output, environment: environment)
+        var context = Context(globals: invocation.globals, execution: execution, environment: environment)
+        output = context.output
         if invocation.globals.version {
             try ToolCommands.version(context, invocation.arguments)
         } else if invocation.globals.help {
@@ -50,12 +50,8 @@ func runTool(
                 }
                 switch try AgentOffer.offer(typed, context) {
                 case .ran(let status): return status
-                case .inProcess(let read?):
-                    // The input (and passphrase) this process already read for the agent.
-                    return StoreCommands.execute(
-                        typed, context.writing(to: Output(json: invocation.globals.json, execution: read))
-                    ).status
-                case .inProcess(nil): return StoreCommands.execute(typed, context).status
+                // With the input (and passphrase) this process already read for the agent, if any.
+                case .inProcess(let reads): return InProcess.run(typed, context, reads: reads)
                 }
             }
             try command.run?(context, invocation.arguments)

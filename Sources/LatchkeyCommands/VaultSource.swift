@@ -1,8 +1,9 @@
 import Latchkey
 
 /// Where a store command gets its open vault: in the client's own process, a vault opened for
-/// the command (asking for a passphrase on the client's terminal when it needs one); in the
-/// agent, the namespace's vault from its pool, kept open between commands.
+/// the command; in the agent, the namespace's vault from its pool, kept open between commands.
+/// It asks nobody for anything: a vault that needs a passphrase that was not given is refused
+/// with `.wrongKey`, and the run gives back the prompt for its client to ask with.
 package protocol VaultSource: Sendable {
     /// The vault of `namespace`, open, for one command.
     /// - Parameters:

@@ -36,16 +36,17 @@ final class ManualClock: Sendable {
     }
 }
 
-/// The server's runner in these tests: a real ``AgentJobRunner`` whose commands are
+/// The server's executor in these tests (``AgentServer/Executor``): its commands are
 /// `secret get NAME` in the namespace of app NAMESPACE. It records what it ran (and whether it was told to fail fast), and
 /// its commands do what their name says: `hold` runs until ``release(_:)`` lets the
 /// namespace's hold go, `miss` (after such a hold too, when held) fails as a command that
-/// missed the Secret Service's 3 s deadline, `big` writes 2 MiB; the others write their name.
-final class RecordingRunner: AgentJobRunner {
-    let toolVersion = "0.0.0-test"
-    /// The deadline a `miss` missed.
+/// missed the Secret Service's 3 s deadline (the built-in default policy's), `big` writes
+/// 2 MiB; the others write their name. Told to fail fast, a command asks its vault source
+/// for its vault, as a store command does, and fails with the error it is refused with.
+final class RecordingExecutor: Sendable {
+    /// The deadline a `miss` missed: the built-in default policy's Secret Service deadline.
     static let missedDeadline: Duration = .seconds(3)
-    /// The exit status of a command that failed fast.
+    /// The exit status of a command that failed fast (the missed deadline's error, `.timedOut`).
     static let failedFastStatus: Int32 = 75
 
     private let runs = Mutex<[(name: String, failingFast: Bool)]>([])
@@ -56,13 +57,13 @@ final class RecordingRunner: AgentJobRunner {
     /// What ran, in the order it started: each command's name, and whether it was told to fail fast.
     var ran: [(name: String, failingFast: Bool)] { runs.withLock { $0 } }
 
-    /// The typed requests the runner was given, in the order they started.
+    /// The typed requests the executor was given, in the order they started.
     var requests: [StoreRequest] { received.withLock { $0 } }
 
     /// The names of the commands that ran, in order.
     var names: [String] { ran.map(\.name) }
 
-    /// The names of the commands that returned their outcome, in order.
+    /// The names of the commands that returned their result, in order.
     var finished: [String] { ends.withLock { $0 } }
 
     /// Holds every `hold` (and `miss`) of `namespace` until ``release(_:)``.
@@ -75,61 +76,71 @@ final class RecordingRunner: AgentJobRunner {
         _ = held.withLock { $0.remove(namespace) }
     }
 
-    func exitStatus(of code: LatchkeyError.Code) -> Int32 { 69 }
-
-    func namespace(of job: AgentJob) -> String { job.namespace.app }
-
     /// The name of the job's command (`secret get NAME`).
     static func name(of job: AgentJob) -> String {
         guard case .secretGet(let name, _) = job.request.command else { return "" }
         return name
     }
 
-    func run(_ job: AgentJob, vaults: AgentVaultSource) -> AgentJobOutcome {
-        let failure = vaults.failingFast
+    /// The executor the server takes.
+    var executor: AgentServer.Executor {
+        AgentServer.Executor { job, vaults in self.run(job, vaults: vaults) }
+    }
+
+    private func run(_ job: AgentJob, vaults: AgentVaultSource) -> StoreRunResult {
         let namespace = job.namespace.app
         let name = Self.name(of: job)
-        runs.withLock { $0.append((name, failure != nil)) }
+        runs.withLock { $0.append((name, vaults.failingFast != nil)) }
         received.withLock { $0.append(job.request) }
         defer { ends.withLock { $0.append(name) } }
-        if failure != nil {
-            return AgentJobOutcome(
-                status: Self.failedFastStatus, output: [(.error, SecretBytes(utf8: "failed fast\n"))],
-                needsPassphrase: false, missedDeadline: nil, failedFast: true)
+        if vaults.failingFast != nil {
+            do {
+                _ = try vaults.vault(for: job.namespace, passphrase: nil, unlocking: true)
+            } catch {
+                return StoreRunResult(
+                    status: Self.failedFastStatus, output: [(.error, SecretBytes(utf8: "failed fast\n"))],
+                    failure: error as? LatchkeyError, passphrasePrompt: nil)
+            }
         }
         if name == "hold" || name == "miss" {
             while held.withLock({ $0.contains(namespace) }) { POSIX.sleep(.milliseconds(1)) }
         }
         if name == "miss" {
-            return AgentJobOutcome(
-                status: 69, output: [(.error, SecretBytes(utf8: "timed out\n"))], needsPassphrase: false,
-                missedDeadline: (LatchkeyError(.timedOut, "the Secret Service did not answer"), Self.missedDeadline),
-                failedFast: false)
+            return StoreRunResult(
+                status: 69, output: [(.error, SecretBytes(utf8: "timed out\n"))],
+                failure: LatchkeyError(.timedOut, "the Secret Service did not answer"), passphrasePrompt: nil)
         }
         let output =
             name == "big" ? SecretBytes([UInt8](repeating: 0x61, count: 2 << 20)) : SecretBytes(utf8: name + "\n")
-        return AgentJobOutcome(
-            status: 0, output: [(.output, output)], needsPassphrase: false, missedDeadline: nil, failedFast: false)
+        return StoreRunResult(status: 0, output: [(.output, output)], failure: nil, passphrasePrompt: nil)
     }
 }
 
 /// A server served over socketpairs with a manual clock, and what it logged and how it ended.
 final class ServerUnderTest: Sendable {
     let clock = ManualClock()
-    let runner = RecordingRunner()
+    let runner: RecordingExecutor
     let server: AgentServer
     private let lines: Recording<String>
     private let endings: Recording<Int32>
     /// The next process id a client of its own is given.
     private let nextProcess = Mutex<Int32>(100_000)
 
-    init(limits: AgentServer.Limits = AgentServer.Limits(), idleExit: Duration = .seconds(3600)) {
+    /// A server whose commands the test's ``RecordingExecutor`` runs, or, with `storeCommands`,
+    /// the store commands themselves.
+    init(
+        limits: AgentServer.Limits = AgentServer.Limits(), idleExit: Duration = .seconds(3600),
+        storeCommands: Bool = false
+    ) {
         let lines = Recording<String>()
         let endings = Recording<Int32>()
+        let runner = RecordingExecutor()
+        self.runner = runner
         self.lines = lines
         self.endings = endings
         server = AgentServer(
-            clock: clock.deadlineClock, limits: limits, idleExit: idleExit, jobs: runner,
+            clock: clock.deadlineClock, limits: limits, idleExit: idleExit,
+            executor: storeCommands ? .storeCommands : runner.executor,
             log: { lines.append($0) },
             ending: { endings.append($0) })
     }
@@ -185,20 +196,28 @@ struct TestClient {
     static func runRequest(_ command: StoreCommand, json: Bool = false, in namespace: String, patience: Duration? = nil)
         throws -> AgentMessage
     {
+        try runRequest(command, json: json, namespace: Self.namespace(namespace), patience: patience)
+    }
+
+    /// The namespace of app `app` these tests' requests work in (in store `/store`).
+    static func namespace(_ app: String) -> ResolvedNamespace {
+        ResolvedNamespace(
+            storeDirectory: "/store", app: app, policy: "built-in:default", backend: nil, sessionUnlock: "never")
+    }
+
+    /// The queue of app `app`'s namespace in the server.
+    static func queue(_ app: String) -> String { namespace(app).queueKey }
+
+    /// A `run` request of `command` in `namespace`, as the CLI's client makes one.
+    static func runRequest(
+        _ command: StoreCommand, json: Bool = false, namespace: ResolvedNamespace, patience: Duration? = nil
+    ) throws -> AgentMessage {
         var request = AgentMessage(.run)
-        request.append(.toolVersion, "0.0.0-test")
+        request.append(.toolVersion, ToolVersion.current)
         request.fields.append(
             (.command, try StoreRequest(command: command, json: json).encoded()))
-        request.fields.append(
-            (
-                .namespace,
-                try ResolvedNamespace(
-                    storeDirectory: "/store", app: namespace, policy: "built-in:default", backend: nil,
-                    sessionUnlock: "never"
-                ).encoded()
-            ))
+        request.fields.append((.namespace, try namespace.encoded()))
         if let bus = POSIX.environmentValue("DBUS_SESSION_BUS_ADDRESS") { request.append(.sessionBus, bus) }
-        request.fields.append((.flags, SecretBytes([0])))
         if let patience { request.append(.patience, Int32(patience / .milliseconds(1))) }
         return request
     }

@@ -6,7 +6,8 @@ import LatchkeyTestSupport
 import Testing
 
 /// The agent's server, unit-tested over socketpairs with a manual clock and a recording
-/// runner (docs/AGENT.md): each admission and deadline rule, without a subprocess. The
+/// executor (docs/AGENT.md): each admission and deadline rule, without a subprocess; and the
+/// store commands themselves run by the server on a file store. The
 /// subprocess suites (LatchkeyCLITests' CLIAgent*) test the same rules through the real agent.
 @Suite("agent server over socketpairs, with a manual clock", .sandboxed)
 struct AgentServerTests {
@@ -105,7 +106,7 @@ struct AgentServerTests {
             let client = try test.connect()
             try client.run("q\(index)", in: "a")
             queued.append(client)
-            #expect(eventually { test.server.commandsWaiting(in: "a") == index + 1 })
+            #expect(eventually { test.server.commandsWaiting(in: TestClient.queue("a")) == index + 1 })
         }
         let extra = try test.connect()
         try extra.run("extra", in: "a")
@@ -129,7 +130,7 @@ struct AgentServerTests {
         #expect(eventually { test.runner.names == ["hold"] })
         let late = try test.connect()
         try late.run("late", in: "a", patience: .seconds(1))
-        #expect(eventually { test.server.commandsWaiting(in: "a") == 2 })
+        #expect(eventually { test.server.commandsWaiting(in: TestClient.queue("a")) == 2 })
         test.clock.advance(by: .seconds(1))
         test.runner.release("a")
         #expect(first.rest().last?.kind == .result)
@@ -147,7 +148,7 @@ struct AgentServerTests {
         #expect(eventually { test.runner.names == ["hold"] })
         let patient = try test.connect()
         try patient.run("patient", in: "a", patience: .seconds(1))
-        #expect(eventually { test.server.commandsWaiting(in: "a") == 2 })
+        #expect(eventually { test.server.commandsWaiting(in: TestClient.queue("a")) == 2 })
         test.clock.advance(by: .milliseconds(999))
         test.runner.release("a")
         #expect(patient.rest().map(\.kind) == [.accepted, .output, .result])
@@ -163,7 +164,7 @@ struct AgentServerTests {
         #expect(eventually { test.runner.names == ["hold"] })
         var gone: TestClient? = try test.connect()
         try gone?.run("gone", in: "a")
-        #expect(eventually { test.server.commandsWaiting(in: "a") == 2 })
+        #expect(eventually { test.server.commandsWaiting(in: TestClient.queue("a")) == 2 })
         gone = nil
         test.runner.release("a")
         #expect(first.rest().last?.kind == .result)
@@ -181,15 +182,15 @@ struct AgentServerTests {
         #expect(eventually { test.runner.names == ["miss"] })
         let behind = try test.connect()
         try behind.run("behind", in: "a")
-        #expect(eventually { test.server.commandsWaiting(in: "a") == 2 })
+        #expect(eventually { test.server.commandsWaiting(in: TestClient.queue("a")) == 2 })
         test.runner.release("a")
         #expect(missing.rest().last?.kind == .result)
         let failedFast = behind.rest().last
-        #expect(failedFast?.kind == .result && failedFast?.integer(.exitStatus) == RecordingRunner.failedFastStatus)
+        #expect(failedFast?.kind == .result && failedFast?.integer(.exitStatus) == RecordingExecutor.failedFastStatus)
         let within = try test.connect()
-        test.clock.advance(by: RecordingRunner.missedDeadline - .milliseconds(1))
+        test.clock.advance(by: RecordingExecutor.missedDeadline - .milliseconds(1))
         try within.run("within", in: "a")
-        #expect(within.rest().last?.integer(.exitStatus) == RecordingRunner.failedFastStatus)
+        #expect(within.rest().last?.integer(.exitStatus) == RecordingExecutor.failedFastStatus)
         test.clock.advance(by: .milliseconds(1))
         let after = try test.connect()
         try after.run("after", in: "a")
@@ -219,7 +220,7 @@ struct AgentServerTests {
         #expect(eventually { test.runner.names == ["hold"] })
         let queued = try test.connect()
         try queued.run("queued", in: "a")
-        #expect(eventually { test.server.commandsWaiting(in: "a") == 2 })
+        #expect(eventually { test.server.commandsWaiting(in: TestClient.queue("a")) == 2 })
         let stopper = try test.connect()
         try stopper.send(AgentMessage(.stop))
         #expect(try stopper.next()?.kind == .information)
@@ -308,5 +309,56 @@ struct AgentServerTests {
         try client.run("api", in: "a")
         #expect(client.rest().map(\.kind) == [.accepted, .output, .result])
         #expect(test.runner.names == ["api"])
+    }
+
+    @Test(
+        "a run request carrying flags (version 4's terminal bit: the agent never prompts) is refused; one without runs")
+    func flagsRefused() throws {
+        let test = ServerUnderTest()
+        for flags: UInt8 in [0, 1] {
+            let client = try test.connect()
+            var request = try TestClient.runRequest(.secretGet(name: "api", noNewline: false), in: "a")
+            request.fields.append((.flags, SecretBytes([flags])))
+            try client.send(request)
+            #expect(client.isClosedByServer())
+            #expect(!client.rest().contains { $0.kind == .accepted || $0.kind == .result })
+        }
+        #expect(test.runner.requests.isEmpty)
+        #expect(test.logged("a run request carries flags"))
+        let client = try test.connect()
+        try client.run("api", in: "a")
+        #expect(client.rest().map(\.kind) == [.accepted, .output, .result])
+        #expect(test.runner.names == ["api"])
+    }
+
+    @Test(
+        "the agent runs a typed command through the store commands on its namespace's vault: a secret put is read back, a missing one fails as in-process"
+    )
+    func storeCommandsRun() throws {
+        let test = ServerUnderTest(storeCommands: true)
+        let namespace = ResolvedNamespace(
+            storeDirectory: try TestSandbox.required(for: "the agent's store").directory("store"),
+            app: "com.example.app", policy: "built-in:default", backend: "file", sessionUnlock: "never")
+        func run(_ command: StoreCommand, input: String? = nil) throws -> [AgentMessage] {
+            var request = try TestClient.runRequest(command, namespace: namespace)
+            if let input { request.fields.append((.standardInput, SecretBytes(utf8: input))) }
+            let client = try test.connect()
+            try client.send(request)
+            return client.rest()
+        }
+        func text(_ answer: [AgentMessage], _ tag: AgentMessage.Tag) -> String {
+            answer.compactMap { $0.value(tag)?.utf8String() }.joined()
+        }
+        let put = try run(.secretPut(name: "api", fromFile: nil), input: "s3cret\n")
+        #expect(put.first?.kind == .accepted && put.last?.integer(.exitStatus) == 0, "\(text(put, .standardError))")
+        #expect(text(put, .standardOutput).hasPrefix("saved secret api, "))
+        let get = try run(.secretGet(name: "api", noNewline: false))
+        #expect(get.last?.kind == .result && get.last?.integer(.exitStatus) == 0)
+        #expect(text(get, .standardOutput) == "s3cret\n")
+        let missing = try run(.secretGet(name: "other", noNewline: false))
+        #expect(missing.last?.integer(.exitStatus) == 1)
+        #expect(
+            text(missing, .standardError)
+                == "latchkey: no secret other (it was never saved, was deleted, or expired)\n")
     }
 }

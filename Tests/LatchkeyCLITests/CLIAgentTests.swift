@@ -58,7 +58,6 @@ final class AgentSandbox: @unchecked Sendable {
             request.append(.sessionBus, bus)
         }
         if let namespace { request.fields.append((.namespace, try namespace.encoded())) }
-        request.fields.append((.flags, SecretBytes([0])))
         return request
     }
 
@@ -414,7 +413,6 @@ struct CLIAgentTests {
         var request = AgentMessage(.run)
         request.append(.toolVersion, "0.0.0-other")
         request.fields.append((.command, try StoreRequest(command: .usernameGet, json: false).encoded()))
-        request.fields.append((.flags, SecretBytes([0])))
         var connection = try POSIX.LocalSocket.connected(to: sandbox.socket)
         try connection.send(request, before: .now + .seconds(2))
         var answer = try #require(try connection.receiveMessage(before: .now + .seconds(5))?.message)

@@ -26,7 +26,7 @@ struct CLIInputTests {
     func descriptor(input: String, expected: String) throws {
         let fd = pipeHolding(Array(input.utf8))
         defer { close(fd) }
-        #expect(try SecretInput.read(fromDescriptor: fd, .process()) == SecretBytes(utf8: expected))
+        #expect(try SecretInput.read(fromDescriptor: fd) == SecretBytes(utf8: expected))
     }
 
     @Test("reads more than one buffer's worth of binary bytes")
@@ -36,7 +36,7 @@ struct CLIInputTests {
         #expect(
             FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]))
         let file = try #require(FileHandle(forReadingAtPath: path))
-        #expect(try SecretInput.read(fromDescriptor: file.fileDescriptor, .process()).copyBytes() == bytes)
+        #expect(try SecretInput.read(fromDescriptor: file.fileDescriptor).copyBytes() == bytes)
     }
 
     @Test("a passphrase file must be private")

@@ -1,6 +1,5 @@
 import Latchkey
 import LatchkeyCredentialHelpers
-import LatchkeySystem
 
 /// `docker-credential-latchkey store|get|erase|list|version`: the tool invoked
 /// under that name (a symlink to `latchkey`, as docker runs the helper named by
@@ -13,30 +12,30 @@ import LatchkeySystem
 /// `credentials not found in native keychain`), and also, as for every
 /// command, to standard error; the exit status comes from the usual table (1
 /// for a miss).
-enum DockerCommands {
+package enum DockerCommands {
     /// The name the tool answers to with this protocol.
-    static let invokedName = "docker-credential-latchkey"
+    package static let invokedName = "docker-credential-latchkey"
 
     /// The app namespace when neither `--app` nor `LATCHKEY_APP` names one.
-    static let defaultApp = "docker"
+    package static let defaultApp = "docker"
 
-    static func run(_ context: Context, action: String) throws {
+    static func run(_ context: StoreContext, action: String) throws {
         context.output.set("action", .string(action))
         do {
             try perform(action, context)
         } catch let error as LatchkeyError {
             // the error itself is what matters
-            if !context.output.json { try? context.execution.write(error.message + "\n", to: .output) }
+            if !context.output.json { try? context.output.streams.write(error.message + "\n", to: .output) }
             throw error
         }
     }
 
-    private static func perform(_ action: String, _ context: Context) throws {
+    private static func perform(_ action: String, _ context: StoreContext) throws {
         let output = context.output
         switch action {
         case "version":
-            try output.line("\(invokedName) (latchkey) \(Tool.version)")
-            output.set("latchkey", .string(Tool.version))
+            try output.line("\(invokedName) (latchkey) \(ToolVersion.current)")
+            output.set("latchkey", .string(ToolVersion.current))
             return
         case "store", "get", "erase", "list":
             break
@@ -44,11 +43,9 @@ enum DockerCommands {
             throw LatchkeyError(
                 .usage, "unknown docker credential action '\(action)': one of store, get, erase, list, version")
         }
-        var context = context
-        if context.globals.app == nil && context.environment["LATCHKEY_APP"] == nil { context.globals.app = defaultApp }
         let input =
             action == "list"
-            ? SecretBytes() : try SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false, context.execution)
+            ? SecretBytes() : try context.standardInput(stripOneTrailingNewline: false)
         switch action {
         case "store":
             let credential = try DockerCredential.parse(input)

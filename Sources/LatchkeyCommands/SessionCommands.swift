@@ -8,9 +8,9 @@ import Latchkey
 
 /// `session put|get|list|delete`. Without `--account`, a session belongs to the empty account.
 enum SessionCommands {
-    static func put(_ context: Context, name: String, account: String, expiresIn lifetime: Int64?) throws {
+    static func put(_ context: StoreContext, name: String, account: String, expiresIn lifetime: Int64?) throws {
         let vault = try context.openVault()
-        let token = try SecretInput.readStandardInput(prompt: "Token for session \(name): ", context.execution)
+        let token = try context.standardInput()
         guard !token.isEmpty else {
             throw LatchkeyError(.invalidInput, "the token read from standard input is empty; nothing was saved")
         }
@@ -21,7 +21,7 @@ enum SessionCommands {
         context.noteFallback(vault, wrote: "session \(TextEscaping.escaped(name))")
     }
 
-    static func get(_ context: Context, name: String, account: String, noNewline: Bool) throws {
+    static func get(_ context: StoreContext, name: String, account: String, noNewline: Bool) throws {
         let vault = try context.openVault()
         guard let session = try vault.session(named: name, account: account) else {
             if try vault.damagedItems().contains(where: { $0.kind == .session && $0.name == name }) {
@@ -41,7 +41,7 @@ enum SessionCommands {
         try context.output.secret(session.value, key: "secret", newline: !noNewline)
     }
 
-    static func list(_ context: Context, account: String?) throws {
+    static func list(_ context: StoreContext, account: String?) throws {
         let vault = try context.openVault()
         let sessions = try vault.sessions(account: account)
         // Damaged sessions have no account Latchkey can read back: listed by name, for every account.
@@ -66,7 +66,7 @@ enum SessionCommands {
         context.output.set("damaged", .array(damaged.map { .object([("name", .string($0))]) }))
     }
 
-    static func delete(_ context: Context, name: String, account: String) throws {
+    static func delete(_ context: StoreContext, name: String, account: String) throws {
         let existed = try context.openVault().deleteSession(named: name, account: account)
         let shown = TextEscaping.escaped(name)
         try context.output.line(

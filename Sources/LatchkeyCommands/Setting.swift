@@ -1,5 +1,5 @@
 /// Where a setting's value came from, as `status` reports it.
-enum SettingSource: String {
+package enum SettingSource: String {
     /// A global option on the command line.
     case flag
     /// An environment variable.

@@ -1,7 +1,7 @@
 /// Makes stored labels (session names, accounts, audit details, paths) safe to
 /// print as text: a label with a newline could forge a row of `session list`,
 /// and one with ESC could recolour or rewrite the terminal.
-enum TextEscaping {
+package enum TextEscaping {
     /// `text` with every control character escaped, so it prints on one line
     /// and cannot drive the terminal: `\n`, `\r`, `\t`, `\e` (ESC), `\xHH` for the
     /// other C0 and C1 controls and DEL, `\u{HHHH}` for the bidirectional
@@ -9,7 +9,7 @@ enum TextEscaping {
     /// backslash, so the escaped form is never ambiguous.
     /// - Parameter text: The label.
     /// - Returns: The label as it is safe to print.
-    static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar.value {

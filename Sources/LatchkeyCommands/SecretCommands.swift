@@ -9,16 +9,16 @@ import Latchkey
 /// `secret put|get|list|delete`: the app's named secrets (API keys, client secrets),
 /// which belong to no account and are kept by the policy's `secrets` section.
 enum SecretCommands {
-    static func put(_ context: Context, name: String, fromFile: String?) throws {
+    static func put(_ context: StoreContext, name: String, fromFile: String?) throws {
         let value: SecretBytes
         if let path = fromFile {
             // The command may run in the agent, whose working directory is not this one.
             guard path.hasPrefix("/") else {
                 throw LatchkeyError(.usage, "--from-file needs an absolute path; nothing was saved")
             }
-            value = try context.fromFileOption("--from-file") { try SecretInput.read(fromFile: path) }
+            value = try context.fromFileOption("--from-file") { try SecretFile.read(atPath: path) }
         } else {
-            value = try SecretInput.readStandardInput(prompt: "Value of secret \(name): ", context.execution)
+            value = try context.standardInput()
         }
         guard !value.isEmpty else {
             throw LatchkeyError(.invalidInput, "the secret read is empty; nothing was saved")
@@ -29,7 +29,7 @@ enum SecretCommands {
         context.output.set("saved", info(name: name, created: nil, expires: expires))
     }
 
-    static func get(_ context: Context, name: String, noNewline: Bool) throws {
+    static func get(_ context: StoreContext, name: String, noNewline: Bool) throws {
         guard let secret = try context.openVault().secret(named: name) else {
             throw LatchkeyError(
                 .notFound, "no secret \(TextEscaping.escaped(name)) (it was never saved, was deleted, or expired)")
@@ -38,7 +38,7 @@ enum SecretCommands {
         try context.output.secret(secret.value, key: "value", newline: !noNewline)
     }
 
-    static func list(_ context: Context) throws {
+    static func list(_ context: StoreContext) throws {
         let secrets = try context.openVault().secrets()
         for secret in secrets {
             let expires = secret.expires.map { "expires \(formatTime($0))" } ?? "no expiry"
@@ -49,7 +49,7 @@ enum SecretCommands {
             "secrets", .array(secrets.map { info(name: $0.name, created: $0.created, expires: $0.expires) }))
     }
 
-    static func delete(_ context: Context, name: String) throws {
+    static func delete(_ context: StoreContext, name: String) throws {
         let existed = try context.openVault().deleteSecret(named: name)
         let shown = TextEscaping.escaped(name)
         try context.output.line(existed ? "deleted secret \(shown)" : "there was no secret \(shown); nothing to delete")

@@ -3,9 +3,10 @@ import Latchkey
 extension LatchkeyError.Code {
     /// The command line's own code, for a command line it cannot understand (exit 64).
     /// The library never throws it: codes are extensible, and this one is the tool's.
-    static let usage = LatchkeyError.Code(rawValue: "usage")
+    package static let usage = LatchkeyError.Code(rawValue: "usage")
 
-    /// The one table from error codes to the `latchkey` command's exit statuses
+    /// The one table from error codes to the `latchkey` command's exit statuses, wherever a
+    /// command runs (in its own process or in the agent)
     /// (the values of BSD's `sysexits.h`).
     ///
     /// | status | meaning |
@@ -20,7 +21,7 @@ extension LatchkeyError.Code {
     /// | 74 | I/O error |
     /// | 75 | locked, timed out, or a refresh that could not reach the authorization server (the grant is kept) |
     /// | 77 | wrong key, insecure permissions, policy denied or refresh rejected (the session ended) |
-    static let exitStatusTable: [LatchkeyError.Code: Int32] = [
+    package static let exitStatusTable: [LatchkeyError.Code: Int32] = [
         .notFound: 1,
         .usage: 64,
         .tampered: 65,
@@ -39,5 +40,5 @@ extension LatchkeyError.Code {
     ]
 
     /// The exit status the `latchkey` command reports for this code; 70 for a code it does not know.
-    var exitStatus: Int32 { Self.exitStatusTable[self] ?? 70 }
+    package var exitStatus: Int32 { Self.exitStatusTable[self] ?? 70 }
 }

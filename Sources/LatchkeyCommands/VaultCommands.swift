@@ -1,9 +1,8 @@
 import Latchkey
-import LatchkeyCommands
 
 /// `status`, `username`, `remember`, `logout`, `wipe`, `migrate`.
 enum VaultCommands {
-    static func status(_ context: Context, origins: SettingOrigins) throws {
+    static func status(_ context: StoreContext, origins: SettingOrigins) throws {
         let vault: Vault
         let status: VaultStatus
         let started = ContinuousClock.now
@@ -12,7 +11,8 @@ enum VaultCommands {
             vault = try context.openVault(unlocking: false)
             status = try vault.status()
         } catch let error as LatchkeyError
-            where [.locked, .timedOut, .io, .unavailable].contains(error.code) && context.globals.backend != .file
+            where [.locked, .timedOut, .io, .unavailable].contains(error.code)
+            && (try? context.backendChoice()) != .file
         {
             try unusableSecretService(context, error, started: started)
             throw error
@@ -91,7 +91,7 @@ enum VaultCommands {
                 }))
     }
 
-    static func usernameGet(_ context: Context) throws {
+    static func usernameGet(_ context: StoreContext) throws {
         guard let username = try context.openVault().lastUsername() else {
             throw LatchkeyError(.notFound, "no username is remembered")
         }
@@ -99,7 +99,7 @@ enum VaultCommands {
         context.output.set("username", .string(username))
     }
 
-    static func usernameSet(_ context: Context, name: String) throws {
+    static func usernameSet(_ context: StoreContext, name: String) throws {
         let vault = try context.openVault()
         try vault.rememberUsername(name).requireAllowed()
         try context.output.line("remembered the username")
@@ -107,13 +107,13 @@ enum VaultCommands {
         context.noteFallback(vault, wrote: "the username")
     }
 
-    static func usernameForget(_ context: Context) throws {
+    static func usernameForget(_ context: StoreContext) throws {
         try context.openVault().forgetUsername()
         try context.output.line("forgot the remembered username")
         context.output.set("forgotten", .bool(true))
     }
 
-    static func setRemember(_ remembers: Bool, _ context: Context) throws {
+    static func setRemember(_ remembers: Bool, _ context: StoreContext) throws {
         try context.openVault().setUsernameMemoryAllowed(remembers)
         try context.output.line(
             remembers
@@ -122,7 +122,7 @@ enum VaultCommands {
         context.output.set("remember", .bool(remembers))
     }
 
-    static func rememberShow(_ context: Context) throws {
+    static func rememberShow(_ context: StoreContext) throws {
         let vault = try context.openVault()
         let remembers = try vault.isUsernameMemoryAllowed()
         let policyAllows = vault.policy.remembersUsernames
@@ -133,7 +133,7 @@ enum VaultCommands {
         context.output.set("policyAllows", .bool(policyAllows))
     }
 
-    static func logout(_ context: Context, account: String?) throws {
+    static func logout(_ context: StoreContext, account: String?) throws {
         let report = try context.openVault().logout(account: account)
         let summary = report.summary
         try context.output.line(
@@ -141,7 +141,7 @@ enum VaultCommands {
         setReport(report, summary: summary, context.output)
     }
 
-    static func wipe(_ context: Context, confirmed: Bool) throws {
+    static func wipe(_ context: StoreContext, confirmed: Bool) throws {
         let appID = try context.appID()
         guard confirmed else {
             try context.output.line("cancelled: nothing was wiped")
@@ -155,7 +155,7 @@ enum VaultCommands {
         setReport(report, summary: summary, context.output)
     }
 
-    static func migrate(_ context: Context) throws {
+    static func migrate(_ context: StoreContext) throws {
         let report = try context.openVault().migrate()
         try context.output.line(TextEscaping.escaped(report.summary))
         context.output.set("moved", .integer(report.moved))
@@ -185,7 +185,7 @@ enum VaultCommands {
     /// can activate one (`secret service provider:`, JSON `secretServiceProvider`), asked within
     /// what is left of the policy's Secret Service deadline since `started`; never starts a service.
     private static func secretServiceProvider(
-        _ context: Context, policy: Policy, started: ContinuousClock.Instant
+        _ context: StoreContext, policy: Policy, started: ContinuousClock.Instant
     ) throws {
         let out = context.output
         let left = Duration.milliseconds(Int64(policy.secretServiceTimeout * 1000)) - (ContinuousClock.now - started)
@@ -225,7 +225,7 @@ enum VaultCommands {
     /// the whole command (counted from `started`): the provider is looked up only within
     /// what is left of it, and not at all after the service or the bus missed it.
     private static func unusableSecretService(
-        _ context: Context, _ error: LatchkeyError, started: ContinuousClock.Instant
+        _ context: StoreContext, _ error: LatchkeyError, started: ContinuousClock.Instant
     ) throws {
         let out = context.output
         // Opening the store read the policy already: this reads the same file again.

@@ -1,12 +1,11 @@
 import Latchkey
 import LatchkeyCredentialHelpers
-import LatchkeySystem
 
 /// `git-credential get|store|erase`, also run when the tool is invoked as
 /// `git-credential-latchkey`: git's input on standard input, the answer on
 /// standard output. The protocol itself is `GitCredentialHelper`'s.
 enum GitCommands {
-    static func run(_ context: Context, action: String) throws {
+    static func run(_ context: StoreContext, action: String) throws {
         context.output.set("action", .string(action))
         guard ["get", "store", "erase"].contains(action) else {
             // The protocol asks helpers to ignore actions they do not know, so a newer git keeps working.
@@ -14,7 +13,7 @@ enum GitCommands {
             return
         }
         let message = try GitCredentialMessage.parse(
-            SecretInput.read(fromDescriptor: 0, stripOneTrailingNewline: false, context.execution))
+            context.standardInput(stripOneTrailingNewline: false))
         let vault = try context.openVault()
         let helper = GitCredentialHelper(vault: vault)
         switch action {

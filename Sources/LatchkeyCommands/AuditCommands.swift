@@ -1,8 +1,8 @@
 import Latchkey
 
-/// `audit show|verify` and `policy show|check`.
+/// `audit show|verify|reset`.
 enum AuditCommands {
-    static func show(_ context: Context, since: UInt64?) throws {
+    static func show(_ context: StoreContext, since: UInt64?) throws {
         let entries = try context.openVault().auditEntries(since: since)
         var objects: [JSONOutput] = []
         for entry in entries {
@@ -23,7 +23,7 @@ enum AuditCommands {
         context.output.set("entries", .array(objects))
     }
 
-    static func verify(_ context: Context) throws {
+    static func verify(_ context: StoreContext) throws {
         var trails: [JSONOutput] = []
         var firstBreak: LatchkeyError?
         let vault = try context.openVault()
@@ -68,7 +68,7 @@ enum AuditCommands {
         if let firstBreak { throw firstBreak }
     }
 
-    static func reset(_ context: Context, confirmed: Bool) throws {
+    static func reset(_ context: StoreContext, confirmed: Bool) throws {
         let appID = try context.appID()
         guard confirmed else {
             try context.output.line("cancelled: nothing was reset")
@@ -90,71 +90,5 @@ enum AuditCommands {
                 ]))
         }
         context.output.set("reset", .array(objects))
-    }
-
-    static func policyShow(_ context: Context, _ arguments: CommandArguments) throws {
-        try show(try context.policy(), context.output)
-    }
-
-    static func policyCheck(_ context: Context, _ arguments: CommandArguments) throws {
-        let path = arguments.positionals[0]
-        let policy = try context.fromFileOption("policy check") { try Policy(contentsOfFile: path) }
-        try context.output.line("\(path): a valid policy, '\(policy.name)'")
-        context.output.set("valid", .bool(true))
-        context.output.set("name", .string(policy.name))
-    }
-
-    private static func show(_ policy: Policy, _ out: Output) throws {
-        var fields: [(String, JSONOutput)] = [
-            ("version", .integer(policy.version)), ("name", .string(policy.name)), ("source", .string(policy.source)),
-            ("username.remember", .bool(policy.remembersUsernames)),
-            ("sessions.maxAgeSeconds", .integer(Int64(policy.sessionMaxAge))),
-            ("sessions.wipeOnExit", .bool(policy.wipesSessionsOnExit)),
-            ("onLogout.sessions", .string(policy.sessionsOnLogout.rawValue)),
-            ("onLogout.username", .string(policy.usernameOnLogout.rawValue)),
-            ("backend.kind", .string(policy.backend.rawValue)),
-            ("backend.allowFileFallback", .bool(policy.allowsFileFallback)),
-            ("backend.migrateToSecretService", .bool(policy.migratesToSecretService)),
-            (
-                "backend.secretServiceTimeoutMilliseconds",
-                .integer(Int64((policy.secretServiceTimeout * 1000).rounded()))
-            ),
-            ("file.keySource", .string(policy.fileKeySource?.rawValue)),
-        ]
-        if let kdf = policy.kdf {
-            fields += [
-                ("file.kdf.targetUnlockMilliseconds", .integer(Int64((kdf.targetUnlockTime * 1000).rounded()))),
-                ("file.kdf.minimumMemoryKiB", .integer(kdf.minimumMemoryKiB)),
-                ("file.kdf.maximumMemoryKiB", .integer(kdf.maximumMemoryKiB)),
-                ("file.kdf.maximumOpsLimit", .integer(kdf.maximumOpsLimit)),
-            ]
-        }
-        fields += [
-            ("audit.enabled", .bool(policy.audit.isEnabled)),
-            ("audit.maxEntries", policy.audit.retention.maxEntries.map { .integer($0) } ?? .null),
-            (
-                "audit.maxAgeDays",
-                policy.audit.retention.maxAge.map { .integer(Int64(($0 / 86_400).rounded())) } ?? .null
-            ),
-            ("audit.onFailure", .string(policy.audit.failureMode.rawValue)),
-            ("agent.autostart", .bool(policy.agent.autostarts)),
-            ("agent.unlockCacheSeconds", .integer(Int64(policy.agent.unlockCacheDuration.rounded()))),
-            ("agent.idleExitSeconds", .integer(Int64(policy.agent.idleTimeout.rounded()))),
-            ("agent.secretServiceClientCollections", .bool(policy.agent.allowsClientCollections)),
-            ("agent.serveSecretService", .bool(policy.agent.servesSecretService)),
-        ]
-        for (key, value) in fields {
-            try out.line("\(key): \(textOf(value))")
-        }
-        out.set("policy", JSONOutput.nested(fields))
-    }
-
-    private static func textOf(_ value: JSONOutput) -> String {
-        switch value {
-        case .string(let text): text
-        case .integer(let number): String(number)
-        case .bool(let flag): flag ? "true" : "false"
-        default: "null"
-        }
     }
 }

@@ -7,7 +7,7 @@ import Latchkey
 #endif
 
 /// A JSON value of the command's `--json` output; keys keep their order.
-indirect enum JSONOutput {
+package indirect enum JSONOutput {
     case string(String)
     case integer(Int64)
     case bool(Bool)
@@ -18,16 +18,16 @@ indirect enum JSONOutput {
     case secret(SecretBytes)
 
     /// A string, or null.
-    static func string(_ text: String?) -> JSONOutput { text.map { .string($0) } ?? .null }
+    package static func string(_ text: String?) -> JSONOutput { text.map { .string($0) } ?? .null }
 
     /// A UTC time such as `2025-06-01T12:34:56Z`, or null.
-    static func time(_ date: Date?) -> JSONOutput { .string(date.map(formatTime)) }
+    package static func time(_ date: Date?) -> JSONOutput { .string(date.map(formatTime)) }
 
     /// A count.
-    static func integer(_ value: Int) -> JSONOutput { .integer(Int64(value)) }
+    package static func integer(_ value: Int) -> JSONOutput { .integer(Int64(value)) }
 
     /// The value as text pieces; a secret stays a separate piece so it is never copied into a `String`.
-    func render(into pieces: inout [Piece]) throws {
+    package func render(into pieces: inout [Piece]) throws {
         switch self {
         case .string(let text): pieces.append(.text(JSONText.quoted(text)))
         case .integer(let value): pieces.append(.text(String(value)))
@@ -52,13 +52,13 @@ indirect enum JSONOutput {
     }
 
     /// A piece of output: text, or a secret's bytes.
-    enum Piece {
+    package enum Piece {
         case text(String)
         case secret(SecretBytes)
     }
 
     /// An object from dotted keys (`backend.kind`), nesting them.
-    static func nested(_ fields: [(String, JSONOutput)]) -> JSONOutput {
+    package static func nested(_ fields: [(String, JSONOutput)]) -> JSONOutput {
         var order: [String] = []
         var leaves: [String: JSONOutput] = [:]
         var groups: [String: [(String, JSONOutput)]] = [:]
@@ -76,6 +76,6 @@ indirect enum JSONOutput {
 }
 
 /// A UTC time as `2025-06-01T12:34:56Z`.
-func formatTime(_ date: Date) -> String {
+package func formatTime(_ date: Date) -> String {
     date.formatted(Date.ISO8601FormatStyle())
 }
