@@ -10,12 +10,7 @@ import Testing
 struct ProviderAuditTests {
     /// `latchkey audit show` of the provider's namespace on `bus`: its lines, and whether it verifies.
     private func trail(_ bus: ProviderBus) throws -> [String] {
-        let show = try bus.run(
-            try latchkeyPath(),
-            [
-                "--backend", "file", "--store-dir", bus.store, "--app", "io.github.latchkey.secret-service", "audit",
-                "show",
-            ])
+        let show = try bus.providerAudit("show")
         #expect(show.status == 0, "\(show.stderr)")
         return show.lines
     }
@@ -58,12 +53,7 @@ struct ProviderAuditTests {
         let after = try trail(bus).filter { $0.contains("\tsecret.read\t") }
         #expect(after.count == 3, "one more entry for the load of the collections and two items: \(after)")
         #expect(after.last?.contains("the Secret Service provider loaded its collections and items") == true)
-        let verify = try bus.run(
-            try latchkeyPath(),
-            [
-                "--backend", "file", "--store-dir", bus.store, "--app", "io.github.latchkey.secret-service", "audit",
-                "verify",
-            ])
+        let verify = try bus.providerAudit("verify")
         #expect(verify.status == 0, "\(verify.text) \(verify.stderr)")
     }
 

@@ -126,6 +126,13 @@ final class ProviderBus {
         try runProgram(program, arguments, input: input, environment: environment)
     }
 
+    /// `latchkey audit ACTION` (`show`, `verify`) of the provider's own namespace in ``store``.
+    func providerAudit(_ action: String) throws -> Run {
+        try run(
+            try latchkeyPath(),
+            ["--backend", "file", "--store-dir", store, "--app", "io.github.latchkey.secret-service", "audit", action])
+    }
+
     /// Runs `script` with the system's Python and its GObject bindings (python3-gi), a client of
     /// the bus on one connection, as libsecret is.
     func python(_ script: String) throws -> Run {

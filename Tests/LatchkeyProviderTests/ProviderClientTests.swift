@@ -11,17 +11,6 @@ import Testing
 /// interop/secret-service-provider-clients.)
 @Suite("the Secret Service provider's clients", .sandboxed)
 struct ProviderClientTests {
-    /// `latchkey audit ACTION` of the provider's namespace on `bus`.
-    private func audit(_ bus: ProviderBus, _ action: String) throws -> Run {
-        try bus.run(
-            try latchkeyPath(),
-            [
-                "--backend", "file", "--store-dir", bus.store, "--app", "io.github.latchkey.secret-service", "audit",
-                action,
-            ]
-        )
-    }
-
     @Test("secret-tool search --all: each item it reads is recorded with secret-tool as the caller")
     func searchAllAudited() throws {
         let bus = try ProviderBus()
@@ -33,10 +22,10 @@ struct ProviderClientTests {
                 input: "hidden-\(user)")
             #expect(store.status == 0, "\(store.stderr)")
         }
-        let before = try audit(bus, "show").lines.count
+        let before = try bus.providerAudit("show").lines.count
         let search = try bus.run("secret-tool", ["search", "--all", "service", "searched"])
         #expect(search.status == 0 && search.text.contains("secret = hidden-second"), "\(search.stderr)")
-        let added = Array(try audit(bus, "show").lines.dropFirst(before))
+        let added = Array(try bus.providerAudit("show").lines.dropFirst(before))
         // (libsecret reads each item's secret twice: GetSecrets for the search, GetSecret to show it.)
         #expect(!added.isEmpty && added.allSatisfy { $0.contains("\tsecret.read\t") }, "only reads: \(added)")
         for item in ["/org/freedesktop/secrets/collection/login/1", "/org/freedesktop/secrets/collection/login/2"] {
@@ -118,7 +107,7 @@ struct ProviderClientTests {
                     .map { "\(writer)/\($0)" }
             }
             #expect(lost.isEmpty, "round \(round): acknowledged stores missing or wrong after the SIGKILL: \(lost)")
-            let verify = try audit(bus, "verify")
+            let verify = try bus.providerAudit("verify")
             #expect(verify.status == 0, "round \(round): \(verify.text) \(verify.stderr)")
         }
     }

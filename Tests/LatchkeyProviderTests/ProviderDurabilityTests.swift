@@ -86,12 +86,7 @@ struct ProviderDurabilityTests {
             checker.lines == (0..<8).map { "k\($0) ok" },
             "\(checker.text)\nwriter: \(writer.stderr)\njournal \(journal.map { "\($0)" } ?? "none") bytes\n\(bus.agentLog())"
         )
-        let verify = try bus.run(
-            try latchkeyPath(),
-            [
-                "--backend", "file", "--store-dir", bus.store, "--app", "io.github.latchkey.secret-service", "audit",
-                "verify",
-            ])
+        let verify = try bus.providerAudit("verify")
         #expect(verify.status == 0, "the trail verifies: \(verify.text) \(verify.stderr)")
     }
 

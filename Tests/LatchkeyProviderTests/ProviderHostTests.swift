@@ -239,12 +239,7 @@ struct ProviderHostTests {
         let trail = try bus.run(path, app + ["audit", "show"]).lines
         #expect(trail.filter { $0.contains("\tsecret.saved\t") }.count == 1, "\(trail)")
         #expect(trail.filter { $0.contains("\tsecret.read\t") }.count == 1, "\(trail)")
-        let provider = try bus.run(
-            path,
-            [
-                "--backend", "file", "--store-dir", bus.store, "--app", "io.github.latchkey.secret-service", "audit",
-                "show",
-            ])
+        let provider = try bus.providerAudit("show")
         // Only the provider's own entries (its load, its collection): no client's read or write of an item.
         #expect(
             !provider.lines.contains {
