@@ -34,12 +34,12 @@ let package = Package(
             cSettings: testSeamsInC,
             linkerSettings: [.linkedLibrary("dl")]
         ),
-        // libgcrypt, for the Secret Service provider's DH sessions (its gcry_control is variadic:
-        // the one call Swift cannot make is a static inline function in shim.h).
-        .systemLibrary(
+        // libgcrypt, for the Secret Service provider's DH sessions, through dlopen on first use
+        // (loader.c, which includes gcrypt.h to check its calls): never linked, so a process that
+        // does not serve or unlock the provider does not load it.
+        .target(
             name: "CLatchkeyGcrypt",
-            pkgConfig: "libgcrypt",
-            providers: [.apt(["libgcrypt20-dev"])]
+            linkerSettings: [.linkedLibrary("dl")]
         ),
         // Linux calls Swift cannot make directly (prctl is variadic): static inline C in a header.
         .systemLibrary(name: "CLatchkeyLinux"),

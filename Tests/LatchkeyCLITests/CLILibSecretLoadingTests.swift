@@ -3,11 +3,15 @@ import LatchkeyTestSupport
 import Testing
 
 /// libsecret, GIO and GLib are loaded (dlopen) only when the Secret Service is
-/// used, never linked: checked on the built binaries and on `latchkey` processes.
+/// used, and libgcrypt only when the Secret Service provider is; none is linked:
+/// checked on the built binaries and on `latchkey` processes.
 @Suite("libsecret is loaded on first use", .sandboxed)
 struct CLILibSecretLoadingTests {
-    /// The libraries no binary may name as needed: libsecret and what it brings.
-    static let lazyLibraries = ["libsecret-1", "libgio-2.0", "libgobject-2.0", "libglib-2.0"]
+    /// The libraries no binary may name as needed: libsecret and what it brings, and the
+    /// provider's libgcrypt (which libsecret brings too) with its libgpg-error.
+    static let lazyLibraries = [
+        "libsecret-1", "libgio-2.0", "libgobject-2.0", "libglib-2.0", "libgcrypt", "libgpg-error",
+    ]
 
     /// A path that is not there, for `LATCHKEY_LIBSECRET_PATH` (the loader's test seam):
     /// the process then behaves as on a host without libsecret.
@@ -39,7 +43,7 @@ struct CLILibSecretLoadingTests {
     }
 
     @Test(
-        "no binary linking Latchkey needs libsecret, GIO, GObject or GLib (readelf -d)",
+        "no binary linking Latchkey needs libsecret, GIO, GObject, GLib or libgcrypt (readelf -d)",
         arguments: ["latchkey", "latchkey-testhelper"])
     func notLinked(product: String) throws {
         let readelf = try runProgram("readelf", ["-d", try builtProductPath(product)])
@@ -51,7 +55,7 @@ struct CLILibSecretLoadingTests {
         }
     }
 
-    @Test("--version and the file backend's session put and get never load libsecret")
+    @Test("--version and the file backend's session put and get never load libsecret or libgcrypt")
     func fileBackendDoesNotLoad() throws {
         let store = try Store("file")
         let version = try Self.runLogged(store, ["--version"])
