@@ -18,6 +18,11 @@ package enum SecretServiceActivation {
         package let unit: String
         /// `$XDG_DATA_HOME/dbus-1/services/org.freedesktop.secrets.service` (else under `$HOME/.local/share`).
         package let activation: String
+        /// The lock held while the two files are checked and written or removed, beside the unit
+        /// (a dot file, which systemd does not read as a unit).
+        package var lock: String {
+            PrivateFiles.directoryName(of: unit) + "/.latchkey-secret-service.lock"
+        }
 
         /// The paths the process's environment (`XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `HOME`) gives.
         /// - Throws: `LatchkeyError` `.invalidInput` when neither an absolute XDG variable nor an absolute `HOME` is set.
@@ -108,7 +113,7 @@ package enum SecretServiceActivation {
         return nil
     }
 
-    /// Writes the unit and the activation file (each atomically and durably), running
+    /// Writes the unit and the activation file (each atomically and durably, under a lock), running
     /// `executable agent run --secret-service`, unless another provider is there.
     /// - Parameters:
     ///   - executable: The absolute path of this `latchkey`.
@@ -132,28 +137,42 @@ package enum SecretServiceActivation {
         }
         let paths = try Paths()
         let found = try SecretServiceProviderFound.onSessionBus(timeout: timeout)
-        if let reason = refusal(found, paths) {
-            throw LatchkeyError(.cannotCreate, "not enabling Latchkey's Secret Service provider: " + reason)
-        }
         let command = executable + " agent run --secret-service"
-        for (path, text) in [(paths.unit, unit(command)), (paths.activation, activation(command))] {
+        func refuseIfAnotherIsThere() throws {
+            if let reason = refusal(found, paths) {
+                throw LatchkeyError(.cannotCreate, "not enabling Latchkey's Secret Service provider: " + reason)
+            }
+        }
+        // Checked before anything is created, and again under the lock.
+        try refuseIfAnotherIsThere()
+        for path in [paths.unit, paths.activation] {
             try FileManager.default.createDirectory(
                 atPath: PrivateFiles.directoryName(of: path), withIntermediateDirectories: true)
-            try PrivateFiles.replace(path, with: Array(text.utf8))
+        }
+        try PrivateFiles.withExclusiveLock(paths.lock) {
+            try refuseIfAnotherIsThere()
+            for (path, text) in [(paths.unit, unit(command)), (paths.activation, activation(command))] {
+                try PrivateFiles.replace(path, with: Array(text.utf8))
+            }
         }
         return (paths, found)
     }
 
-    /// Removes the unit and the activation file where they are Latchkey's (durably); leaves any other.
+    /// Removes the unit and the activation file where they are Latchkey's (durably, under the
+    /// lock enabling holds); leaves any other.
     /// - Returns: The paths removed.
     /// - Throws: `LatchkeyError` `.io` when one cannot be removed.
     package static func disable() throws -> [String] {
         let paths = try Paths()
-        var removed: [String] = []
-        for path in [paths.activation, paths.unit] where isLatchkeys(path) {
-            try PrivateFiles.remove(path)
-            removed.append(path)
+        try FileManager.default.createDirectory(
+            atPath: PrivateFiles.directoryName(of: paths.lock), withIntermediateDirectories: true)
+        return try PrivateFiles.withExclusiveLock(paths.lock) {
+            var removed: [String] = []
+            for path in [paths.activation, paths.unit] where isLatchkeys(path) {
+                try PrivateFiles.remove(path)
+                removed.append(path)
+            }
+            return removed
         }
-        return removed
     }
 }

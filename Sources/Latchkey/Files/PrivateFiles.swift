@@ -105,7 +105,7 @@ package enum PrivateFiles {
 
     /// Runs `body` while holding an exclusive `flock` on `lockPath` (created 0600).
     /// The lock is released when `body` returns or throws, and when the process dies.
-    static func withExclusiveLock<R>(_ lockPath: String, _ body: () throws -> R) throws -> R {
+    package static func withExclusiveLock<R>(_ lockPath: String, _ body: () throws -> R) throws -> R {
         try holding(POSIX.File.open(lockPath, .readWriteCreate(permissions: 0o600)), body)
     }
 
