@@ -12,11 +12,15 @@ struct ProviderSession {
     static let plain = "plain"
     static let dh = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
 
-    /// Opens a session of `algorithm` for `owner` with the client's `input`.
+    /// Opens a session of `algorithm` for `owner` with the client's `input`; a `dh` session
+    /// uses `keyPair` (a spare made while no client waited) when given, else makes one.
     /// - Returns: The session and the output the client is sent (the provider's DH public
     ///   key, or an empty string for `plain`).
     /// - Throws: ``ProviderError`` `NotSupported` for another algorithm, `InvalidArgs` for input that does not fit it.
-    static func open(algorithm: String, input: DBusValue, owner: String) throws(ProviderError) -> (
+    static func open(
+        algorithm: String, input: DBusValue, owner: String,
+        keyPair: (privateKey: SecretBytes, publicKey: SecretBytes)? = nil
+    ) throws(ProviderError) -> (
         ProviderSession, DBusValue
     ) {
         switch algorithm {
@@ -27,7 +31,7 @@ struct ProviderSession {
                 throw .invalidArgs("the input of a \(dh) session is the client's public key, an array of bytes")
             }
             do {
-                let pair = try Gcrypt.keyPair()
+                let pair = try keyPair ?? Gcrypt.keyPair()
                 let key = try Gcrypt.sessionKey(privateKey: pair.privateKey, peerPublicKey: peer)
                 return (ProviderSession(owner: owner, key: key), .variant(.bytes(pair.publicKey)))
             } catch {

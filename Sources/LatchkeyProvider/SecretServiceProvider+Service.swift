@@ -9,7 +9,9 @@ extension SecretServiceProvider {
             guard let algorithm = arguments.first??.string, let input = arguments.last ?? nil else {
                 throw .invalidArgs("OpenSession takes an algorithm and its input")
             }
-            let (session, output) = try ProviderSession.open(algorithm: algorithm, input: input, owner: call.sender)
+            let keyPair = algorithm == ProviderSession.dh ? takeSpareKeyPair() : nil
+            let (session, output) = try ProviderSession.open(
+                algorithm: algorithm, input: input, owner: call.sender, keyPair: keyPair)
             return [output, .objectPath(try addSession(session))]
         case "CreateCollection":
             guard let properties = arguments.first??.dictionary, let alias = arguments.last??.string else {

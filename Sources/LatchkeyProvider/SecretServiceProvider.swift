@@ -40,6 +40,10 @@ package final class SecretServiceProvider {
     private var nextSession = 1
     /// The subtree of each collection (its items), by collection id.
     private var registrations: [String: UInt32] = [:]
+    /// A DH key pair made while no client waited, for the next `dh` session (``takeSpareKeyPair()``):
+    /// that session's client is answered after one modular exponentiation instead of two. Used
+    /// once; its private exponent is in `SecretBytes`, wiped when it is let go.
+    private var spareKeyPair: (privateKey: SecretBytes, publicKey: SecretBytes)?
     /// Who each client is, by unique name (never reused on a bus), for the audit trail.
     private var callers: [String: Caller] = [:]
 
@@ -108,10 +112,12 @@ package final class SecretServiceProvider {
                     log("secret service: the vault's key is a passphrase: it is locked until `latchkey unlock`")
                 }
                 try provider.registerObjects()
+                provider.makeSpareKeyPair()
                 bus.whenClientLeaves { client in
                     provider.sessions = provider.sessions.filter { $0.value.owner != client }
                     provider.callers[client] = nil
                     provider.release(client)
+                    provider.makeSpareKeyPair()
                 }
                 bus.ownName(busName) { acquired in
                     serving.store(acquired, ordering: .relaxed)
@@ -180,6 +186,20 @@ package final class SecretServiceProvider {
         let caller = Caller(credentials: bus.credentials(of: sender))
         callers[sender] = caller
         return caller
+    }
+
+    /// Makes the spare DH key pair when there is none (at the start, and when a client leaves
+    /// the bus: between one client and the next, not while one waits); a failure is left to
+    /// the next `OpenSession`, which makes its own pair and says what failed.
+    func makeSpareKeyPair() {
+        guard spareKeyPair == nil else { return }
+        spareKeyPair = try? Gcrypt.keyPair()
+    }
+
+    /// The spare DH key pair, which no other session gets; nil when there is none.
+    func takeSpareKeyPair() -> (privateKey: SecretBytes, publicKey: SecretBytes)? {
+        defer { spareKeyPair = nil }
+        return spareKeyPair
     }
 
     /// Opens a session for `owner`; its object path.

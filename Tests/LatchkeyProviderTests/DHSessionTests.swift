@@ -32,6 +32,21 @@ struct DHSessionTests {
         }
     }
 
+    @Test("a session opened with a spare key pair answers with that pair's public key and derives the client's key")
+    func spareKeyPair() throws {
+        let client = try Gcrypt.keyPair()
+        let spare = try Gcrypt.keyPair()
+        let (session, output) = try ProviderSession.open(
+            algorithm: ProviderSession.dh, input: .variant(.bytes(client.publicKey)), owner: ":1.1", keyPair: spare)
+        guard case .variant(.bytes(let providerPublic)) = output else {
+            Issue.record("the output is the provider's public key")
+            return
+        }
+        #expect(providerPublic == spare.publicKey)
+        let clientKey = try Gcrypt.sessionKey(privateKey: client.privateKey, peerPublicKey: spare.publicKey)
+        #expect(session.key == clientKey)
+    }
+
     @Test("a private exponent has 256 bits, its top one set, and differs at each session")
     func exponentLength() throws {
         let first = try Gcrypt.keyPair().privateKey.copyBytes()

@@ -165,6 +165,30 @@ struct ProviderTests {
         #expect(after.lines == ["0"], "\(after.text) \(after.stderr)")
     }
 
+    @Test("each DH session gets a public key of its own: the spare key pair made between clients is used once")
+    func dhPublicKeysNotReused() throws {
+        let bus = try ProviderBus()
+        try bus.startAgent()
+        let client = """
+            P = int('FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A0879'
+                    '8E3404DDEF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B'
+                    '0BFF5CB6F406B7EDEE386BFB5A899FA5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF', 16)
+            mine = pow(2, 12345678901234567890, P).to_bytes(128, 'big')
+            for _ in range(2):
+                output, session = call(SERVICE, 'Service', 'OpenSession', '(sv)',
+                                       ('dh-ietf1024-sha256-aes128-cbc-pkcs7', GLib.Variant('ay', mine)))
+                print(bytes(output).hex())
+            """
+        var keys: [String] = []
+        for _ in 0..<3 {
+            let run = try bus.python(pythonPrelude + client)
+            #expect(run.status == 0 && run.lines.count == 2, "\(run.text) \(run.stderr)")
+            keys += run.lines
+        }
+        #expect(keys.count == 6 && Set(keys).count == 6, "\(keys)")
+        #expect(keys.allSatisfy { $0.count == 256 }, "\(keys)")
+    }
+
     @Test("bad calls get the spec's errors, and the agent stays up")
     func badCalls() throws {
         let bus = try ProviderBus()
