@@ -72,8 +72,8 @@ final class ProviderStore {
         compactionMinimum: Int = 256
     ) throws {
         self.compactionMinimum = compactionMinimum
-        let json = Self.policyJSON.replacingOccurrences(of: "AUDIT_FAILURE", with: auditFailureMode.rawValue)
-            .replacingOccurrences(of: "KEY_SOURCE", with: passphrase ? "passphrase" : "keyfile")
+        let json = Self.policyJSON.replacing("AUDIT_FAILURE", with: auditFailureMode.rawValue)
+            .replacing("KEY_SOURCE", with: passphrase ? "passphrase" : "keyfile")
         policy = try Policy(jsonData: Array(json.utf8), source: "the Secret Service provider's policy")
         self.storeDirectory = storeDirectory
         let now = Self.now()
