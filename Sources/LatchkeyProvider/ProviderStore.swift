@@ -72,8 +72,8 @@ final class ProviderStore {
         compactionMinimum: Int = 256
     ) throws {
         self.compactionMinimum = compactionMinimum
-        let json = Self.policyJSON.replacingOccurrences(of: "AUDIT_FAILURE", with: auditFailureMode.rawValue)
-            .replacingOccurrences(of: "KEY_SOURCE", with: passphrase ? "passphrase" : "keyfile")
+        let json = Self.policyJSON(
+            auditFailure: auditFailureMode.rawValue, keySource: passphrase ? "passphrase" : "keyfile")
         policy = try Policy(jsonData: Array(json.utf8), source: "the Secret Service provider's policy")
         self.storeDirectory = storeDirectory
         let now = Self.now()
@@ -244,16 +244,18 @@ final class ProviderStore {
         try compactIfStale()
     }
 
-    /// The provider's policy: the encrypted file with a key file or a passphrase (`KEY_SOURCE`,
-    /// the user's `file.keySource`), audited with the user's `audit.onFailure` (`AUDIT_FAILURE`); never the Secret Service (which would be the
+    /// The provider's policy: the encrypted file with a key file or a passphrase (`keySource`,
+    /// the user's `file.keySource`), audited with the user's `audit.onFailure` (`auditFailure`); never the Secret Service (which would be the
     /// provider itself) and no migration to it.
-    private static let policyJSON = """
+    private static func policyJSON(auditFailure: String, keySource: String) -> String {
+        """
         {"version": 1, "name": "secret-service-provider",
          "backend": {"kind": "file", "allowFileFallback": true, "migrateToSecretService": false},
-         "file": {"keySource": "KEY_SOURCE"},
+         "file": {"keySource": "\(keySource)"},
          "secrets": {"maxAgeSeconds": null, "onLogout": "keep"},
-         "audit": {"enabled": true, "onFailure": "AUDIT_FAILURE"}}
+         "audit": {"enabled": true, "onFailure": "\(auditFailure)"}}
         """
+    }
 
     /// Seconds since 1970, now.
     static func now() -> UInt64 { UInt64(max(0, Date().timeIntervalSince1970)) }

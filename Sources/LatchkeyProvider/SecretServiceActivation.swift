@@ -1,5 +1,10 @@
-import Foundation
 import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Enabling the provider on a headless host (`latchkey agent enable-secret-service`,
 /// docs/SECRET-SERVICE-PROVIDER.md): a systemd user unit with `BusName=org.freedesktop.secrets`
@@ -46,10 +51,8 @@ package enum SecretServiceActivation {
 
     /// Whether the file at `path` is one Latchkey wrote (its first line is the marker).
     static func isLatchkeys(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        let start = (try? handle.read(upToCount: marker.utf8.count + 1)) ?? Data()
-        return String(decoding: start, as: UTF8.self) == marker + "\n"
+        guard let contents = FileManager.default.contents(atPath: path) else { return false }
+        return contents.starts(with: Array((marker + "\n").utf8))
     }
 
     /// Whether the user's activation file for `org.freedesktop.secrets` is Latchkey's: the bus

@@ -1,6 +1,11 @@
-import Foundation // Thread
 import Latchkey
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The Secret Service provider (docs/SECRET-SERVICE-PROVIDER.md): serves the freedesktop Secret
 /// Service API (spec 0.2) on the session bus from a ``ProviderStore``, on a thread of its own,
@@ -82,7 +87,7 @@ package final class SecretServiceProvider {
     ///     (`VaultSettings`: `LATCHKEY_HOME`, else the default) when nil.
     ///   - log: Where the provider says what it does (the agent's log). Never given a secret.
     package static func start(storeDirectory: String? = nil, log: @escaping @Sendable (String) -> Void) {
-        let thread = Thread {
+        let serve: @Sendable () -> Void = {
             do {
                 let bus = try BusConnection()
                 if try bus.hasOwner(busName) {
@@ -131,8 +136,7 @@ package final class SecretServiceProvider {
                 log("secret service: not serving \(busName): \(error.message)")
             }
         }
-        thread.name = "latchkey secret service"
-        thread.start()
+        do { try POSIX.startThread(serve) } catch { log("secret service: not serving \(busName): \(error.message)") }
     }
 
     /// Serves the service, the collections, the aliases and the sessions.

@@ -55,6 +55,23 @@ struct CLILibSecretLoadingTests {
         }
     }
 
+    /// Foundation proper (with CoreFoundation, FoundationInternationalization and ICU), which
+    /// only `Thread`, `FileHandle` and `replacingOccurrences` in the provider brought in: linked
+    /// statically into the release binary it ran CoreFoundation's and ICU's initialisers in
+    /// every process and kept about 5 MiB more of the idle agent resident (BENCHMARKS.md).
+    @Test("latchkey needs FoundationEssentials only, not Foundation, CoreFoundation or ICU (readelf -d)")
+    func foundationEssentialsOnly() throws {
+        let readelf = try runProgram("readelf", ["-d", try builtProductPath("latchkey")])
+        try #require(readelf.status == 0, "readelf failed: \(readelf.stderr)")
+        let needed = readelf.lines.filter { $0.contains("(NEEDED)") }
+        #expect(needed.contains { $0.contains("libsodium") }, "readelf shows no NEEDED entries: \(readelf.text)")
+        for library in [
+            "libFoundation.so", "libFoundationInternationalization", "lib_FoundationICU", "libCoreFoundation",
+        ] {
+            #expect(!needed.contains { $0.contains("[\(library)") }, "latchkey needs \(library)")
+        }
+    }
+
     @Test("--version and the file backend's session put and get never load libsecret or libgcrypt")
     func fileBackendDoesNotLoad() throws {
         let store = try Store("file")

@@ -1,6 +1,11 @@
 internal import CLatchkeySecret
-import Foundation // Thread
 import Latchkey
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -169,13 +174,20 @@ final class BusConnection {
             return
         }
         let pointer = CancellablePointer(value: cancellable)
-        let thread = Thread {
-            Thread.sleep(forTimeInterval: seconds)
+        let wake: @Sendable () -> Void = {
             lk_g_cancellable_cancel(pointer.value)
             lk_g_object_unref(UnsafeMutableRawPointer(pointer.value))
         }
-        thread.name = "latchkey secret service timer"
-        thread.start()
+        do {
+            try POSIX.startThread {
+                POSIX.sleep(.seconds(seconds))
+                wake()
+            }
+        } catch {
+            // No thread to wait on: `action` runs now rather than never (a lock or a
+            // dismissal that comes early, never one that does not come).
+            wake()
+        }
     }
 
     /// Asks the bus for `name` without replacing its owner (`g_bus_own_name_on_connection`
