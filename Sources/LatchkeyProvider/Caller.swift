@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
+import Latchkey
 
 /// Who made a call: the client's user id and process id as the bus daemon saw them
 /// (`GetConnectionCredentials`), and the executable of that process (`/proc/PID/exe`).
@@ -18,9 +14,7 @@ struct Caller: Equatable {
     init(credentials: (uid: UInt32, pid: UInt32)?) {
         uid = credentials?.uid
         pid = credentials?.pid
-        executable = credentials.flatMap {
-            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\($0.pid)/exe")
-        }
+        executable = credentials.flatMap { SecretServiceProviderFound.executable(ofProcess: $0.pid) }
     }
 
     /// The executable's file name, such as `secret-tool`; `unknown` when it cannot be read.

@@ -176,7 +176,7 @@ package final class SecretServiceBackend: CredentialBackend {
     /// no call of its own, only `/proc/PID/exe`.
     package var isLatchkeysOwnProvider: Bool {
         guard let pid = owner.withLock({ $0 }),
-            let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+            let executable = SecretServiceProviderFound.executable(ofProcess: pid)
         else { return false }
         return SecretServiceProviderFound.kind(ofExecutable: executable) == .latchkey
     }

@@ -59,10 +59,16 @@ package struct SecretServiceProviderFound: Sendable, Equatable {
             return SecretServiceProviderFound(
                 kind: state.owned ? .other : .none, processID: nil, executable: nil, activatable: state.activatable)
         }
-        let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+        let executable = executable(ofProcess: pid)
         return SecretServiceProviderFound(
             kind: executable.map(kind(ofExecutable:)) ?? .other, processID: pid, executable: executable,
             activatable: state.activatable)
+    }
+
+    /// The executable of the process `pid` (`/proc/PID/exe`); nil when it cannot be read (the
+    /// process is gone, or is another user's).
+    package static func executable(ofProcess pid: UInt32) -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
     }
 
     /// The provider an executable's path names, by its file name (a path ending in
